@@ -1,0 +1,282 @@
+"""`python -m memchat ...`: serve, manage users, migrate, export, embed, re-embed, load the legacy store."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+from memchat import __version__
+from memchat.embedders import DEFAULT_EMBEDDER, EMBEDDERS, get_embedder
+from memchat.faults import UnknownFault, markdown_table, parse_faults
+from memchat.settings import INDEX_KINDS, Settings
+
+
+class CliError(Exception):
+    """A one-line message for the person at the terminal; exit code 2."""
+
+
+def _env(name: str, default: str | None = None) -> str | None:
+    return os.environ.get(name, default)
+
+
+def _add_store_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pg", default=_env("MEMCHAT_PG"), help="PostgreSQL DSN (default: embedded server)")
+    p.add_argument("--redis", default=_env("MEMCHAT_REDIS"), help="Redis URL (default: embedded server)")
+    p.add_argument("--data-dir", default=_env("MEMCHAT_DATA_DIR"), help="data folder of the embedded servers")
+
+
+def _add_model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--faults", default=_env("MEMCHAT_FAULTS", ""), help="comma-separated faults to switch on")
+    p.add_argument("--embedder", default=_env("MEMCHAT_EMBEDDER", DEFAULT_EMBEDDER), choices=sorted(EMBEDDERS))
+    p.add_argument("--index", default=_env("MEMCHAT_INDEX", "hnsw"), choices=INDEX_KINDS)
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m memchat", description="memchat, a chat app with long-term memory")
+    ap.add_argument("--version", action="version", version=f"memchat {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("serve", help="run the web app")
+    _add_store_args(s)
+    _add_model_args(s)
+    s.add_argument("--host", default=_env("MEMCHAT_HOST", "127.0.0.1"))
+    s.add_argument("--port", type=int, default=int(_env("MEMCHAT_PORT", "8000")))
+    s.add_argument("--threshold", type=float, default=float(_env("MEMCHAT_THRESHOLD", "0.25")))
+    s.add_argument("--top-k", type=int, default=int(_env("MEMCHAT_TOP_K", "5")))
+    s.add_argument("--ann-min-rows", type=int, default=int(_env("MEMCHAT_ANN_MIN_ROWS", "20000")))
+    s.add_argument("--ttl-days", type=float, default=float(_env("MEMCHAT_TTL_DAYS", "365")))
+    s.add_argument("--clock", choices=("wall", "settable"), default=_env("MEMCHAT_CLOCK", "wall"))
+
+    u = sub.add_parser("users", help="add or delete users")
+    u.add_argument("action", choices=("add", "delete"))
+    u.add_argument("email")
+    u.add_argument("--password", help="(add) the password; asked for when omitted")
+    _add_store_args(u)
+
+    m = sub.add_parser("migrate", help="copy the legacy Redis memories into PostgreSQL + pgvector")
+    m.add_argument("--from", dest="source", required=True, help="Redis URL of the legacy store")
+    m.add_argument("--to", dest="target", required=True, help="PostgreSQL DSN")
+    m.add_argument("--batch-size", type=int, default=500)
+    _add_model_args(m)
+
+    e = sub.add_parser("export", help="write a store's memories as JSON Lines, with their embeddings")
+    e.add_argument("--from", dest="source", required=True, help="postgresql://... or redis://... / unix://...")
+    e.add_argument("--out", default="-", help="file to write (default: standard output)")
+
+    b = sub.add_parser("embed", help='embed JSON Lines {"text": ...} from stdin, write them with "embedding"')
+    b.add_argument("--embedder", default=_env("MEMCHAT_EMBEDDER", DEFAULT_EMBEDDER), choices=sorted(EMBEDDERS))
+
+    r = sub.add_parser("reembed", help="re-embed rows written under another embedder")
+    r.add_argument("--pg", default=_env("MEMCHAT_PG"), required=_env("MEMCHAT_PG") is None)
+    _add_model_args(r)
+
+    lo = sub.add_parser("redis-load", help="write JSON Lines memories into the legacy Redis store")
+    lo.add_argument("--to", dest="target", required=True, help="Redis URL")
+    lo.add_argument("--embedder", default=DEFAULT_EMBEDDER, choices=sorted(EMBEDDERS),
+                    help="model for records that carry no embedding")
+    lo.add_argument("--file", default="-", help="JSON Lines file (default: standard input)")
+
+    sub.add_parser("faults", help="print the fault catalogue as a Markdown table")
+    return ap
+
+
+def _settings(args: argparse.Namespace, pg: str, redis_url: str = "") -> Settings:
+    try:
+        faults = parse_faults(getattr(args, "faults", ""))
+    except UnknownFault as e:
+        raise CliError(str(e)) from None
+    return Settings(
+        pg_dsn=pg, redis_url=redis_url, faults=faults,
+        embedder=getattr(args, "embedder", DEFAULT_EMBEDDER), index=getattr(args, "index", "hnsw"),
+        threshold=getattr(args, "threshold", 0.25), top_k=getattr(args, "top_k", 5),
+        ann_min_rows=getattr(args, "ann_min_rows", 20000), ttl_days=getattr(args, "ttl_days", 365.0),
+        settable_clock=getattr(args, "clock", "wall") == "settable",
+        admin_token=_env("MEMCHAT_ADMIN_TOKEN") or None,
+        llm_base_url=_env("MEMCHAT_LLM_BASE_URL") or None, llm_model=_env("MEMCHAT_LLM_MODEL") or None,
+        llm_api_key=_env("MEMCHAT_LLM_API_KEY") or None,
+    )
+
+
+def _read_jsonl(path: str) -> list[dict]:
+    stream = sys.stdin if path == "-" else open(path, encoding="utf-8")
+    records = []
+    with stream:
+        for n, line in enumerate(stream, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise CliError(f"{path}:{n}: not valid JSON ({e.msg})") from None
+            if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
+                raise CliError(f'{path}:{n}: each line must be an object with a "text" string')
+            records.append(rec)
+    return records
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from memchat.app_state import AppState, RedisUnavailable
+    from memchat.db import DatabaseUnavailable
+    from memchat.embedded import EmbeddedServers
+    from memchat.web import build_app
+
+    settings = _settings(args, "")  # validate faults before starting anything
+    embedded = None
+    if not args.pg or not args.redis:
+        embedded = EmbeddedServers(Path(args.data_dir) if args.data_dir else None)
+        print(f"memchat: embedded PostgreSQL + pgvector and Redis, data in {embedded.data_dir}", flush=True)
+    try:
+        pg = args.pg or embedded.postgres_dsn()
+        redis_url = args.redis or embedded.redis_url()
+        settings = _settings(args, pg, redis_url)
+        try:
+            state = AppState(settings)
+        except (DatabaseUnavailable, RedisUnavailable) as e:
+            raise CliError(str(e)) from None
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((args.host, args.port))
+        except OSError as e:
+            raise CliError(f"cannot listen on {args.host}:{args.port}: {e.strerror}; choose another --port") from None
+        config = uvicorn.Config(build_app(state), log_level="warning", access_log=False, timeout_graceful_shutdown=3)
+        host, port = sock.getsockname()[:2]
+        faults = ",".join(sorted(settings.faults)) or "none"
+        print(f"memchat {__version__}: serving on http://{host}:{port} (faults: {faults})", flush=True)
+        try:
+            uvicorn.Server(config).run(sockets=[sock])
+        finally:
+            state.close()
+    finally:
+        if embedded:
+            embedded.stop()
+    return 0
+
+
+def _open_pool(dsn: str):
+    from memchat.db import DatabaseUnavailable, Pool, create_schema
+
+    try:
+        create_schema(dsn)
+        return Pool(dsn, size=2)
+    except DatabaseUnavailable as e:
+        raise CliError(str(e)) from None
+
+
+def cmd_users(args: argparse.Namespace) -> int:
+    from memchat.accounts import AccountError, Accounts
+
+    if not args.pg:
+        raise CliError("give the database with --pg or MEMCHAT_PG")
+    accounts = Accounts(_open_pool(args.pg))
+    if args.action == "add":
+        password = args.password or getpass.getpass("password: ")
+        try:
+            user = accounts.create(args.email, password)
+        except AccountError as e:
+            raise CliError(str(e)) from None
+        print(f"added {user.email} ({user.id})")
+    else:
+        user = accounts.by_email(args.email)
+        if user is None or not accounts.delete(user.id):
+            raise CliError(f"no user {args.email}")
+        print(f"deleted {user.email} ({user.id}) with all their conversations and memories")
+    return 0
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    import redis
+
+    from memchat.migration import migrate
+
+    client = redis.Redis.from_url(args.source, socket_connect_timeout=5)
+    try:
+        client.ping()
+    except (redis.RedisError, OSError) as e:
+        raise CliError(f"cannot connect to Redis at {args.source}: {e}") from None
+    settings = _settings(args, args.target, args.source)
+    counts = migrate(client, _open_pool(args.target), settings, batch_size=args.batch_size)
+    print(f"migrated: {counts.summary()}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from memchat import legacy_store
+
+    out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")
+    n = 0
+    with out:
+        if args.source.startswith(("postgres://", "postgresql://")):
+            pool = _open_pool(args.source)
+            with pool.connection() as conn:
+                rows = conn.execute("SELECT id, user_id, conversation_id, text, embedding, embedder, created_at,"
+                                    " expires_at FROM memories ORDER BY id").fetchall()
+            for r in rows:
+                out.write(json.dumps({
+                    "id": r[0], "user_id": r[1], "conversation_id": r[2], "text": r[3],
+                    "embedding": [round(float(x), 7) for x in r[4].to_numpy()] if r[4] is not None else None,
+                    "embedder": r[5], "created_at": r[6].isoformat(),
+                    "expires_at": r[7].isoformat() if r[7] else None}) + "\n")
+                n += 1
+        else:
+            for rec in legacy_store.iter_all(legacy_store.connect(args.source)):
+                emb = rec.pop("embedding")
+                rec["embedding"] = [round(float(x), 7) for x in emb] if emb is not None else None
+                out.write(json.dumps(rec) + "\n")
+                n += 1
+    print(f"exported {n} memories", file=sys.stderr)
+    return 0
+
+
+def cmd_embed(args: argparse.Namespace) -> int:
+    embedder = get_embedder(args.embedder)
+    for rec in _read_jsonl("-"):
+        vec = embedder.embed(rec["text"])
+        rec["embedding"] = [round(float(x), 7) for x in vec] if vec is not None else None
+        rec["embedder"] = embedder.name
+        sys.stdout.write(json.dumps(rec) + "\n")
+    return 0
+
+
+def cmd_reembed(args: argparse.Namespace) -> int:
+    from memchat.memory_store import MemoryStore
+
+    settings = _settings(args, args.pg)
+    store = MemoryStore(_open_pool(args.pg), settings)
+    changed = store.reembed()
+    store.build_index()
+    print(f"re-embedded {changed} memories with {settings.embedder}")
+    return 0
+
+
+def cmd_redis_load(args: argparse.Namespace) -> int:
+    from memchat import legacy_store
+
+    records = _read_jsonl(args.file)
+    for n, rec in enumerate(records, 1):
+        if not isinstance(rec.get("id"), str) or not isinstance(rec.get("user_id"), str):
+            raise CliError(f'{args.file}:{n}: "id" and "user_id" must be strings')
+    client = legacy_store.connect(args.target)
+    print(f"loaded {legacy_store.put(client, records, args.embedder)} memories into {args.target}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    commands = {"serve": cmd_serve, "users": cmd_users, "migrate": cmd_migrate, "export": cmd_export,
+                "embed": cmd_embed, "reembed": cmd_reembed, "redis-load": cmd_redis_load,
+                "faults": lambda _: print(markdown_table()) or 0}
+    try:
+        return commands[args.command](args)
+    except CliError as e:
+        print(f"memchat: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,79 @@
+"""Conversations and their messages, always read through their owner (unless the `history-idor` fault is on)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from memchat.db import Pool
+
+
+@dataclass(frozen=True)
+class Message:
+    id: int
+    role: str
+    text: str
+    created_at: datetime
+
+    def as_json(self) -> dict:
+        return {"id": self.id, "role": self.role, "text": self.text, "created_at": self.created_at.isoformat()}
+
+
+@dataclass(frozen=True)
+class Conversation:
+    id: str
+    user_id: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+
+    def as_json(self) -> dict:
+        return {"id": self.id, "title": self.title, "created_at": self.created_at.isoformat(),
+                "updated_at": self.updated_at.isoformat()}
+
+
+_COLUMNS = "id, user_id, title, created_at, updated_at"
+
+
+class Conversations:
+    def __init__(self, pool: Pool, check_owner: bool = True) -> None:
+        self.pool = pool
+        self.check_owner = check_owner
+
+    def create(self, user_id: str, title: str, now: datetime) -> Conversation:
+        cid = "c_" + uuid.uuid4().hex[:16]
+        with self.pool.connection() as conn:
+            conn.execute("INSERT INTO conversations (id, user_id, title, created_at, updated_at)"
+                         " VALUES (%s, %s, %s, %s, %s)", (cid, user_id, title[:80], now, now))
+        return Conversation(cid, user_id, title[:80], now, now)
+
+    def list(self, user_id: str) -> list[Conversation]:
+        with self.pool.connection() as conn:
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM conversations WHERE user_id = %s"
+                                " ORDER BY updated_at DESC, id DESC", (user_id,)).fetchall()
+        return [Conversation(*r) for r in rows]
+
+    def get(self, user_id: str, conversation_id: str) -> Conversation | None:
+        """The conversation if `user_id` owns it; None otherwise, so that callers answer 404 and reveal nothing."""
+        with self.pool.connection() as conn:
+            row = conn.execute(f"SELECT {_COLUMNS} FROM conversations WHERE id = %s", (conversation_id,)).fetchone()
+        if row is None or (self.check_owner and row[1] != user_id):
+            return None
+        return Conversation(*row)
+
+    def messages(self, conversation_id: str, last: int | None = None) -> list[Message]:
+        with self.pool.connection() as conn:
+            rows = conn.execute("SELECT id, role, text, created_at FROM messages WHERE conversation_id = %s"
+                                " ORDER BY id", (conversation_id,)).fetchall()
+        msgs = [Message(*r) for r in rows]
+        return msgs[-last:] if last else msgs
+
+    def add(self, conversation: Conversation, role: str, text: str, now: datetime) -> Message:
+        with self.pool.transaction() as conn:
+            row = conn.execute("INSERT INTO messages (conversation_id, role, text, created_at)"
+                               " VALUES (%s, %s, %s, %s) RETURNING id", (conversation.id, role, text, now)).fetchone()
+            conn.execute("UPDATE conversations SET updated_at = %s,"
+                         " title = CASE WHEN title = '' THEN left(%s, 80) ELSE title END WHERE id = %s",
+                         (now, text, conversation.id))
+        return Message(row[0], role, text, now)

@@ -1,0 +1,66 @@
+"""Switchable faults: each one a memory regression that real teams have shipped.
+
+With no fault on, the app is correct. Every fault shows deterministically, so a kill matrix built on it never flakes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    bug_class: str
+    effect: str
+    caught_by: str
+
+
+CATALOG: dict[str, Fault] = {
+    f.name: f
+    for f in (
+        Fault("unload-write-lost", "front end: pending write flushed on beforeunload, which never fires on close",
+              "the memory queued after the last reply is lost when the page or browser closes", "cross_session"),
+        Fault("session-not-persistent", "session cookie without Max-Age",
+              "the login dies with the browser", "cross_session"),
+        Fault("recall-ignores-user", "memory search not scoped to the user",
+              "another user's memories are recalled", "isolation"),
+        Fault("history-idor", "conversation served by id without an owner check (IDOR)",
+              "another user's conversation opens by its URL or API", "isolation"),
+        Fault("write-race", "front end: the write queue keeps only the latest turn",
+              "of two quick turns only the last is written to memory", "in_session"),
+        Fault("context-dropped", "assistant prompt built without the conversation's earlier turns",
+              "facts told earlier in the same conversation are not answered", "in_session"),
+        Fault("migration-drops-last-batch", "off-by-one in the migration's batch loop",
+              "the final partial batch is never copied", "migration"),
+        Fault("migration-null-embedding", "re-embedding results shifted against their rows",
+              "the last row of every migrated batch is stored without an embedding", "migration"),
+        Fault("ivfflat-before-load", "ivfflat index built on the empty table, default probes = 1",
+              "owners searched through the index lose most of their memories", "migration"),
+        Fault("stale-embeddings", "re-embedding skipped after an embedding-model change",
+              "memories written under the old model are never recalled again", "migration"),
+        Fault("threshold-too-strict", "similarity threshold tuned on exact repeats (0.9)",
+              "memories are recalled only for near-verbatim questions", "in_session"),
+        Fault("ttl-too-short", "retention in days applied as hours",
+              "memories expire after about two weeks instead of a year", "cross_session"),
+    )
+}
+
+
+class UnknownFault(ValueError):
+    pass
+
+
+def parse_faults(spec: str | None) -> frozenset[str]:
+    """`a,b` -> {"a", "b"}; an unknown name raises with the list of known ones."""
+    names = {n.strip() for n in (spec or "").split(",") if n.strip()}
+    unknown = sorted(names - CATALOG.keys())
+    if unknown:
+        raise UnknownFault(f"unknown fault {', '.join(map(repr, unknown))}; known faults: {', '.join(CATALOG)}")
+    return frozenset(names)
+
+
+def markdown_table() -> str:
+    rows = ["| fault | real bug class | what the user sees | feature area that catches it |", "|---|---|---|---|"]
+    rows += [f"| `{f.name}` | {f.bug_class} | {f.effect} | `@{f.caught_by}` |" for f in CATALOG.values()]
+    return "\n".join(rows)

@@ -1,0 +1,182 @@
+"""Long-term memory in PostgreSQL + pgvector.
+
+Recall is exact in the clean app: an owner's rows are scored by cosine inside that owner's rows only (a materialised
+scan, so the planner cannot use a global ANN index and post-filter away the owner's memories: the filtered-HNSW trap).
+Only owners with at least `ann_min_rows` memories go through the ANN index, built after loading and searched with
+enough probes / ef_search to stay exact on the data measured in the app's tests.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import numpy as np
+import psycopg
+
+from memchat.db import Pool
+from memchat.embedders import get_embedder
+from memchat.facts import parse_fact
+from memchat.settings import Settings
+
+
+@dataclass(frozen=True)
+class Recalled:
+    id: str
+    text: str
+    score: float
+    conversation_id: str | None
+    created_at: datetime
+    fact_key: str | None
+
+    def as_json(self) -> dict:
+        return {"id": self.id, "text": self.text, "score": round(self.score, 6),
+                "conversation_id": self.conversation_id, "created_at": self.created_at.isoformat()}
+
+
+def new_memory_id() -> str:
+    return "m_" + uuid.uuid4().hex[:20]
+
+
+def retention(settings: Settings) -> timedelta:
+    if settings.has("ttl-too-short"):
+        return timedelta(hours=settings.ttl_days)  # the unit bug: days read as hours
+    return timedelta(days=settings.ttl_days)
+
+
+class MemoryStore:
+    def __init__(self, pool: Pool, settings: Settings) -> None:
+        self.pool = pool
+        self.settings = settings
+        self.embedder = get_embedder(settings.embedder)
+
+    # -- writing ---------------------------------------------------------------------------------------------------
+    def write(self, user_id: str, conversation_id: str | None, texts: list[str], now: datetime) -> list[str]:
+        ids = []
+        with self.pool.transaction() as conn:
+            for text in texts:
+                fact = parse_fact(text)
+                mid = new_memory_id()
+                conn.execute(
+                    "INSERT INTO memories (id, user_id, conversation_id, text, fact_key, embedding, embedder, dims,"
+                    " created_at, expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    (mid, user_id, conversation_id, text, fact.key if fact else None, self.embedder.embed(text),
+                     self.embedder.name, self.embedder.dims, now, now + retention(self.settings)),
+                )
+                ids.append(mid)
+        return ids
+
+    def list(self, user_id: str) -> list[dict]:
+        with self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT id, text, conversation_id, created_at, expires_at, embedder FROM memories"
+                " WHERE user_id = %s ORDER BY created_at, id", (user_id,)).fetchall()
+        return [{"id": r[0], "text": r[1], "conversation_id": r[2], "created_at": r[3].isoformat(),
+                 "expires_at": r[4].isoformat() if r[4] else None, "embedder": r[5]} for r in rows]
+
+    # -- recall ----------------------------------------------------------------------------------------------------
+    def search(self, user_id: str, query: str, now: datetime, k: int | None = None,
+               exclude_conversation: str | None = None) -> list[Recalled]:
+        vec = self.embedder.embed(query)
+        if vec is None:
+            return []
+        k = k or self.settings.top_k
+        params = {"q": vec, "user": user_id, "embedder": self.embedder.name, "now": now, "k": k,
+                  "min": self.settings.effective_threshold, "skip": exclude_conversation}
+        scoped = "" if self.settings.has("recall-ignores-user") else "AND user_id = %(user)s"
+        # Rows written under another embedding model live in another vector space: comparing them is meaningless.
+        where = (f"embedding IS NOT NULL AND embedder = %(embedder)s {scoped}"
+                 " AND (expires_at IS NULL OR expires_at > %(now)s)"
+                 " AND conversation_id IS DISTINCT FROM %(skip)s")
+        with self.pool.transaction() as conn:
+            if self._use_ann(conn, user_id):
+                self._tune_ann(conn)
+                sql = (f"SELECT id, text, conversation_id, created_at, fact_key, embedding <=> %(q)s AS d"
+                       f" FROM memories WHERE {where} ORDER BY embedding <=> %(q)s LIMIT %(k)s")
+            else:
+                sql = (f"WITH mine AS MATERIALIZED (SELECT id, text, conversation_id, created_at, fact_key, embedding"
+                       f" FROM memories WHERE {where})"
+                       " SELECT id, text, conversation_id, created_at, fact_key, embedding <=> %(q)s AS d"
+                       " FROM mine ORDER BY d, id LIMIT %(k)s")
+            rows = conn.execute(sql, params).fetchall()
+        hits = [Recalled(r[0], r[1], 1.0 - float(r[5]), r[2], r[3], r[4]) for r in rows]
+        return [h for h in hits if h.score >= params["min"]]
+
+    def _owner_rows(self, conn: psycopg.Connection, user_id: str) -> int:
+        return conn.execute("SELECT count(*) FROM memories WHERE user_id = %s", (user_id,)).fetchone()[0]
+
+    def _use_ann(self, conn: psycopg.Connection, user_id: str) -> bool:
+        if self.settings.index == "none":
+            return False
+        return self._owner_rows(conn, user_id) >= self.settings.ann_min_rows
+
+    def _tune_ann(self, conn: psycopg.Connection) -> None:
+        conn.execute("SET LOCAL enable_seqscan = off")
+        if self.settings.index == "hnsw":
+            conn.execute("SET LOCAL hnsw.ef_search = 400")
+        elif not self.settings.has("ivfflat-before-load"):
+            lists = self._ivfflat_lists(conn)
+            conn.execute(f"SET LOCAL ivfflat.probes = {max(1, lists)}")
+
+    # -- indexes and maintenance -----------------------------------------------------------------------------------
+    def _ivfflat_lists(self, conn: psycopg.Connection) -> int:
+        row = conn.execute(
+            "SELECT (regexp_match(indexdef, 'lists=''?(\\d+)'))[1] FROM pg_indexes"
+            " WHERE indexname = 'memories_embedding_ivfflat'").fetchone()
+        return int(row[0]) if row and row[0] else 1
+
+    def ensure_index(self) -> None:
+        """At start: HNSW can be built at any time; ivfflat only once the table holds the data it clusters."""
+        kind = self.settings.index
+        with self.pool.connection() as conn:
+            if kind == "hnsw":
+                conn.execute("CREATE INDEX IF NOT EXISTS memories_embedding_hnsw ON memories"
+                             " USING hnsw (embedding vector_cosine_ops)")
+            elif kind == "ivfflat" and self.settings.has("ivfflat-before-load"):
+                conn.execute("CREATE INDEX IF NOT EXISTS memories_embedding_ivfflat ON memories"
+                             " USING ivfflat (embedding vector_cosine_ops) WITH (lists = 100)")
+            elif kind == "ivfflat":
+                if conn.execute("SELECT EXISTS (SELECT 1 FROM memories)").fetchone()[0]:
+                    self.build_index()
+
+    def build_index(self) -> None:
+        """After a bulk load: (re)build the configured index on the data it will serve."""
+        kind = self.settings.index
+        with self.pool.connection() as conn:
+            if kind == "ivfflat" and not self.settings.has("ivfflat-before-load"):
+                rows = conn.execute("SELECT count(*) FROM memories WHERE embedding IS NOT NULL").fetchone()[0]
+                lists = max(1, int(math.sqrt(rows)) if rows > 1_000_000 else rows // 1000)
+                conn.execute("DROP INDEX IF EXISTS memories_embedding_ivfflat")
+                conn.execute(f"CREATE INDEX memories_embedding_ivfflat ON memories"
+                             f" USING ivfflat (embedding vector_cosine_ops) WITH (lists = {lists})")
+            elif kind in ("hnsw", "ivfflat"):
+                self.ensure_index()
+            conn.execute("ANALYZE memories")
+
+    def reembed(self, batch_size: int = 500) -> int:
+        """Re-embed every row written under another model; returns how many rows changed."""
+        stale = ("embedding IS NULL" if self.settings.has("stale-embeddings")  # the bug: only rows never embedded
+                 else "(embedder <> %(name)s OR embedding IS NULL)")
+        changed, last_id = 0, ""
+        while True:
+            with self.pool.transaction() as conn:
+                rows = conn.execute(
+                    f"SELECT id, text FROM memories WHERE {stale} AND id > %(after)s ORDER BY id LIMIT %(n)s",
+                    {"name": self.embedder.name, "n": batch_size, "after": last_id}).fetchall()
+                if not rows:
+                    return changed
+                for mid, text in rows:
+                    conn.execute("UPDATE memories SET embedding = %s, embedder = %s, dims = %s WHERE id = %s",
+                                 (self.embedder.embed(text), self.embedder.name, self.embedder.dims, mid))
+                changed += len(rows)
+                last_id = rows[-1][0]
+
+
+def brute_force(vectors: np.ndarray, ids: list[str], query: np.ndarray, k: int,
+                threshold: float) -> list[tuple[str, float]]:
+    """Reference ranking used by the app's own tests: cosine over every row, ties by id."""
+    scores = vectors @ query
+    order = sorted(range(len(ids)), key=lambda i: (-float(scores[i]), ids[i]))
+    return [(ids[i], float(scores[i])) for i in order if scores[i] >= threshold][:k]

@@ -1,0 +1,34 @@
+"""Everything the server can be told, from the command line or the environment."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memchat.embedders import DEFAULT_EMBEDDER
+
+INDEX_KINDS = ("hnsw", "ivfflat", "none")
+
+
+@dataclass(frozen=True)
+class Settings:
+    pg_dsn: str
+    redis_url: str
+    faults: frozenset[str] = frozenset()
+    embedder: str = DEFAULT_EMBEDDER
+    threshold: float = 0.25
+    top_k: int = 5
+    index: str = "hnsw"
+    ann_min_rows: int = 20000
+    ttl_days: float = 365.0
+    settable_clock: bool = False
+    admin_token: str | None = field(default=None, repr=False)
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: str | None = field(default=None, repr=False)
+
+    def has(self, fault: str) -> bool:
+        return fault in self.faults
+
+    @property
+    def effective_threshold(self) -> float:
+        return 0.9 if self.has("threshold-too-strict") else self.threshold

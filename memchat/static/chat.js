@@ -1,0 +1,137 @@
+// memchat chat page: sends turns, shows replies, and writes what each turn taught to long-term memory.
+// Memory writes are debounced so that quick turns travel together; the queue is flushed at once when the page goes
+// away (pagehide, with sendBeacon, which the browser delivers after the page is gone) and before moving to another
+// conversation (awaited, so that the next page's recall already sees it).
+(() => {
+  "use strict";
+  const cfg = window.MEMCHAT;
+  const log = document.getElementById("messages");
+  const form = document.getElementById("composer");
+  const input = document.getElementById("message-input");
+  const list = document.getElementById("conversations");
+  let conversationId = cfg.conversationId;
+  let pending = [];
+  let timer = null;
+  let chain = Promise.resolve();
+
+  function queueMemories(texts) {
+    if (!texts.length) return;
+    if (cfg.writeQueue === "latest-only") pending = texts.slice(); // fault write-race: the newer turn replaces
+    else pending.push(...texts);
+    clearTimeout(timer);
+    timer = setTimeout(() => flush("fetch"), cfg.writeDebounceMs);
+  }
+
+  function takePending() {
+    clearTimeout(timer);
+    if (!pending.length) return null;
+    const body = JSON.stringify({ conversation_id: conversationId, items: pending });
+    pending = [];
+    return body;
+  }
+
+  function flush(how) {
+    const body = takePending();
+    if (body === null) return Promise.resolve();
+    if (how === "beacon") {
+      navigator.sendBeacon("/api/memories", new Blob([body], { type: "application/json" }));
+      return Promise.resolve();
+    }
+    return fetch("/api/memories", {
+      method: "POST", headers: { "Content-Type": "application/json" }, body, keepalive: true,
+    });
+  }
+
+  window.addEventListener(cfg.flushOn, () => { flush("beacon"); });
+
+  function append(role, text, recalled) {
+    const li = document.createElement("li");
+    li.className = "message " + role;
+    li.dataset.testid = "message";
+    li.dataset.role = role;
+    const span = document.createElement("span");
+    span.className = "text";
+    span.textContent = text;
+    li.appendChild(span);
+    if (recalled && recalled.length) {
+      const ul = document.createElement("ul");
+      ul.className = "recalled";
+      ul.setAttribute("aria-label", "Recalled memories");
+      for (const r of recalled) {
+        const item = document.createElement("li");
+        item.dataset.testid = "recalled-memory";
+        item.dataset.memoryId = r.id;
+        item.textContent = r.text;
+        ul.appendChild(item);
+      }
+      li.appendChild(ul);
+    }
+    log.appendChild(li);
+    li.scrollIntoView({ block: "end" });
+  }
+
+  async function api(path, body) {
+    const resp = await fetch(path, {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+    });
+    const data = await resp.json().catch(() => ({}));
+    if (!resp.ok) throw new Error(data.error || resp.statusText);
+    return data;
+  }
+
+  async function ensureConversation(firstText) {
+    if (conversationId) return;
+    const { conversation } = await api("/api/conversations", { title: firstText.slice(0, 80) });
+    conversationId = conversation.id;
+    history.replaceState(null, "", "/c/" + conversationId);
+    const li = document.createElement("li");
+    const a = document.createElement("a");
+    a.href = "/c/" + conversationId;
+    a.dataset.testid = "conversation-item";
+    a.dataset.conversationId = conversationId;
+    a.setAttribute("aria-current", "page");
+    a.textContent = conversation.title || "New conversation";
+    li.appendChild(a);
+    list.prepend(li);
+  }
+
+  async function send(text) {
+    append("user", text);
+    try {
+      await ensureConversation(text);
+      const data = await api(`/api/conversations/${conversationId}/messages`, { text });
+      append("assistant", data.reply.text, data.recalled);
+      queueMemories(data.remember || []);
+    } catch (err) {
+      const p = document.createElement("p");
+      p.setAttribute("role", "alert");
+      p.dataset.testid = "send-error";
+      p.textContent = "Could not send: " + err.message;
+      log.after(p);
+    }
+  }
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = input.value.trim();
+    if (!text) return;
+    input.value = "";
+    chain = chain.then(() => send(text)); // turns keep their order even when typed faster than replies come
+  });
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); form.requestSubmit(); }
+  });
+
+  async function leaveTo(url) {
+    await chain;
+    await flush("fetch");
+    location.href = url;
+  }
+  document.getElementById("new-conversation").addEventListener("click", () => leaveTo("/"));
+  list.addEventListener("click", (event) => {
+    const a = event.target.closest("a");
+    if (!a) return;
+    event.preventDefault();
+    leaveTo(a.href);
+  });
+})();

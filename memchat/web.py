@@ -1,0 +1,294 @@
+"""The HTTP face of the app: pages, the JSON API used by the UI and by test seeding, and health."""
+
+from __future__ import annotations
+
+import hmac
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from memchat import __version__, assistant, html_pages
+from memchat.accounts import SESSION_DAYS, AccountError, User
+from memchat.app_state import AppState
+
+COOKIE = "memchat_session"
+MAX_BODY = 64 * 1024
+MAX_TEXT = 4000
+WRITE_DEBOUNCE_MS = 1500
+
+
+class BadRequest(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+async def read_body(request: Request) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > MAX_BODY:
+        raise BadRequest(413, f"body larger than {MAX_BODY} bytes")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise BadRequest(413, f"body larger than {MAX_BODY} bytes")
+    return body
+
+
+def parse_json(body: bytes) -> dict:
+    try:
+        data = json.loads(body or b"{}")
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadRequest(400, "body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise BadRequest(400, "body must be a JSON object")
+    return data
+
+
+def text_field(data: dict, name: str, required: bool = True, limit: int = MAX_TEXT) -> str:
+    value = data.get(name)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise BadRequest(400, f"'{name}' must be a non-empty string")
+    if len(value) > limit:
+        raise BadRequest(400, f"'{name}' is longer than {limit} characters")
+    return value
+
+
+def build_app(state: AppState) -> Starlette:
+    settings = state.settings
+
+    def current_user(request: Request) -> User | None:
+        token = request.cookies.get(COOKIE)
+        return state.accounts.user_for_session(token, datetime.now(UTC)) if token else None
+
+    def set_session(response: Response, user: User) -> None:
+        token = state.accounts.open_session(user, datetime.now(UTC))
+        persistent = not settings.has("session-not-persistent")
+        response.set_cookie(COOKIE, token, httponly=True, samesite="lax", path="/",
+                            max_age=SESSION_DAYS * 24 * 3600 if persistent else None)
+
+    def admin_denied(request: Request) -> JSONResponse | None:
+        if not settings.admin_token:
+            return error(404, "not found")
+        given = request.headers.get("authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {settings.admin_token}".encode()):
+            return error(401, "admin token required")
+        return None
+
+    def api(handler, admin: bool = False, auth: bool = True):
+        async def endpoint(request: Request) -> Response:
+            try:
+                body = await read_body(request)
+                return await run_in_threadpool(guarded, request, body)
+            except BadRequest as e:
+                return error(e.status, str(e))
+
+        def guarded(request: Request, body: bytes) -> Response:
+            # Database work runs on worker threads, so one slow request never stalls the others.
+            try:
+                if admin:
+                    return admin_denied(request) or handler(request, None, body)
+                user = current_user(request) if auth else None
+                if auth and user is None:
+                    return error(401, "log in first")
+                return handler(request, user, body)
+            except BadRequest as e:
+                return error(e.status, str(e))
+            except AccountError as e:
+                return error(409 if "exists" in str(e) else 400, str(e))
+        return endpoint
+
+    # -- pages -------------------------------------------------------------------------------------------------------
+    def login_form(request: Request) -> Response:
+        if current_user(request):
+            return RedirectResponse("/", status_code=303)
+        return HTMLResponse(html_pages.login_page())
+
+    async def login_submit(request: Request) -> Response:
+        form = await request.form()
+        email, password = str(form.get("email", "")), str(form.get("password", ""))
+        user = await run_in_threadpool(state.accounts.authenticate, email, password)
+        if user is None:
+            return HTMLResponse(html_pages.login_page("Wrong email or password.", email), status_code=401)
+        response = RedirectResponse("/", status_code=303)
+        await run_in_threadpool(set_session, response, user)
+        return response
+
+    def logout(request: Request) -> Response:
+        token = request.cookies.get(COOKIE)
+        if token:
+            state.accounts.close_session(token)
+        response = RedirectResponse("/login", status_code=303)
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    def front_end() -> dict:
+        return {"writeDebounceMs": WRITE_DEBOUNCE_MS,
+                "flushOn": "beforeunload" if settings.has("unload-write-lost") else "pagehide",
+                "writeQueue": "latest-only" if settings.has("write-race") else "append"}
+
+    def chat(request: Request) -> Response:
+        user = current_user(request)
+        if user is None:
+            return RedirectResponse("/login", status_code=303)
+        current, messages = None, []
+        if "cid" in request.path_params:
+            current = state.conversations.get(user.id, request.path_params["cid"])
+            if current is None:
+                return HTMLResponse("<!doctype html><title>Not found</title><h1 role=\"alert\">Conversation not found"
+                                    "</h1>", status_code=404)
+            messages = state.conversations.messages(current.id)
+        page = html_pages.chat_page(user, state.conversations.list(user.id), current, messages, front_end())
+        return HTMLResponse(page)
+
+    # -- API ---------------------------------------------------------------------------------------------------------
+    def healthz(request: Request) -> Response:
+        return JSONResponse({"app": "memchat", "version": __version__, **state.versions(),
+                             "embedder": settings.embedder, "index": settings.index,
+                             "faults": sorted(settings.faults)})
+
+    def api_login(request: Request, _: None, body: bytes) -> Response:
+        data = parse_json(body)
+        user = state.accounts.authenticate(text_field(data, "email"), text_field(data, "password"))
+        if user is None:
+            return error(401, "wrong email or password")
+        response = JSONResponse({"user": user.as_json()})
+        set_session(response, user)
+        return response
+
+    def api_logout(request: Request, user: User, body: bytes) -> Response:
+        state.accounts.close_session(request.cookies.get(COOKIE, ""))
+        response = JSONResponse({})
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    def api_me(request: Request, user: User, body: bytes) -> Response:
+        return JSONResponse({"user": user.as_json()})
+
+    def list_conversations(request: Request, user: User, body: bytes) -> Response:
+        return JSONResponse({"conversations": [c.as_json() for c in state.conversations.list(user.id)]})
+
+    def create_conversation(request: Request, user: User, body: bytes) -> Response:
+        data = parse_json(body)
+        title = text_field(data, "title", required=False, limit=200)
+        conv = state.conversations.create(user.id, title, state.clock.now())
+        return JSONResponse({"conversation": conv.as_json()}, status_code=201)
+
+    def list_messages(request: Request, user: User, body: bytes) -> Response:
+        conv = state.conversations.get(user.id, request.path_params["cid"])
+        if conv is None:
+            return error(404, "conversation not found")
+        return JSONResponse({"messages": [m.as_json() for m in state.conversations.messages(conv.id)]})
+
+    def post_message(request: Request, user: User, body: bytes) -> Response:
+        data = parse_json(body)
+        text = text_field(data, "text")
+        # Writing into a conversation always needs its owner, even where reading has the IDOR fault.
+        conv = state.conversations.get(user.id, request.path_params["cid"])
+        if conv is None or conv.user_id != user.id:
+            return error(404, "conversation not found")
+        history = state.conversations.messages(conv.id, last=assistant.CONTEXT_TURNS)
+        now = state.clock.now()
+        recalled = (state.memories.search(user.id, text, now, exclude_conversation=conv.id)
+                    if assistant.asked_key(text) else [])
+        turn = assistant.respond(text, history, recalled, settings)
+        message = state.conversations.add(conv, "user", text, now)
+        reply = state.conversations.add(conv, "assistant", turn.reply, state.clock.now())
+        return JSONResponse({"message": message.as_json(), "reply": reply.as_json(),
+                             "recalled": [r.as_json() for r in recalled], "remember": turn.remember})
+
+    def write_memories(request: Request, user: User, body: bytes) -> Response:
+        data = parse_json(body)
+        items = data.get("items")
+        if not isinstance(items, list) or not items or len(items) > 50:
+            raise BadRequest(400, "'items' must be a list of 1 to 50 strings")
+        texts = [text_field({"item": t}, "item") for t in items]
+        cid = data.get("conversation_id")
+        if cid is not None:
+            conv = state.conversations.get(user.id, cid) if isinstance(cid, str) else None
+            if conv is None or conv.user_id != user.id:
+                return error(404, "conversation not found")
+        ids = state.memories.write(user.id, cid, texts, state.clock.now())
+        return JSONResponse({"stored": ids}, status_code=201)
+
+    def list_memories(request: Request, user: User, body: bytes) -> Response:
+        return JSONResponse({"memories": state.memories.list(user.id)})
+
+    def search_memories(request: Request, user: User, body: bytes) -> Response:
+        query = request.query_params.get("q", "")
+        if not query.strip() or len(query) > MAX_TEXT:
+            raise BadRequest(400, "'q' must be a non-empty string")
+        try:
+            k = int(request.query_params.get("k", settings.top_k))
+        except ValueError:
+            raise BadRequest(400, "'k' must be a whole number") from None
+        if not 1 <= k <= 100:
+            raise BadRequest(400, "'k' must be between 1 and 100")
+        hits = state.memories.search(user.id, query, state.clock.now(), k=k)
+        return JSONResponse({"results": [h.as_json() for h in hits]})
+
+    def admin_create_user(request: Request, _: None, body: bytes) -> Response:
+        data = parse_json(body)
+        uid = data.get("id")
+        if uid is not None and not isinstance(uid, str):
+            raise BadRequest(400, "'id' must be a string")
+        user = state.accounts.create(text_field(data, "email", limit=254), text_field(data, "password", limit=200),
+                                     uid)
+        return JSONResponse({"user": user.as_json()}, status_code=201)
+
+    def admin_delete_user(request: Request, _: None, body: bytes) -> Response:
+        if not state.accounts.delete(request.path_params["uid"]):
+            return error(404, "user not found")
+        return JSONResponse({"deleted": True})
+
+    def admin_clock(request: Request, _: None, body: bytes) -> Response:
+        if not state.clock.settable:
+            return error(409, "the clock is the wall clock; start with --clock settable")
+        data = parse_json(body)
+        if "now" in data:
+            try:
+                now = state.clock.set(datetime.fromisoformat(str(data["now"])))
+            except ValueError:
+                raise BadRequest(400, "'now' must be an ISO-8601 time") from None
+        elif isinstance(data.get("advance_days"), (int, float)):
+            now = state.clock.advance(float(data["advance_days"]))
+        else:
+            raise BadRequest(400, "give 'now' (ISO-8601) or 'advance_days' (a number)")
+        return JSONResponse({"now": now.isoformat()})
+
+    routes = [
+        Route("/healthz", healthz),
+        Route("/login", login_form, methods=["GET"]),
+        Route("/login", login_submit, methods=["POST"]),
+        Route("/logout", logout, methods=["POST"]),
+        Route("/", chat),
+        Route("/c/{cid}", chat),
+        Route("/api/login", api(api_login, auth=False), methods=["POST"]),
+        Route("/api/logout", api(api_logout), methods=["POST"]),
+        Route("/api/me", api(api_me)),
+        Route("/api/conversations", api(list_conversations), methods=["GET"]),
+        Route("/api/conversations", api(create_conversation), methods=["POST"]),
+        Route("/api/conversations/{cid}/messages", api(list_messages), methods=["GET"]),
+        Route("/api/conversations/{cid}/messages", api(post_message), methods=["POST"]),
+        Route("/api/memories", api(list_memories), methods=["GET"]),
+        Route("/api/memories", api(write_memories), methods=["POST"]),
+        Route("/api/memories/search", api(search_memories)),
+        Route("/api/admin/users", api(admin_create_user, admin=True), methods=["POST"]),
+        Route("/api/admin/users/{uid}", api(admin_delete_user, admin=True), methods=["DELETE"]),
+        Route("/api/admin/clock", api(admin_clock, admin=True), methods=["POST"]),
+        Mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static"),
+    ]
+    return Starlette(routes=routes)

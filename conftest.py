@@ -1,0 +1,265 @@
+"""Wires the suite's fixtures to the support package and owns their life cycles.
+
+Session (once per run, in the controller): the database servers and the browser choice.
+Session (per xdist worker): the worker's database and Redis db, the app under test, variant apps.
+Scenario: its users, browsers and data (the `world`), torn down afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness import report
+from harness.api_client import AdminApi
+from harness.app_factory import AppFactory
+from harness.app_launcher import AppLaunchError, RunningApp, attach_app
+from harness.browser import BrowserChoice, BrowserNotFound, chromium_version, find_chromium
+from harness.browser_sessions import BrowserSessions
+from harness.databases import DatabaseServers, ProviderError, provide_databases, redis_url_for_db
+from harness.suite_options import ROOT, SuiteOptions, add_options, runs_acceptance_suite
+from harness.target import Target, TargetError, load_target
+from harness.test_data import TestData
+from steps.world import Scenario
+
+pytest_plugins = [
+    "steps.common_steps",
+    "steps.in_session_steps",
+    "steps.cross_session_steps",
+    "steps.isolation_steps",
+    "steps.migration_steps",
+]
+
+SESSION = pytest.StashKey[dict]()
+RUN = pytest.StashKey[contextlib.ExitStack]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def _playwright_cache_has_chromium() -> str | None:
+    cache = Path.home() / ".cache" / "ms-playwright"
+    found = sorted(cache.glob("chromium*/chrome-linux*/chrome")) + sorted(cache.glob("chromium*/*/headless_shell"))
+    return str(found[-1]) if found else None
+
+
+def _start_session(config: pytest.Config) -> dict:
+    """Controller (or single process): everything that must exist once per run, or a one-line usage error."""
+    opts = SuiteOptions.from_config(config)
+    try:
+        target = load_target(opts.target)
+        browser = find_chromium(opts.browser_path, _playwright_cache_has_chromium())
+    except (TargetError, BrowserNotFound) as e:
+        raise pytest.UsageError(str(e)) from None
+    info: dict = {"target": str(target.path), "seed": opts.seed, "faults": opts.faults,
+                  "browser": str(browser.executable or ""), "browser_source": browser.source,
+                  "chromium": chromium_version(browser.executable), "base_url": opts.base_url}
+    if opts.base_url:
+        if opts.faults:
+            raise pytest.UsageError("--faults switches faults on in an app the suite starts; drop --base-url")
+        try:
+            attach_app(target, opts.base_url, opts.admin_token)
+        except AppLaunchError as e:
+            raise pytest.UsageError(str(e)) from None
+    if opts.faults and "check_faults" in target.tools:
+        from harness.app_tools import ToolFailed, run_tool
+
+        try:
+            run_tool(target, "check_faults", faults=opts.faults, timeout=60)
+        except ToolFailed as e:
+            raise pytest.UsageError(str(e)) from None
+    if not opts.base_url or (opts.pg_dsn and opts.redis_url):
+        stack = contextlib.ExitStack()
+        try:
+            servers = stack.enter_context(provide_databases(opts.db, pg_dsn=opts.pg_dsn, redis_url=opts.redis_url))
+        except ProviderError as e:
+            stack.close()
+            raise pytest.UsageError(str(e)) from None
+        config.stash[RUN] = stack
+        info["servers"] = servers.__dict__.copy()
+    return info
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):
+        if "memtest" in config.workerinput:
+            config.stash[SESSION] = json.loads(config.workerinput["memtest"])
+        return
+    if runs_acceptance_suite(config):
+        config.stash[SESSION] = _start_session(config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:  # noqa: ANN001 - xdist's WorkerController
+    if SESSION in node.config.stash:
+        node.workerinput["memtest"] = json.dumps(node.config.stash[SESSION])
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    info = config.stash.get(SESSION, None)
+    if not info:
+        return []
+    lines = []
+    if "servers" in info:
+        lines.append(DatabaseServers(**info["servers"]).describe())
+    lines.append(f"browser: {info['chromium']} ({info['browser_source']})")
+    lines.append(f"app: {info['base_url'] or 'reference app started by the suite'}; faults: {info['faults'] or 'none'}"
+                 f"; seed: {info['seed']} (--seed to change)")
+    return lines
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:  # noqa: ANN001 - xdist's WorkerController
+    health = getattr(node, "workeroutput", {}).get("app_health")
+    if health and SESSION in node.config.stash:
+        node.config.stash[SESSION].setdefault("app_health", json.loads(health))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    info = config.stash.get(SESSION, None)
+    if info is None:
+        return
+    if hasattr(config, "workerinput"):
+        if "app_health" in info:
+            config.workeroutput["app_health"] = json.dumps(info["app_health"])
+        return
+    directory = report.alluredir(config)
+    if directory is not None:
+        health = info.get("app_health", {})
+        servers = info.get("servers", {})
+        report.write_environment(directory, {
+            "App": f"{health.get('app', '?')} {health.get('version', '')}".strip(),
+            "App.URL": info["base_url"] or "started by the suite",
+            "Databases.provider": servers.get("provider", "the app's own"),
+            "PostgreSQL": health.get("postgres") or servers.get("postgres_version"),
+            "pgvector": health.get("pgvector") or servers.get("pgvector_version"),
+            "Redis": health.get("redis") or servers.get("redis_version"),
+            "Chromium": info["chromium"], "Seed": info["seed"], "Faults": info["faults"] or "none",
+        })
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    stack = config.stash.get(RUN, None)
+    if stack is not None:
+        stack.close()
+
+
+# -- session fixtures ------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def suite_info(pytestconfig: pytest.Config) -> dict:
+    info = pytestconfig.stash.get(SESSION, None)
+    if info is None:
+        pytest.skip("run the acceptance suite as `pytest features/`")
+    return info
+
+
+@pytest.fixture(scope="session")
+def target(suite_info: dict) -> Target:
+    return load_target(Path(suite_info["target"]))
+
+
+@pytest.fixture(scope="session")
+def worker_index(worker_id: str) -> int:
+    return int(worker_id[2:]) if worker_id.startswith("gw") else 0
+
+
+@pytest.fixture(scope="session")
+def apps(suite_info: dict, target: Target, worker_id: str, worker_index: int) -> Iterator[AppFactory | None]:
+    """Apps the suite starts for this worker; None when the suite targets an app it did not start."""
+    servers = suite_info.get("servers")
+    if servers is None:
+        yield None
+        return
+    factory = AppFactory(target, servers["pg_admin_dsn"], redis_url_for_db(servers["redis_url"], worker_index + 1),
+                         db_prefix=f"memtest_{worker_id}_{suite_info['seed']}".lower(), faults=suite_info["faults"],
+                         log_dir=ROOT / "reports" / "app-logs")
+    yield factory
+    factory.close()
+
+
+@pytest.fixture(scope="session")
+def app_under_test(request: pytest.FixtureRequest, suite_info: dict, target: Target,
+                   apps: AppFactory | None) -> RunningApp:
+    try:
+        if apps is None:
+            app = attach_app(target, suite_info["base_url"], request.config.getoption("--admin-token"))
+            servers = suite_info.get("servers") or {}
+            app.pg_dsn, app.redis_url = servers.get("pg_admin_dsn"), servers.get("redis_url")
+        else:
+            app = apps.shared()
+    except AppLaunchError as e:
+        pytest.exit(str(e), returncode=3)
+    request.config.stash[SESSION]["app_health"] = app.health
+    return app
+
+
+@pytest.fixture(scope="session")
+def base_url(app_under_test: RunningApp) -> str:
+    """pytest-playwright's base URL: the app under test, wherever it came from."""
+    return app_under_test.base_url
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict, suite_info: dict) -> dict:
+    choice = BrowserChoice(Path(suite_info["browser"]) if suite_info["browser"] else None,
+                           suite_info["browser_source"])
+    launch = choice.launch_args()
+    return {**browser_type_launch_args, **launch,
+            "args": [*browser_type_launch_args.get("args", []), *launch["args"]]}
+
+
+@pytest.fixture(scope="session")
+def test_data(suite_info: dict, worker_id: str) -> TestData:
+    return TestData(suite_info["seed"], worker_id)
+
+
+# -- scenario fixtures -----------------------------------------------------------------------------------------------
+@pytest.fixture
+def browsers(new_context, browser_type, browser_type_launch_args: dict, browser_context_args: dict,  # noqa: ANN001
+             _artifacts_recorder) -> Iterator[BrowserSessions]:  # noqa: ANN001 - pytest-playwright's fixtures
+    sessions = BrowserSessions(new_context, browser_type, browser_type_launch_args, browser_context_args,
+                               _artifacts_recorder)
+    yield sessions
+    sessions.close_all()
+
+
+@pytest.fixture
+def world(request: pytest.FixtureRequest, target: Target, app_under_test: RunningApp, test_data: TestData,
+          browsers: BrowserSessions, apps: AppFactory | None) -> Iterator[Scenario]:
+    scenario = Scenario(target, app_under_test, test_data, browsers, key=request.node.nodeid, apps=apps)
+    yield scenario
+    scenario.tear_down()
+
+
+@pytest.fixture(scope="session")
+def admin_api(target: Target, app_under_test: RunningApp) -> Iterator[AdminApi]:
+    api = AdminApi(target, app_under_test.base_url, app_under_test.admin_token)
+    yield api
+    api.close()
+
+
+# -- evidence for the report -----------------------------------------------------------------------------------------
+def pytest_bdd_step_error(request: pytest.FixtureRequest, feature, scenario, step, step_func,  # noqa: ANN001
+                          step_func_args, exception) -> None:  # noqa: ANN001
+    world = request.node.funcargs.get("world")
+    if world is not None:
+        urls = [p.url for p in world.browsers.pages()]
+        if urls:
+            report.attach_text("page URLs", "\n".join(urls))
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):  # noqa: ANN201
+    """After pytest-playwright has kept a failed test's screenshots and traces, and before Allure writes the result."""
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.when == "teardown":
+        kept = [(name.removeprefix("playwright_"), str(Path(item.config.invocation_params.dir, path)))
+                for name, path in rep.user_properties if name.startswith("playwright_")]
+        report.attach_artifacts(kept)

@@ -1,0 +1,41 @@
+@cross_session
+Feature: Cross-session persistence
+  Closing the browser loses nothing: the user stays signed in, finds the conversation and its whole history, and the
+  assistant still knows what it was told.
+
+  @smoke @fault_session_not_persistent @fault_unload_write_lost @fault_threshold_too_strict
+  Scenario: Everything is still there after closing and reopening the browser
+    Given Ana signs in through the login form in her own browser profile
+    And Ana starts a new conversation
+    When Ana tells the assistant "My order number is 4417."
+    And Ana closes the browser
+    And Ana opens the browser again with the same profile
+    Then Ana is still signed in
+    And her conversation is listed
+    When Ana opens the conversation from the conversation list
+    Then the history shows every turn of the conversation in order
+    When Ana starts a new conversation
+    And Ana asks "What is my order number?"
+    Then the assistant answers "Your order number is 4417."
+
+  @fault_unload_write_lost
+  Scenario Outline: A memory is stored even when the page closes right after the reply
+    Given Ana is signed in
+    And Ana starts a new conversation
+    When Ana tells the assistant "My <fact> is <value>."
+    And Ana closes the page right after the reply
+    Then her long-term memory soon holds "My <fact> is <value>."
+
+    Examples:
+      | fact            | value       |
+      | passport number | X55123      |
+      | seat preference | aisle       |
+
+  Scenario: A fresh browser profile has to sign in again
+    Given Ana signs in through the login form in her own browser profile
+    And Ana starts a new conversation
+    And Ana tells the assistant "My order number is 4417."
+    When Ana opens the app in a fresh browser profile
+    Then Ana is asked to sign in
+    When Ana signs in through the login form
+    Then her conversation is listed

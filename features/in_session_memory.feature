@@ -1,0 +1,58 @@
+@in_session
+Feature: In-session memory
+  Within one conversation the assistant keeps track of what the user has told it, and every turn is kept in order.
+
+  Background:
+    Given Ana is signed in
+    And Ana starts a new conversation
+
+  @smoke @fault_context_dropped
+  Scenario Outline: A fact told earlier in the conversation is recalled
+    When Ana tells the assistant "My <fact> is <value>."
+    And Ana says "Thanks, that is all for now."
+    And Ana asks "What is my <fact>?"
+    Then the assistant answers "Your <fact> is <value>."
+
+    Examples:
+      | fact             | value         |
+      | order number     | 4417          |
+      | favourite colour | teal          |
+      | home city        | North Jasonia |
+
+  @fault_context_dropped
+  Scenario: Several facts told in one conversation are all recalled
+    When Ana tells the assistant these facts:
+      | fact             | value      |
+      | order number     | 4417       |
+      | dentist          | Doctor Okafor |
+      | locker code      | 9-22-31    |
+    Then the assistant answers each of her questions about them correctly
+
+  @fault_context_dropped
+  Scenario: A correction replaces the old fact
+    When Ana tells the assistant "My order number is 4417."
+    And Ana tells the assistant "Actually, my order number is 5521."
+    And Ana asks "What is my order number?"
+    Then the assistant answers "Your order number is 5521."
+    When Ana starts a new conversation
+    And Ana asks "What is my order number?"
+    Then the assistant answers "Your order number is 5521."
+
+  @fault_write_race
+  Scenario: Facts told in quick succession are all remembered
+    When Ana tells the assistant these facts one right after the other:
+      | fact          | value     |
+      | gym locker    | 118       |
+      | parking spot  | B-7       |
+      | library card  | 55-0192   |
+    Then her long-term memory holds exactly these facts, in the order she told them
+    And in a new conversation the assistant answers each of her questions about them correctly
+
+  Scenario: The history shows every turn in order
+    When Ana tells the assistant "My train is the 7:40."
+    And Ana says "Hello there!"
+    And Ana asks "What is my train?"
+    And Ana opens the conversation again from its address
+    Then the history shows every turn of the conversation in order
+    When Ana opens the conversation from the conversation list
+    Then the history shows every turn of the conversation in order

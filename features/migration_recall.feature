@@ -1,0 +1,33 @@
+@migration
+Feature: Recall survives the migration from Redis to PostgreSQL + pgvector
+  Every historical memory in the legacy Redis store is still recalled, for its owner only, with the same ranking and
+  scores, after the app's migration has moved it to PostgreSQL + pgvector.
+
+  @smoke @fault_migration_drops_last_batch @fault_migration_null_embedding
+  Scenario Outline: Every historical memory is recalled after the migration
+    Given the legacy Redis store holds the golden snapshot "household"
+    When the memories are migrated to PostgreSQL in batches of <batch size> with the "<embedder>" embedding model
+    Then the migration reports every memory read and written
+    And every historical memory is recalled for its owner and for nobody else
+    And every golden question recalls the expected memories, in order, with the expected scores
+
+    Examples:
+      | batch size | embedder      |
+      | 7          | hash-ngram-v1 |
+      | 50         | hash-ngram-v1 |
+      | 500        | hash-ngram-v1 |
+      | 16         | hash-ngram-v2 |
+
+  Scenario: Running the migration again changes nothing
+    Given the legacy Redis store holds the golden snapshot "household"
+    And the memories are migrated to PostgreSQL in batches of 50 with the "hash-ngram-v1" embedding model
+    When the memories are migrated to PostgreSQL in batches of 50 with the "hash-ngram-v1" embedding model
+    Then the second migration writes nothing and skips every memory as already present
+    And every historical memory is recalled for its owner and for nobody else
+
+  @fault_ivfflat_before_load
+  Scenario: Owners searched through an ivfflat index recall what a full scan would
+    Given an app that searches owners with many memories through an "ivfflat" index
+    And the legacy Redis store holds 1500 generated memories of one owner
+    When the memories are migrated to PostgreSQL in batches of 500 with the "hash-ngram-v1" embedding model
+    Then 40 questions of that owner recall exactly what a full scan of the owner's memories ranks first

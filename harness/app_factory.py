@@ -1,0 +1,76 @@
+"""The apps a worker runs: the shared one, and one per distinct set of settings for scenarios that need other
+settings (an embedding model, an index kind, a movable clock), each on a database of its own."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from harness.app_launcher import AppLaunchError, RunningApp, start_app
+from harness.databases import create_database, drop_database
+from harness.target import Target
+
+
+class AppFactory:
+    def __init__(self, target: Target, pg_admin_dsn: str, redis_url: str, db_prefix: str, faults: str,
+                 log_dir: Path) -> None:
+        self.target = target
+        self.pg_admin_dsn = pg_admin_dsn
+        self.redis_url = redis_url
+        self.db_prefix = db_prefix
+        self.faults = faults
+        self.log_dir = log_dir
+        self._cached: dict[tuple, RunningApp] = {}
+        self._owned: list[RunningApp] = []
+        self._databases: list[str] = []
+        self._fresh = 0
+
+    def database(self, suffix: str) -> str:
+        name = f"{self.db_prefix}_{suffix}"
+        dsn = create_database(self.pg_admin_dsn, name)
+        self._databases.append(name)
+        return dsn
+
+    def _settings(self, settings: dict[str, str]) -> dict[str, str]:
+        return {**({"faults": self.faults} if self.faults else {}), **settings}
+
+    def start(self, pg_dsn: str, settings: dict[str, str], label: str) -> RunningApp:
+        app = start_app(self.target, pg_dsn=pg_dsn, redis_url=self.redis_url, settings=self._settings(settings),
+                        log_path=self.log_dir / f"{self.db_prefix}-{label}.log")
+        self._owned.append(app)
+        return app
+
+    def shared(self) -> RunningApp:
+        return self.with_settings({})
+
+    def with_settings(self, settings: dict[str, str]) -> RunningApp:
+        """One app per distinct settings, started on first use and kept for the session."""
+        key = tuple(sorted(settings.items()))
+        if key not in self._cached:
+            label = "main" if not settings else hashlib.sha1(repr(key).encode()).hexdigest()[:8]
+            self._cached[key] = self.start(self.database(label), settings, label)
+        return self._cached[key]
+
+    def fresh(self, settings: dict[str, str]) -> tuple[RunningApp, str]:
+        """An app on a new database of its own, for a scenario that will restart it; returns (app, its DSN)."""
+        self._fresh += 1
+        label = f"fresh{self._fresh}"
+        dsn = self.database(label)
+        return self.start(dsn, settings, label), dsn
+
+    def stop(self, app: RunningApp) -> None:
+        app.stop()
+        if app in self._owned:
+            self._owned.remove(app)
+
+    def close(self) -> None:
+        for app in list(self._owned):
+            app.stop()
+        for name in self._databases:
+            try:
+                drop_database(self.pg_admin_dsn, name)
+            except Exception:  # noqa: BLE001 - a leftover database must not hide the run's real outcome
+                pass
+
+
+__all__ = ["AppFactory", "AppLaunchError"]

@@ -1,0 +1,58 @@
+"""Finding a Chromium to drive: an explicit path, Playwright's own install, or Debian's real binary."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEBIAN_CHROMIUM = Path("/usr/lib/chromium/chromium")  # the real binary; /usr/bin/chromium is a wrapper script
+# Quiet and offline: no background downloads, sync, first-run UI or QUIC probes to hosts that cannot be reached.
+QUIET_FLAGS = ["--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
+               "--disable-quic", "--disable-dev-shm-usage"]
+INSTALL_HINT = ("no Chromium found: run `make setup` (Debian: apt-get install chromium; elsewhere: "
+                ".venv/bin/playwright install chromium) or pass --browser-path")
+
+
+class BrowserNotFound(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class BrowserChoice:
+    executable: Path | None  # None: Playwright's own Chromium
+    source: str
+
+    def launch_args(self) -> dict:
+        args: dict = {"args": list(QUIET_FLAGS)}
+        if self.executable is not None:
+            args["executable_path"] = str(self.executable)
+        return args
+
+
+def find_chromium(explicit: str | None, playwright_executable: str | None) -> BrowserChoice:
+    """`playwright_executable`: where Playwright's own Chromium would be (BrowserType.executable_path)."""
+    explicit = explicit or os.environ.get("MEMTEST_BROWSER_PATH")
+    if explicit:
+        path = Path(explicit)
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise BrowserNotFound(f"--browser-path {explicit} is not an executable file; {INSTALL_HINT}")
+        return BrowserChoice(path, "--browser-path")
+    if playwright_executable and Path(playwright_executable).is_file():
+        return BrowserChoice(None, "playwright")
+    if DEBIAN_CHROMIUM.is_file():
+        return BrowserChoice(DEBIAN_CHROMIUM, "debian")
+    raise BrowserNotFound(INSTALL_HINT)
+
+
+def chromium_version(executable: Path | None) -> str:
+    """For the report's environment; Playwright's own build reports through the browser object instead."""
+    if executable is None:
+        return "playwright"
+    try:
+        import subprocess
+
+        out = subprocess.run([str(executable), "--version"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.strip() or "unknown"

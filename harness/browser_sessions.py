@@ -1,0 +1,76 @@
+"""A scenario's browsers: signed-in contexts from a cached storage_state, persistent profiles that can be closed and
+opened again, and the pages they hold (for the failure report)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import BrowserContext, BrowserType, Page
+
+
+class BrowserSessions:
+    def __init__(self, new_context: Callable[..., BrowserContext], browser_type: BrowserType,
+                 launch_args: dict, context_args: dict, recorder: Any | None) -> None:
+        self._new_context = new_context
+        self._browser_type = browser_type
+        self._launch_args = launch_args
+        self._context_args = {k: v for k, v in context_args.items() if k != "base_url"}
+        self._recorder = recorder  # pytest-playwright's artifacts recorder: traces and screenshots on failure
+        self._storage_states: dict[str, dict] = {}
+        self._profiles: list[Path] = []
+        self._persistent: list[BrowserContext] = []
+        self.contexts: list[BrowserContext] = []
+
+    # -- plain contexts --------------------------------------------------------------------------------------------
+    def signed_in(self, user_key: str, make_storage_state: Callable[[], dict]) -> Page:
+        """A new browser context already signed in as the user, from the user's cached storage_state."""
+        if user_key not in self._storage_states:
+            self._storage_states[user_key] = make_storage_state()
+        context = self._new_context(**self._context_args, storage_state=self._storage_states[user_key])
+        self.contexts.append(context)
+        return context.new_page()
+
+    def anonymous(self) -> Page:
+        context = self._new_context(**self._context_args)
+        self.contexts.append(context)
+        return context.new_page()
+
+    # -- persistent profiles ---------------------------------------------------------------------------------------
+    def new_profile(self) -> Path:
+        profile = Path(tempfile.mkdtemp(prefix="memtest-profile-", dir="/tmp"))
+        self._profiles.append(profile)
+        return profile
+
+    def open_profile(self, profile: Path) -> Page:
+        """Launch the browser on a profile folder, as a person opening their browser."""
+        context = self._browser_type.launch_persistent_context(str(profile), **self._launch_args,
+                                                               **self._context_args)
+        if self._recorder is not None:
+            self._recorder.on_did_create_browser_context(context)
+        self._persistent.append(context)
+        self.contexts.append(context)
+        return context.pages[0] if context.pages else context.new_page()
+
+    def close_browser(self, context: BrowserContext) -> None:
+        """Close like a person closing the browser: every tab is put away (pagehide), then the browser quits."""
+        if self._recorder is not None and context in self._persistent:
+            self._recorder.on_will_close_browser_context(context)
+        for page in list(context.pages):
+            page.close()
+        context.close()
+        self.contexts.remove(context)
+        if context in self._persistent:
+            self._persistent.remove(context)
+
+    def pages(self) -> list[Page]:
+        return [p for c in self.contexts for p in c.pages]
+
+    def close_all(self) -> None:
+        for context in list(self._persistent):
+            self.close_browser(context)
+        for profile in self._profiles:
+            shutil.rmtree(profile, ignore_errors=True)

@@ -1,0 +1,65 @@
+"""The suite's command-line options, and what they resolve to."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from harness.test_data import DEFAULT_SEED
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("memtest", "memory acceptance suite")
+    group.addoption("--db", choices=("auto", "dsn", "testcontainers", "embedded"), default="auto",
+                    help="where the databases come from (auto: DSN -> testcontainers -> embedded)")
+    group.addoption("--pg-dsn", default=os.environ.get("MEMTEST_PG_DSN"),
+                    help="PostgreSQL (with pgvector) to use; env MEMTEST_PG_DSN")
+    group.addoption("--redis-url", default=os.environ.get("MEMTEST_REDIS_URL"),
+                    help="Redis to use; env MEMTEST_REDIS_URL")
+    group.addoption("--faults", default=os.environ.get("MEMTEST_FAULTS", ""),
+                    help="faults to switch on in the reference app, e.g. unload-write-lost (kill matrix)")
+    group.addoption("--browser-path", default=os.environ.get("MEMTEST_BROWSER_PATH"),
+                    help="Chromium binary to drive; default: Playwright's own, then /usr/lib/chromium/chromium")
+    group.addoption("--seed", type=int, default=int(os.environ.get("MEMTEST_SEED", DEFAULT_SEED)),
+                    help=f"faker seed (default {DEFAULT_SEED}); env MEMTEST_SEED")
+    group.addoption("--target", default=os.environ.get("MEMTEST_TARGET"),
+                    help="target file describing the app under test (default targets/memchat.toml)")
+    group.addoption("--admin-token", default=os.environ.get("MEMTEST_ADMIN_TOKEN"),
+                    help="admin token of an app given by --base-url (for seeding users); env MEMTEST_ADMIN_TOKEN")
+
+
+@dataclass(frozen=True)
+class SuiteOptions:
+    db: str
+    pg_dsn: str | None
+    redis_url: str | None
+    faults: str
+    browser_path: str | None
+    seed: int
+    target: str | None
+    admin_token: str | None
+    base_url: str | None
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> SuiteOptions:
+        opt = config.getoption
+        return cls(opt("--db"), opt("--pg-dsn"), opt("--redis-url"), opt("--faults") or "",
+                   opt("--browser-path"), opt("--seed"), opt("--target"), opt("--admin-token"),
+                   opt("base_url", default=None))
+
+
+def runs_acceptance_suite(config: pytest.Config) -> bool:
+    """True when this run collects scenarios from features/ (the app's and the support's tests need no browser)."""
+    if config.option.help or config.option.version or config.option.collectonly:
+        return False
+    features = ROOT / "features"
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, arg.split("::")[0]).resolve()
+        if path == ROOT or features == path or features in path.parents:
+            return True
+    return False

@@ -1,0 +1,27 @@
+"""The login screen."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from pages.base import BasePage
+
+
+class LoginPage(BasePage):
+    def open(self) -> LoginPage:
+        self.page.goto(self.url_for("login_page"))
+        return self
+
+    def log_in(self, email: str, password: str) -> None:
+        self.el("login_email").fill(email)
+        self.el("login_password").fill(password)
+        self.el("login_submit").click()
+
+    def expect_shown(self) -> None:
+        expect(self.el("login_submit")).to_be_visible()
+
+    def is_shown(self) -> bool:
+        return self.el("login_submit").is_visible()
+
+    def error(self) -> str:
+        return self.el("login_error").inner_text()

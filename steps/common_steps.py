@@ -1,0 +1,128 @@
+"""Steps shared by every feature: signing in, starting conversations, telling and asking, checking answers."""
+
+from __future__ import annotations
+
+from pytest_bdd import given, parsers, then, when
+
+from harness.polling import wait_until
+from steps.world import Actor, Fact, Scenario
+
+NAME = r"(?P<name>[A-Z][a-z]+)"
+
+
+def speak(actor: Actor, text: str) -> str:
+    """One turn through the chat page; remembers what was said and answered, for later checks."""
+    reply = actor.chat.send(text)
+    actor.turns += [("user", text), ("assistant", reply)]
+    actor.last_reply = reply
+    actor.recalled = actor.chat.recalled_in_last_reply()
+    actor.scenario.notes["speaker"] = actor.name
+    return reply
+
+
+def tell(actor: Actor, sentence: str) -> None:
+    speak(actor, sentence)
+    actor.told.append(Fact.parse(sentence))
+
+
+def speaker(world: Scenario) -> Actor:
+    return world.actors[str(world.notes["speaker"])]
+
+
+def sign_in(world: Scenario, name: str) -> Actor:
+    actor = world.actor(name)
+    world.open_signed_in_browser(actor)
+    actor.chat.open_new()
+    world.notes["speaker"] = name
+    return actor
+
+
+def start_new_conversation(actor: Actor) -> None:
+    on_this_app = actor.page is not None and actor.page.url.startswith(actor.app.base_url)
+    if on_this_app and actor.turns:
+        actor.sidebar.start_new()  # through the UI: the page flushes its pending memory writes first
+        actor.page.wait_for_url(actor.chat.url_for("home_page"))
+    else:
+        actor.chat.open_new()
+    actor.turns = []
+
+
+def questions_answered(actor: Actor, facts: list[Fact]) -> None:
+    """Ask about every fact and check every answer; one failure report lists all wrong answers."""
+    wrong = []
+    for fact in facts:
+        reply = speak(actor, fact.question)
+        if reply != fact.answer:
+            wrong.append(f"  asked {fact.question!r}: expected {fact.answer!r}, got {reply!r}")
+    assert not wrong, f"{actor.name}'s assistant got {len(wrong)} of {len(facts)} answers wrong:\n" + "\n".join(wrong)
+
+
+@given(parsers.re(f"^{NAME} is signed in$"))
+def given_signed_in(world: Scenario, name: str) -> None:
+    sign_in(world, name)
+
+
+@given(parsers.re(f"^{NAME} starts a new conversation$"))
+@when(parsers.re(f"^{NAME} starts a new conversation$"))
+def new_conversation(world: Scenario, name: str) -> None:
+    start_new_conversation(world.actors[name])
+    world.notes["speaker"] = name
+
+
+@given(parsers.re(f'^{NAME} tells the assistant "(?P<sentence>[^"]+)"$'))
+@when(parsers.re(f'^{NAME} tells the assistant "(?P<sentence>[^"]+)"$'))
+def tells(world: Scenario, name: str, sentence: str) -> None:
+    tell(world.actors[name], sentence)
+
+
+@when(parsers.re(f'^{NAME} (?:says|asks) "(?P<text>[^"]+)"$'))
+def says(world: Scenario, name: str, text: str) -> None:
+    speak(world.actors[name], text)
+
+
+@when(parsers.re(f"^{NAME} tells the assistant these facts(?: one right after the other)?:$"))
+def tells_facts(world: Scenario, name: str, datatable: list[list[str]]) -> None:
+    actor = world.actors[name]
+    header, *rows = datatable
+    for row in rows:
+        fact = dict(zip(header, row, strict=True))
+        tell(actor, Fact(fact["fact"], fact["value"]).sentence)
+
+
+@then(parsers.parse('the assistant answers "{answer}"'))
+def assistant_answers(world: Scenario, answer: str) -> None:
+    actor = speaker(world)
+    assert actor.last_reply == answer, (
+        f"{actor.name} expected the assistant to answer {answer!r} but it answered {actor.last_reply!r}"
+        f" (memories recalled for that answer: {actor.recalled or 'none'})")
+
+
+@then("the assistant answers each of her questions about them correctly")
+def answers_each_question(world: Scenario) -> None:
+    actor = speaker(world)
+    questions_answered(actor, actor.told)
+
+
+@then("in a new conversation the assistant answers each of her questions about them correctly")
+def answers_in_new_conversation(world: Scenario) -> None:
+    actor = speaker(world)
+    start_new_conversation(actor)
+    questions_answered(actor, actor.told)
+
+
+@given(parsers.re(f"^{NAME}'s long-term memory holds:$"))
+def memory_holds(world: Scenario, name: str, datatable: list[list[str]]) -> None:
+    actor = world.actors[name]
+    sentences = [row[0] for row in datatable[1:]]
+    actor.api.remember(sentences)
+    actor.told += [Fact.parse(s) for s in sentences]
+    world.notes["speaker"] = name
+
+
+@then("her long-term memory holds exactly these facts, in the order she told them")
+def memory_holds_exactly(world: Scenario) -> None:
+    actor = speaker(world)
+    expected = [f.sentence for f in actor.told]
+    stored = wait_until(lambda: [m["text"] for m in actor.api.memories()], lambda texts: texts == expected,
+                        timeout=8, what=f"{actor.name}'s memory holding exactly {expected}")
+    assert stored == expected

@@ -1,0 +1,109 @@
+"""Steps of cross_session_persistence.feature and memory_expiry.feature: closing and reopening the browser, pages
+that close mid-write, and time passing."""
+
+from __future__ import annotations
+
+from pytest_bdd import given, parsers, then, when
+
+from harness.polling import wait_until
+from steps.common_steps import NAME, speaker
+from steps.world import Actor, Fact, Scenario
+
+
+def open_profile(world: Scenario, actor: Actor) -> None:
+    actor.page = world.browsers.open_profile(actor.profile)
+    world.notes["speaker"] = actor.name
+
+
+@given(parsers.re(f"^{NAME} signs in through the login form in her own browser profile$"))
+def sign_in_with_profile(world: Scenario, name: str) -> None:
+    actor = world.actor(name)
+    actor.profile = world.browsers.new_profile()
+    open_profile(world, actor)
+    actor.login.open().log_in(actor.account.email, actor.account.password)
+    actor.chat.expect_signed_in()
+
+
+@when(parsers.re(f"^{NAME} signs in through the login form$"))
+def sign_in_with_form(world: Scenario, name: str) -> None:
+    actor = world.actors[name]
+    actor.login.log_in(actor.account.email, actor.account.password)
+    actor.chat.expect_signed_in()
+
+
+@when(parsers.re(f"^{NAME} closes the browser$"))
+def close_browser(world: Scenario, name: str) -> None:
+    actor = world.actors[name]
+    world.notes["conversation"] = actor.chat.conversation_id()
+    world.browsers.close_browser(actor.page.context)
+    actor.page = None
+
+
+@when(parsers.re(f"^{NAME} opens the browser again with the same profile$"))
+def reopen_browser(world: Scenario, name: str) -> None:
+    actor = world.actors[name]
+    open_profile(world, actor)
+    actor.page.goto(actor.chat.url_for("home_page"))
+
+
+@when(parsers.re(f"^{NAME} closes the page right after the reply$"))
+def close_page(world: Scenario, name: str) -> None:
+    actor = world.actors[name]
+    actor.page.close()  # pagehide fires; whatever the page still meant to write must leave now
+    actor.page = None
+
+
+@when(parsers.re(f"^{NAME} opens the app in a fresh browser profile$"))
+def fresh_profile(world: Scenario, name: str) -> None:
+    actor = world.actors[name]
+    world.notes["conversation"] = actor.chat.conversation_id()
+    actor.profile = world.browsers.new_profile()
+    open_profile(world, actor)
+    actor.page.goto(actor.chat.url_for("home_page"))
+
+
+@then(parsers.re(f"^{NAME} is still signed in$"))
+def still_signed_in(world: Scenario, name: str) -> None:
+    actor = world.actors[name]
+    assert not actor.login.is_shown(), f"{name} was asked to sign in again after reopening the browser"
+    actor.chat.expect_signed_in()
+    assert actor.chat.signed_in_as() == actor.account.email
+
+
+@then(parsers.re(f"^{NAME} is asked to sign in$"))
+def asked_to_sign_in(world: Scenario, name: str) -> None:
+    world.actors[name].login.expect_shown()
+
+
+@then("her conversation is listed")
+def conversation_listed(world: Scenario) -> None:
+    actor = speaker(world)
+    listed = actor.sidebar.ids()
+    assert world.notes["conversation"] in listed, (
+        f"{actor.name}'s conversation {world.notes['conversation']} is not in her list {listed}")
+    assert listed == [c["id"] for c in actor.api.conversations()], "the list differs from her conversations"
+
+
+@then(parsers.parse('her long-term memory soon holds "{sentence}"'))
+def memory_soon_holds(world: Scenario, sentence: str) -> None:
+    actor = speaker(world)
+    stored = wait_until(lambda: [m["text"] for m in actor.api.memories()], lambda texts: sentence in texts,
+                        timeout=5, what=f"{actor.name}'s memory holding {sentence!r}")
+    assert stored == [sentence], f"{actor.name}'s memory should hold exactly [{sentence!r}], holds {stored}"
+
+
+@given("an app whose clock the test can move")
+def movable_clock(world: Scenario) -> None:
+    world.use_variant(clock="settable")
+
+
+@given(parsers.re(f'^{NAME} told the assistant "(?P<sentence>[^"]+)" (?P<days>\\d+) days ago$'))
+def told_days_ago(world: Scenario, name: str, sentence: str, days: str) -> None:
+    actor = world.actors[name]
+    actor.api.remember([sentence])
+    actor.told.append(Fact.parse(sentence))
+    admin = world.admin()
+    try:
+        admin.set_clock(advance_days=float(days))
+    finally:
+        admin.close()

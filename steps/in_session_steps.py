@@ -1,0 +1,33 @@
+"""Steps of in_session_memory.feature: the history of one conversation."""
+
+from __future__ import annotations
+
+from pytest_bdd import parsers, then, when
+
+from steps.common_steps import NAME, speaker
+from steps.world import Scenario
+
+
+@when(parsers.re(f"^{NAME} opens the conversation again from its address$"))
+def reopen_by_address(world: Scenario, name: str) -> None:
+    actor = world.actors[name]
+    conversation_id = actor.chat.conversation_id()
+    world.notes["conversation"] = conversation_id
+    assert actor.chat.open_conversation(conversation_id) == 200
+
+
+@when(parsers.re(f"^{NAME} opens the conversation from the conversation list$"))
+def reopen_from_list(world: Scenario, name: str) -> None:
+    actor = world.actors[name]
+    conversation_id = str(world.notes["conversation"])
+    actor.chat.open_new()
+    actor.sidebar.open_by_id(conversation_id)
+    assert actor.chat.conversation_id() == conversation_id
+
+
+@then("the history shows every turn of the conversation in order")
+def history_in_order(world: Scenario) -> None:
+    actor = speaker(world)
+    shown = [(t.role, t.text) for t in actor.chat.history()]
+    assert shown == actor.turns, (
+        f"{actor.name}'s history differs from what was said.\nexpected: {actor.turns}\nshown:    {shown}")

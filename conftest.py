@@ -247,16 +247,20 @@ def admin_api(target: Target, app_under_test: RunningApp) -> Iterator[AdminApi]:
 # -- evidence for the report -----------------------------------------------------------------------------------------
 def pytest_bdd_step_error(request: pytest.FixtureRequest, feature, scenario, step, step_func,  # noqa: ANN001
                           step_func_args, exception) -> None:  # noqa: ANN001
-    world = request.node.funcargs.get("world")
+    try:
+        world = request.getfixturevalue("world")
+    except pytest.FixtureLookupError:
+        return
     if world is not None:
         urls = [p.url for p in world.browsers.pages()]
         if urls:
             report.attach_text("page URLs", "\n".join(urls))
 
 
-@pytest.hookimpl(hookwrapper=True, trylast=True)
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):  # noqa: ANN201
-    """After pytest-playwright has kept a failed test's screenshots and traces, and before Allure writes the result."""
+    """After pytest-playwright has kept a failed test's screenshots and traces (its wrapper is trylast, so inner to
+    this one), and before Allure writes the result (its listener registers after this conftest, so it is outer)."""
     outcome = yield
     rep = outcome.get_result()
     if rep.when == "teardown":

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from memchat import __version__
 from memchat.embedders import DEFAULT_EMBEDDER, EMBEDDERS, get_embedder
-from memchat.faults import UnknownFault, markdown_table, parse_faults
+from memchat.faults import CATALOG, UnknownFault, markdown_table, parse_faults
 from memchat.settings import INDEX_KINDS, Settings
 
 
@@ -83,6 +83,7 @@ def parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser("faults", help="print the fault catalogue as a Markdown table")
     f.add_argument("--check", metavar="NAMES", help="only check that these comma-separated faults exist")
+    f.add_argument("--json", action="store_true", help="the catalogue as JSON")
     return ap
 
 
@@ -275,6 +276,9 @@ def cmd_faults(args: argparse.Namespace) -> int:
             parse_faults(args.check)
         except UnknownFault as e:
             raise CliError(str(e)) from None
+        return 0
+    if args.json:
+        print(json.dumps([f.__dict__ for f in CATALOG.values()], indent=1))
         return 0
     print(markdown_table())
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def _start_session(config: pytest.Config) -> dict:
         browser = find_chromium(opts.browser_path, _playwright_cache_has_chromium())
     except (TargetError, BrowserNotFound) as e:
         raise pytest.UsageError(str(e)) from None
-    info: dict = {"target": str(target.path), "seed": opts.seed, "faults": opts.faults,
+    info: dict = {"target": str(target.path), "seed": opts.seed, "run": secrets.token_hex(3), "faults": opts.faults,
                   "browser": str(browser.executable or ""), "browser_source": browser.source,
                   "chromium": chromium_version(browser.executable), "base_url": opts.base_url}
     if opts.base_url:
@@ -177,7 +178,7 @@ def apps(suite_info: dict, target: Target, worker_id: str, worker_index: int) ->
         yield None
         return
     factory = AppFactory(target, servers["pg_admin_dsn"], redis_url_for_db(servers["redis_url"], worker_index + 1),
-                         db_prefix=f"memtest_{worker_id}_{suite_info['seed']}".lower(), faults=suite_info["faults"],
+                         db_prefix=f"memtest_{suite_info['run']}_{worker_id}".lower(), faults=suite_info["faults"],
                          log_dir=ROOT / "reports" / "app-logs")
     yield factory
     factory.close()

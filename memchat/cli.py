@@ -152,6 +152,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host, port = sock.getsockname()[:2]
         faults = ",".join(sorted(settings.faults)) or "none"
         print(f"memchat {__version__}: serving on http://{host}:{port} (faults: {faults})", flush=True)
+        if embedded:
+            print(f"memchat: add a user with: python -m memchat users add you@example.com --data-dir "
+                  f"{embedded.data_dir}", flush=True)
         try:
             uvicorn.Server(config).run(sockets=[sock])
         finally:
@@ -173,10 +176,24 @@ def _open_pool(dsn: str):
 
 
 def cmd_users(args: argparse.Namespace) -> int:
+    embedded = None
+    if not args.pg:
+        if not args.data_dir:
+            raise CliError("give the database with --pg (or MEMCHAT_PG), or the embedded servers' --data-dir")
+        from memchat.embedded import EmbeddedServers
+
+        embedded = EmbeddedServers(Path(args.data_dir))
+        args.pg = embedded.postgres_dsn()
+    try:
+        return _users(args)
+    finally:
+        if embedded:
+            embedded.stop()
+
+
+def _users(args: argparse.Namespace) -> int:
     from memchat.accounts import AccountError, Accounts
 
-    if not args.pg:
-        raise CliError("give the database with --pg or MEMCHAT_PG")
     accounts = Accounts(_open_pool(args.pg))
     if args.action == "add":
         password = args.password or getpass.getpass("password: ")

@@ -38,6 +38,8 @@ class RecallComparison:
         if rank >= len(self.expected) or rank >= len(self.actual):
             return False
         exp, act = self.expected[rank], self.actual[rank]
+        if act.id in {h.id for h in self.actual[:rank]}:
+            return False  # one memory returned twice must not hide a lost one
         if abs(exp.score - act.score) > self.tolerance:
             return False
         if exp.id == act.id:

@@ -104,10 +104,15 @@ def load_snapshot(name_or_path: str | Path) -> Snapshot:
         _require(isinstance(expected, dict) and expected, path, where, '"expected" must map embedder -> hits')
         hits: dict[str, list[Hit]] = {}
         for embedder, rows in expected.items():
-            _require(isinstance(rows, list) and all(isinstance(r, dict) and r.get("id") in seen and
-                                                    isinstance(r.get("score"), (int, float)) for r in rows),
+            _require(isinstance(rows, list) and all(isinstance(r, dict) and isinstance(r.get("id"), str) and
+                                                    r["id"] in seen and isinstance(r.get("score"), (int, float))
+                                                    and not isinstance(r.get("score"), bool) for r in rows),
                      path, f"{where}.expected.{embedder}", 'each hit needs a known "id" and a numeric "score"')
             hits[embedder] = [Hit(r["id"], float(r["score"])) for r in rows]
         probes.append(Probe(p["owner"], p["query"], hits))
+    threshold, k = data.get("threshold", 0.25), data.get("k", 5)
+    _require(isinstance(threshold, (int, float)) and not isinstance(threshold, bool), path, "threshold",
+             "must be a number")
+    _require(isinstance(k, int) and not isinstance(k, bool) and k > 0, path, "k", "must be a whole number above 0")
     return Snapshot(path.stem, path, str(data.get("description", "")), str(data.get("legacy_embedder", "")),
-                    float(data.get("threshold", 0.25)), int(data.get("k", 5)), owners, memories, probes)
+                    float(threshold), k, owners, memories, probes)

@@ -25,7 +25,7 @@ def add_options(parser: pytest.Parser) -> None:
                     help="faults to switch on in the reference app, e.g. unload-write-lost (kill matrix)")
     group.addoption("--browser-path", default=os.environ.get("MEMTEST_BROWSER_PATH"),
                     help="Chromium binary to drive; default: Playwright's own, then /usr/lib/chromium/chromium")
-    group.addoption("--seed", type=int, default=int(os.environ.get("MEMTEST_SEED", DEFAULT_SEED)),
+    group.addoption("--seed", type=int, default=os.environ.get("MEMTEST_SEED", str(DEFAULT_SEED)),
                     help=f"faker seed (default {DEFAULT_SEED}); env MEMTEST_SEED")
     group.addoption("--target", default=os.environ.get("MEMTEST_TARGET"),
                     help="target file describing the app under test (default targets/memchat.toml)")

@@ -40,6 +40,8 @@ def fill(template: list[str], **values: str) -> list[str]:
         return [part.format(**values) for part in template]
     except KeyError as e:
         raise TargetError(f"unknown placeholder {e} in command {template}") from None
+    except (IndexError, ValueError) as e:
+        raise TargetError(f"bad placeholder in command {template}: {e}; use {{name}} placeholders") from None
 
 
 def load_target(path: Path | None = None) -> Target:
@@ -50,6 +52,8 @@ def load_target(path: Path | None = None) -> Target:
         raise TargetError(f"target file {path} not found; pass --target with an existing file") from None
     except tomllib.TOMLDecodeError as e:
         raise TargetError(f"target file {path} is not valid TOML: {e}") from None
+    except OSError as e:
+        raise TargetError(f"target file {path} cannot be read: {e.strerror}") from None
     try:
         return Target(
             name=data["name"], path=path, start_command=list(data["app"]["command"]),
@@ -59,3 +63,6 @@ def load_target(path: Path | None = None) -> Target:
         )
     except KeyError as e:
         raise TargetError(f"target file {path} lacks the key {e}; see targets/memchat.toml for the shape") from None
+    except (TypeError, ValueError, AttributeError) as e:
+        raise TargetError(f"target file {path} has a value of the wrong shape ({e});"
+                          " see targets/memchat.toml") from None

@@ -1,0 +1,143 @@
+"""harness.target: the shipped target file, one-line refusals of bad ones, and the tools' command lines."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.target import DEFAULT_TARGET, Target, TargetError, fill, load_target
+
+MINIMAL = """\
+name = "tiny"
+
+[app]
+command = ["{python}", "-m", "tiny", "--port", "{port}"]
+
+[api]
+login = "/login"
+
+[locators]
+send = { role = "button", name = "Send" }
+
+[tools]
+migrate = ["{python}", "-m", "tiny", "migrate", "--from", "{redis_url}", "--batch-size", "{batch_size}"]
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "target.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _refusal(path: Path) -> str:
+    with pytest.raises(TargetError) as info:
+        load_target(path)
+    message = str(info.value)
+    assert message and "\n" not in message, f"not one line: {message!r}"
+    return message
+
+
+def test_shipped_target_loads() -> None:
+    target = load_target()
+    assert target.path == DEFAULT_TARGET
+    assert target.name == "memchat"
+    assert target.start_command[:3] == ["{python}", "-m", "memchat"]
+    assert "{port}" in target.start_command
+    assert target.health_path == "/healthz"
+    assert target.api["login"] == "/api/login"
+    assert target.api["messages"] == "/api/conversations/{conversation_id}/messages"
+    assert target.locators["login_email"] == {"label": "Email"}
+    assert target.locators["send"] == {"role": "button", "name": "Send"}
+    assert {"redis_load", "migrate", "embed", "check_faults", "reembed"} <= set(target.tools)
+    assert target.env == {}
+
+
+def test_minimal_target_gets_defaults(tmp_path: Path) -> None:
+    target = load_target(_write(tmp_path, MINIMAL))
+    assert target.name == "tiny"
+    assert target.health_path == "/healthz"
+    assert target.env == {}
+    assert load_target(_write(tmp_path, MINIMAL.replace("[tools]", "[nothing]"), "no-tools.toml")).tools == {}
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    message = _refusal(tmp_path / "absent.toml")
+    assert str(tmp_path / "absent.toml") in message
+    assert "not found" in message and "--target" in message
+
+
+def test_bad_toml(tmp_path: Path) -> None:
+    path = _write(tmp_path, 'name = "tiny"\n[app\ncommand = []\n')
+    message = _refusal(path)
+    assert str(path) in message
+    assert "not valid TOML" in message
+    assert "line 2" in message
+
+
+@pytest.mark.parametrize(("remove", "key"), [
+    ('name = "tiny"\n', "'name'"),
+    ('[api]\nlogin = "/login"\n', "'api'"),
+    ('command = ["{python}", "-m", "tiny", "--port", "{port}"]\n', "'command'"),
+    ('[locators]\nsend = { role = "button", name = "Send" }\n', "'locators'"),
+])
+def test_missing_key(tmp_path: Path, remove: str, key: str) -> None:
+    assert remove in MINIMAL
+    path = _write(tmp_path, MINIMAL.replace(remove, ""))
+    message = _refusal(path)
+    assert str(path) in message
+    assert f"lacks the key {key}" in message
+
+
+def test_tool_fills_placeholders_including_python() -> None:
+    target = load_target()
+    command = target.tool("migrate", redis_url="redis://r/1", pg_dsn="postgresql://p/db", batch_size="50",
+                          embedder="hash-ngram-v2", index="hnsw", faults="")
+    assert command == [sys.executable, "-m", "memchat", "migrate", "--from", "redis://r/1", "--to", "postgresql://p/db",
+                       "--batch-size", "50", "--embedder", "hash-ngram-v2", "--index", "hnsw", "--faults", ""]
+    assert target.tool("embed", embedder="e1") == [sys.executable, "-m", "memchat", "embed", "--embedder", "e1"]
+    assert "{redis_url}" in target.tools["migrate"], "filling must not change the target"
+
+
+def test_fill_keeps_literal_parts_and_lets_python_be_overridden() -> None:
+    assert fill(["{python}", "-c", "pass"]) == [sys.executable, "-c", "pass"]
+    assert fill(["{python}", "x"], python="/opt/py") == ["/opt/py", "x"]
+
+
+def test_unknown_tool(tmp_path: Path) -> None:
+    target = load_target(_write(tmp_path, MINIMAL))
+    with pytest.raises(TargetError) as info:
+        target.tool("reembed")
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("target.toml defines no [tools] reembed")
+
+
+def test_unknown_placeholder(tmp_path: Path) -> None:
+    target = load_target(_write(tmp_path, MINIMAL))
+    with pytest.raises(TargetError) as info:
+        target.tool("migrate", redis_url="redis://r")  # batch_size is not given
+    assert "unknown placeholder 'batch_size'" in str(info.value)
+    assert "\n" not in str(info.value)
+    odd = Target("odd", tmp_path / "odd.toml", ["x"], "/h", {}, {}, tools={"t": ["run", "{nope}"]})
+    with pytest.raises(TargetError, match="unknown placeholder 'nope'"):
+        odd.tool("t")
+
+
+# ------------------------------------------------------------------------------ malformed input seen in review
+
+
+def test_wrong_shape_is_a_target_error(tmp_path: Path) -> None:
+    _refusal(_write(tmp_path, MINIMAL.replace('command = ["{python}", "-m", "tiny", "--port", "{port}"]',
+                                              "command = 3")))
+
+
+def test_directory_is_a_target_error(tmp_path: Path) -> None:
+    _refusal(tmp_path)
+
+
+def test_positional_placeholder_is_a_target_error() -> None:
+    with pytest.raises(TargetError):
+        fill(["run", "{}"])

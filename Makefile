@@ -49,3 +49,16 @@ lint: setup
 
 clean:
 	rm -rf reports test-results .pytest_cache
+
+# Kill matrix: the whole suite on the clean app, and each documented fault against the scenarios tagged to catch it.
+# FAULTS=a,b runs a subset; JOBS pytest processes at once.
+kill-matrix: setup
+	$(PY) tools/kill_matrix.py $(if $(FAULTS),--faults $(FAULTS)) $(if $(JOBS),--jobs $(JOBS))
+
+# The clean suite RUNS times in random order (pytest-randomly) with -n $(N); lists every scenario that failed once.
+flake-check: setup
+	$(PY) tools/flake_check.py --runs $(RUNS) -n $(N)
+
+# Wall times of the suite (serial, -n 2), one scenario against a bare Playwright script, storage_state vs form login.
+bench: setup
+	$(PY) tools/bench_suite.py

@@ -172,9 +172,10 @@ def worker_index(worker_id: str) -> int:
 
 @pytest.fixture(scope="session")
 def apps(suite_info: dict, target: Target, worker_id: str, worker_index: int) -> Iterator[AppFactory | None]:
-    """Apps the suite starts for this worker; None when the suite targets an app it did not start."""
+    """Apps the suite starts for this worker; None when the suite targets an app it did not start (--base-url):
+    its databases, if given, serve the migration scenarios, but the suite starts no app of its own then."""
     servers = suite_info.get("servers")
-    if servers is None:
+    if servers is None or suite_info["base_url"]:
         yield None
         return
     factory = AppFactory(target, servers["pg_admin_dsn"], redis_url_for_db(servers["redis_url"], worker_index + 1),

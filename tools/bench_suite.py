@@ -1,0 +1,339 @@
+"""Bench of the acceptance suite: how long it takes, and what the framework costs over a bare Playwright script.
+
+1. The whole suite, serial and with `-n 2`: the wall time of the pytest process (its own databases and app included).
+2. One full cross-session scenario, "Everything is still there after closing and reopening the browser", run through
+   the suite against an app and databases this bench started once (`--base-url`, admin token in the environment),
+   repeated in one pytest session (tools.suite_runs' MEMTEST_REPEAT); only the item's runtest protocol is timed
+   (setup + call + teardown, as the plugin measures it). The first repetition also pays the session fixtures
+   (Playwright, browser) and is reported apart as "cold"; the median of the others is compared with the same flow
+   written as a bare Playwright script (below), timed the same way with the first run as warm-up.
+   framework overhead = suite scenario median / bare script median ("bare_ratio").
+3. A signed-in context from a storage_state (cookies from the API login) against logging in through the form: median
+   ms of creating the context and loading the first signed-in page.
+
+Writes reports/bench.json (key "suite", other top-level keys kept) and reports/bench/details.json; prints a table.
+
+    python tools/bench_suite.py [--repeats 5] [--login-repeats 9] [--suite-runs 1] [--skip-suite]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
+from playwright.sync_api import BrowserContext, Page, Playwright, expect, sync_playwright  # noqa: E402
+
+from harness.api_client import Account, UserApi  # noqa: E402
+from harness.app_launcher import RunningApp, start_app  # noqa: E402
+from harness.browser import find_chromium  # noqa: E402
+from harness.databases import create_database, drop_database, provide_databases, redis_url_for_db  # noqa: E402
+from harness.target import Target, load_target  # noqa: E402
+from tools.suite_runs import REPEAT_ENV, SuiteRun, format_table, median, rel  # noqa: E402
+
+REPORTS = ROOT / "reports"
+OUT = REPORTS / "bench"
+JSON_PATH = REPORTS / "bench.json"
+SCENARIO = ("features/cross_session_persistence.feature::"
+            "test_everything_is_still_there_after_closing_and_reopening_the_browser")
+FACT, QUESTION, ANSWER = "My order number is 4417.", "What is my order number?", "Your order number is 4417."
+
+
+# -- pure parts --------------------------------------------------------------------------------------------------------
+def merge_bench(existing: dict | None, suite: dict) -> dict:
+    """reports/bench.json with its "suite" key replaced and every other top-level key kept."""
+    data = dict(existing) if isinstance(existing, dict) else {}
+    data["suite"] = dict(suite)
+    return data
+
+
+def repetition_times(protocol_s: dict[str, float], nodeid: str) -> list[float]:
+    """The runtest protocol times of `nodeid`'s repetitions ([rep0], [rep1], ...), in repetition order."""
+    reps = []
+    for node, seconds in protocol_s.items():
+        m = re.fullmatch(re.escape(nodeid) + r"\[rep(\d+)\]", node)
+        if m:
+            reps.append((int(m.group(1)), seconds))
+        elif node == nodeid:
+            reps.append((0, seconds))
+    return [s for _, s in sorted(reps)]
+
+
+# -- the whole suite ---------------------------------------------------------------------------------------------------
+def time_suite(label: str, extra: Sequence[str]) -> tuple[float, int, int]:
+    """Wall time of `pytest features EXTRA`; with the numbers of passed and failed scenarios."""
+    run = SuiteRun(label, ["features", *extra, "-q", "--alluredir", str(OUT / "allure" / label), "--clean-alluredir",
+                           "--output", str(OUT / "playwright" / label)],
+                   results_file=OUT / "results" / f"{label}.jsonl", log_file=OUT / "logs" / f"{label}.log").run()
+    res = run.results
+    return run.wall_s, len(res.passed), len(res.failed_or_errored)
+
+
+# -- the scenario through the suite ------------------------------------------------------------------------------------
+def scenario_through_suite(app: RunningApp, repeats: int) -> list[float]:
+    """Protocol seconds of each repetition of SCENARIO, run by the suite against `app` (which it did not start).
+
+    Only --base-url and the admin token are passed: given --pg-dsn and --redis-url as well, conftest.py starts an
+    app of its own on those databases and runs the scenario against that one instead (see the report)."""
+    run = SuiteRun("scenario", [SCENARIO, "-q", "--base-url", app.base_url, "--alluredir",
+                                str(OUT / "allure" / "scenario"), "--clean-alluredir",
+                                "--output", str(OUT / "playwright" / "scenario")],
+                   results_file=OUT / "results" / "scenario.jsonl", log_file=OUT / "logs" / "scenario.log",
+                   env={REPEAT_ENV: str(repeats), "MEMTEST_ADMIN_TOKEN": app.admin_token or ""}).run()
+    res = run.results
+    if res.failed_or_errored or not run.finished_normally:
+        raise RuntimeError(f"the scenario failed through the suite (exit {run.returncode}); see {rel(run.log_file)}")
+    times = repetition_times(res.protocol_s, SCENARIO)
+    if len(times) != repeats:
+        raise RuntimeError(f"expected {repeats} repetitions of the scenario, got {len(times)}; see {rel(run.log_file)}")
+    return times
+
+
+# -- the same flow as a bare Playwright script -------------------------------------------------------------------------
+class Bare:
+    """The cross-session flow with nothing but Playwright and httpx: no fixtures, page objects, tracing or report."""
+
+    def __init__(self, pw: Playwright, app: RunningApp) -> None:
+        choice = find_chromium(None, _playwright_chromium())
+        self.pw = pw
+        self.base = app.base_url
+        self.launch = {"headless": True, **choice.launch_args()}  # the browser and flags the suite launches
+        self.admin = httpx.Client(base_url=app.base_url, timeout=30,
+                                  headers={"Authorization": f"Bearer {app.admin_token}"})
+
+    def create_user(self) -> tuple[str, str, str]:
+        email, password = f"bench+{uuid.uuid4().hex[:10]}@x.test", "pw-" + uuid.uuid4().hex
+        resp = self.admin.post("/api/admin/users", json={"email": email, "password": password})
+        resp.raise_for_status()
+        return resp.json()["user"]["id"], email, password
+
+    def open_profile(self, profile: str) -> tuple[BrowserContext, Page]:
+        context = self.pw.chromium.launch_persistent_context(profile, **self.launch)
+        return context, (context.pages[0] if context.pages else context.new_page())
+
+    @staticmethod
+    def close(context: BrowserContext) -> None:
+        for page in list(context.pages):
+            page.close()  # pagehide: the page flushes what it still meant to write
+        context.close()
+
+    def send(self, page: Page, text: str) -> str:
+        replies = page.get_by_role("log", name="Messages").locator("[data-testid=message][data-role=assistant]")
+        before = replies.count()
+        page.get_by_role("textbox", name="Message", exact=True).fill(text)
+        page.get_by_role("button", name="Send", exact=True).click()
+        reply = replies.nth(before)
+        expect(reply).to_be_visible()
+        return reply.locator(".text").inner_text()
+
+    def flow(self) -> None:
+        user_id, email, password = self.create_user()
+        profile = tempfile.mkdtemp(prefix="bench-profile-", dir="/tmp")
+        try:
+            context, page = self.open_profile(profile)
+            page.goto(self.base + "/login")
+            page.get_by_label("Email", exact=True).fill(email)
+            page.get_by_label("Password", exact=True).fill(password)
+            page.get_by_role("button", name="Log in", exact=True).click()
+            expect(page.get_by_test_id("current-user")).to_be_visible()
+            page.goto(self.base + "/")
+            expect(page.get_by_role("textbox", name="Message", exact=True)).to_be_editable()
+            first = self.send(page, FACT)
+            expect(page).to_have_url(re.compile(r"/c/[^/]+$"))
+            conversation = page.url.rstrip("/").rsplit("/", 1)[-1]
+            self.close(context)
+
+            context, page = self.open_profile(profile)
+            page.goto(self.base + "/")
+            expect(page.get_by_test_id("current-user")).to_have_text(email)
+            assert not page.get_by_role("button", name="Log in", exact=True).is_visible(), "signed out after reopening"
+            items = page.get_by_role("navigation", name="Conversations").get_by_test_id("conversation-item")
+            expect(items.first).to_be_visible()
+            hrefs = [a.get_attribute("href") or "" for a in items.all()]
+            assert any(h.endswith("/" + conversation) for h in hrefs), f"{conversation} not listed: {hrefs}"
+            items.and_(page.locator(f'[href$="/{conversation}"]')).click()
+            expect(page).to_have_url(re.compile(re.escape(conversation) + "$"))
+            messages = page.get_by_role("log", name="Messages").get_by_test_id("message")
+            expect(messages).to_have_count(2)
+            history = [(m.get_attribute("data-role"), m.locator(".text").inner_text()) for m in messages.all()]
+            assert history == [("user", FACT), ("assistant", first)], history
+            page.get_by_role("button", name="New conversation", exact=True).click()
+            page.wait_for_url(self.base + "/")
+            answer = self.send(page, QUESTION)
+            assert answer == ANSWER, f"the assistant answered {answer!r}"
+            self.close(context)
+        finally:
+            shutil.rmtree(profile, ignore_errors=True)
+            self.admin.delete(f"/api/admin/users/{user_id}")
+
+    def close_client(self) -> None:
+        self.admin.close()
+
+
+def _playwright_chromium() -> str | None:
+    """Where Playwright's own Chromium is, found the way conftest.py finds it."""
+    cache = Path.home() / ".cache" / "ms-playwright"
+    found = sorted(cache.glob("chromium*/chrome-linux*/chrome")) + sorted(cache.glob("chromium*/*/headless_shell"))
+    return str(found[-1]) if found else None
+
+
+def timed(fn: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+# -- storage_state against the login form ------------------------------------------------------------------------------
+def login_times(pw: Playwright, target: Target, app: RunningApp, repeats: int) -> tuple[list[float], list[float]]:
+    """ms of (new context + first signed-in page) from a storage_state, and through the login form; alternated."""
+    bare = Bare(pw, app)
+    browser = pw.chromium.launch(**bare.launch)
+    user_id, email, password = bare.create_user()
+    api = UserApi(target, app.base_url, Account(user_id, email, password))
+    state = {"cookies": api.cookies(), "origins": []}
+    api.close()
+
+    def from_state() -> None:
+        context = browser.new_context(storage_state=state)
+        page = context.new_page()
+        page.goto(app.base_url + "/")
+        expect(page.get_by_test_id("current-user")).to_be_visible()
+
+    def through_form() -> None:
+        context = browser.new_context()
+        page = context.new_page()
+        page.goto(app.base_url + "/login")
+        page.get_by_label("Email", exact=True).fill(email)
+        page.get_by_label("Password", exact=True).fill(password)
+        page.get_by_role("button", name="Log in", exact=True).click()
+        expect(page.get_by_test_id("current-user")).to_be_visible()
+
+    state_ms, form_ms = [], []
+    try:
+        for i in range(repeats + 1):  # the first of each is a warm-up
+            for fn, sink in ((from_state, state_ms), (through_form, form_ms)):
+                contexts_before = set(browser.contexts)
+                ms = timed(fn) * 1000
+                for context in set(browser.contexts) - contexts_before:
+                    context.close()  # outside the timing
+                if i:
+                    sink.append(ms)
+    finally:
+        browser.close()
+        bare.admin.delete(f"/api/admin/users/{user_id}")
+        bare.close_client()
+    return state_ms, form_ms
+
+
+# -- main --------------------------------------------------------------------------------------------------------------
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=5, help="timed runs of the scenario and of the bare script "
+                                                           "(after one warm-up each; default 5)")
+    ap.add_argument("--login-repeats", type=int, default=9, help="timed logins of each kind (default 9)")
+    ap.add_argument("--suite-runs", type=int, default=1, help="runs of the whole suite per mode (default 1; median)")
+    ap.add_argument("--skip-suite", action="store_true", help="skip the whole-suite timings (keeps earlier ones)")
+    args = ap.parse_args(argv)
+    if min(args.repeats, args.login_repeats, args.suite_runs) < 1:
+        ap.error("repeats must be at least 1")
+
+    started = time.perf_counter()
+
+    def say(text: str) -> None:
+        print(f"[{time.perf_counter() - started:6.1f}s] {text}", flush=True)
+
+    shutil.rmtree(OUT, ignore_errors=True)
+    OUT.mkdir(parents=True)
+    existing = json.loads(JSON_PATH.read_text(encoding="utf-8")) if JSON_PATH.exists() else {}
+    details: dict = {}
+    figures: dict = {}
+    if args.skip_suite:
+        for key in ("serial_s", "n2_s"):
+            if key in existing.get("suite", {}):
+                figures[key] = existing["suite"][key]
+    else:
+        for key, extra in (("serial_s", []), ("n2_s", ["-n", "2"])):
+            walls = []
+            for i in range(args.suite_runs):
+                say(f"whole suite, {key.removesuffix('_s')} ({i + 1}/{args.suite_runs})")
+                wall, passed, failed = time_suite(f"{key.removesuffix('_s')}-{i + 1}", extra)
+                say(f"  {wall:.1f} s: {passed} passed, {failed} failed")
+                if failed:
+                    say("  WARNING: failures in a timed run; the time is kept, look at the log in reports/bench/logs")
+                walls.append(wall)
+            figures[key] = round(median(walls), 1)
+            details[key] = [round(w, 2) for w in walls]
+
+    target = load_target()
+    with provide_databases() as servers:
+        db = f"memtest_bench_{uuid.uuid4().hex[:8]}"
+        dsn = create_database(servers.pg_admin_dsn, db)
+        say(f"{servers.describe()}; starting the app once")
+        app = start_app(target, pg_dsn=dsn, redis_url=redis_url_for_db(servers.redis_url, 1), settings={},
+                        log_path=OUT / "app.log")
+        try:
+            say(f"app at {app.base_url}: the scenario through the suite, {args.repeats} + 1 warm-up")
+            suite_reps = scenario_through_suite(app, args.repeats + 1)
+            say("  " + ", ".join(f"{s:.2f}" for s in suite_reps) + " s")
+            with sync_playwright() as pw:
+                say(f"the same flow as a bare Playwright script, {args.repeats} + 1 warm-up")
+                bare = Bare(pw, app)
+                try:
+                    bare_reps = [timed(bare.flow) for _ in range(args.repeats + 1)]
+                finally:
+                    bare.close_client()
+                say("  " + ", ".join(f"{s:.2f}" for s in bare_reps) + " s")
+                say(f"storage_state against the login form, {args.login_repeats} + 1 warm-up each")
+                state_ms, form_ms = login_times(pw, target, app, args.login_repeats)
+        finally:
+            app.stop()
+            drop_database(servers.pg_admin_dsn, db)
+
+    suite_s, bare_s = median(suite_reps[1:]), median(bare_reps[1:])
+    figures.update({"bare_ratio": round(suite_s / bare_s, 2), "storage_state_ms": round(median(state_ms), 1),
+                    "form_login_ms": round(median(form_ms), 1)})
+    suite = {k: figures[k] for k in ("serial_s", "n2_s", "bare_ratio", "storage_state_ms", "form_login_ms")
+             if k in figures}
+    JSON_PATH.write_text(json.dumps(merge_bench(existing, suite), indent=2) + "\n", encoding="utf-8")
+    details.update({"scenario": SCENARIO, "suite_scenario_s": [round(s, 3) for s in suite_reps],
+                    "bare_script_s": [round(s, 3) for s in bare_reps],
+                    "storage_state_ms": [round(m, 1) for m in state_ms],
+                    "form_login_ms": [round(m, 1) for m in form_ms], "cpus": os.cpu_count()})
+    (OUT / "details.json").write_text(json.dumps(details, indent=2) + "\n", encoding="utf-8")
+
+    rows = []
+    if "serial_s" in figures:
+        rows += [["whole suite, serial (pytest wall)", f"{figures['serial_s']:.1f} s", ""],
+                 ["whole suite, -n 2 (pytest wall)", f"{figures['n2_s']:.1f} s",
+                  f"speed-up {figures['serial_s'] / figures['n2_s']:.2f}x"]]
+    rows += [["cross-session scenario through the suite", f"{suite_s:.2f} s",
+              f"median of {len(suite_reps) - 1}; cold first run {suite_reps[0]:.2f} s"],
+             ["same flow, bare Playwright script", f"{bare_s:.2f} s",
+              f"median of {len(bare_reps) - 1}; first run {bare_reps[0]:.2f} s"],
+             ["framework overhead (suite / bare)", f"{figures['bare_ratio']:.2f}x", ""],
+             ["signed-in context from storage_state", f"{figures['storage_state_ms']:.0f} ms",
+              f"median of {len(state_ms)}"],
+             ["signed-in context through the login form", f"{figures['form_login_ms']:.0f} ms",
+              f"median of {len(form_ms)}"]]
+    print()
+    print(format_table(["measure", "value", "note"], rows))
+    print(f"\nwrote {rel(JSON_PATH)} (key \"suite\") and {rel(OUT / 'details.json')}; "
+          f"total wall time {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

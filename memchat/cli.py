@@ -49,7 +49,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=int(_env("MEMCHAT_PORT", "8000")))
     s.add_argument("--threshold", type=float, default=float(_env("MEMCHAT_THRESHOLD", "0.25")))
     s.add_argument("--top-k", type=int, default=int(_env("MEMCHAT_TOP_K", "5")))
-    s.add_argument("--ann-min-rows", type=int, default=int(_env("MEMCHAT_ANN_MIN_ROWS", "20000")))
+    s.add_argument("--ann-min-rows", type=int, default=int(_env("MEMCHAT_ANN_MIN_ROWS", "100000")))
     s.add_argument("--ttl-days", type=float, default=float(_env("MEMCHAT_TTL_DAYS", "365")))
     s.add_argument("--clock", choices=("wall", "settable"), default=_env("MEMCHAT_CLOCK", "wall"))
 
@@ -97,7 +97,7 @@ def _settings(args: argparse.Namespace, pg: str, redis_url: str = "") -> Setting
         pg_dsn=pg, redis_url=redis_url, faults=faults,
         embedder=getattr(args, "embedder", DEFAULT_EMBEDDER), index=getattr(args, "index", "hnsw"),
         threshold=getattr(args, "threshold", 0.25), top_k=getattr(args, "top_k", 5),
-        ann_min_rows=getattr(args, "ann_min_rows", 20000), ttl_days=getattr(args, "ttl_days", 365.0),
+        ann_min_rows=getattr(args, "ann_min_rows", 100_000), ttl_days=getattr(args, "ttl_days", 365.0),
         settable_clock=getattr(args, "clock", "wall") == "settable",
         admin_token=_env("MEMCHAT_ADMIN_TOKEN") or None,
         llm_base_url=_env("MEMCHAT_LLM_BASE_URL") or None, llm_model=_env("MEMCHAT_LLM_MODEL") or None,

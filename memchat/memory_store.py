@@ -2,8 +2,9 @@
 
 Recall is exact in the clean app: an owner's rows are scored by cosine inside that owner's rows only (a materialised
 scan, so the planner cannot use a global ANN index and post-filter away the owner's memories: the filtered-HNSW trap).
-Only owners with at least `ann_min_rows` memories go through the ANN index, built after loading and searched with
-enough probes / ef_search to stay exact on the data measured in the app's tests.
+Only owners with at least `ann_min_rows` memories (default 100,000) go through the ANN index, built after loading:
+faster there, and approximate (measured recall@5 0.96 for a 50,000-row owner in 100,000 rows, HNSW, ef_search 400;
+1.0 for ivfflat, whose probes cover every list). Ties are broken by id on both paths.
 """
 
 from __future__ import annotations
@@ -94,14 +95,17 @@ class MemoryStore:
         with self.pool.transaction() as conn:
             if self._use_ann(conn, user_id):
                 self._tune_ann(conn)
+                # The index orders by distance alone (adding `, id` makes the planner drop it): fetch a margin and
+                # break ties by id below, so equal vectors come back in the exact path's order.
+                params["fetch"] = 2 * k + 16
                 sql = (f"SELECT id, text, conversation_id, created_at, fact_key, embedding <=> %(q)s AS d"
-                       f" FROM memories WHERE {where} ORDER BY embedding <=> %(q)s LIMIT %(k)s")
+                       f" FROM memories WHERE {where} ORDER BY embedding <=> %(q)s LIMIT %(fetch)s")
             else:
                 sql = (f"WITH mine AS MATERIALIZED (SELECT id, text, conversation_id, created_at, fact_key, embedding"
                        f" FROM memories WHERE {where})"
                        " SELECT id, text, conversation_id, created_at, fact_key, embedding <=> %(q)s AS d"
                        " FROM mine ORDER BY d, id LIMIT %(k)s")
-            rows = conn.execute(sql, params).fetchall()
+            rows = sorted(conn.execute(sql, params).fetchall(), key=lambda r: (float(r[5]), r[0]))[:k]
         hits = [Recalled(r[0], r[1], 1.0 - float(r[5]), r[2], r[3], r[4]) for r in rows]
         return [h for h in hits if h.score >= params["min"]]
 
@@ -130,30 +134,34 @@ class MemoryStore:
 
     def ensure_index(self) -> None:
         """At start: HNSW can be built at any time; ivfflat only once the table holds the data it clusters."""
-        kind = self.settings.index
         with self.pool.connection() as conn:
-            if kind == "hnsw":
-                conn.execute("CREATE INDEX IF NOT EXISTS memories_embedding_hnsw ON memories"
-                             " USING hnsw (embedding vector_cosine_ops)")
-            elif kind == "ivfflat" and self.settings.has("ivfflat-before-load"):
-                conn.execute("CREATE INDEX IF NOT EXISTS memories_embedding_ivfflat ON memories"
-                             " USING ivfflat (embedding vector_cosine_ops) WITH (lists = 100)")
-            elif kind == "ivfflat":
-                if conn.execute("SELECT EXISTS (SELECT 1 FROM memories)").fetchone()[0]:
-                    self.build_index()
+            self._ensure_index(conn)
+
+    def _ensure_index(self, conn: psycopg.Connection) -> None:
+        kind = self.settings.index
+        if kind == "hnsw":
+            conn.execute("CREATE INDEX IF NOT EXISTS memories_embedding_hnsw ON memories"
+                         " USING hnsw (embedding vector_cosine_ops)")
+        elif kind == "ivfflat" and self.settings.has("ivfflat-before-load"):
+            conn.execute("CREATE INDEX IF NOT EXISTS memories_embedding_ivfflat ON memories"
+                         " USING ivfflat (embedding vector_cosine_ops) WITH (lists = 100)")
+        elif kind == "ivfflat" and conn.execute("SELECT EXISTS (SELECT 1 FROM memories)").fetchone()[0]:
+            self._build_ivfflat(conn)
+
+    def _build_ivfflat(self, conn: psycopg.Connection) -> None:
+        rows = conn.execute("SELECT count(*) FROM memories WHERE embedding IS NOT NULL").fetchone()[0]
+        lists = max(1, int(math.sqrt(rows)) if rows > 1_000_000 else rows // 1000)
+        conn.execute("DROP INDEX IF EXISTS memories_embedding_ivfflat")
+        conn.execute(f"CREATE INDEX memories_embedding_ivfflat ON memories"
+                     f" USING ivfflat (embedding vector_cosine_ops) WITH (lists = {lists})")
 
     def build_index(self) -> None:
         """After a bulk load: (re)build the configured index on the data it will serve."""
-        kind = self.settings.index
         with self.pool.connection() as conn:
-            if kind == "ivfflat" and not self.settings.has("ivfflat-before-load"):
-                rows = conn.execute("SELECT count(*) FROM memories WHERE embedding IS NOT NULL").fetchone()[0]
-                lists = max(1, int(math.sqrt(rows)) if rows > 1_000_000 else rows // 1000)
-                conn.execute("DROP INDEX IF EXISTS memories_embedding_ivfflat")
-                conn.execute(f"CREATE INDEX memories_embedding_ivfflat ON memories"
-                             f" USING ivfflat (embedding vector_cosine_ops) WITH (lists = {lists})")
-            elif kind in ("hnsw", "ivfflat"):
-                self.ensure_index()
+            if self.settings.index == "ivfflat" and not self.settings.has("ivfflat-before-load"):
+                self._build_ivfflat(conn)
+            else:
+                self._ensure_index(conn)
             conn.execute("ANALYZE memories")
 
     def reembed(self, batch_size: int = 500) -> int:

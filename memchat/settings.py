@@ -18,7 +18,7 @@ class Settings:
     threshold: float = 0.25
     top_k: int = 5
     index: str = "hnsw"
-    ann_min_rows: int = 20000
+    ann_min_rows: int = 100_000
     ttl_days: float = 365.0
     settable_clock: bool = False
     admin_token: str | None = field(default=None, repr=False)

@@ -332,18 +332,23 @@ def _dbname_of(dsn: str) -> str | None:
     return params.get("dbname") or params.get("user")  # libpq's default dbname is the user name
 
 
+def _without_password(match: re.Match[str]) -> str:
+    """A matched URI (scheme, netloc, path, query groups) without the password in its userinfo or query."""
+    netloc = match.group("netloc")
+    if "@" in netloc:
+        userinfo, hosts = netloc.rsplit("@", 1)
+        user = userinfo.split(":", 1)[0]
+        netloc = f"{user}@{hosts}" if user else hosts
+    query = match.group("query") or ""
+    params = [p for p in query.lstrip("?").split("&") if p and unquote(p.split("=", 1)[0]) != "password"]
+    return f"{match.group('scheme')}{netloc}{match.group('path') or ''}{'?' + '&'.join(params) if params else ''}"
+
+
 def _redact_dsn(dsn: str) -> str:
     """The DSN for messages: password removed from userinfo and from query parameters."""
     match = _URI.fullmatch(dsn)
     if match is not None:
-        netloc = match.group("netloc")
-        if "@" in netloc:
-            userinfo, hosts = netloc.rsplit("@", 1)
-            user = userinfo.split(":", 1)[0]
-            netloc = f"{user}@{hosts}" if user else hosts
-        query = match.group("query") or ""
-        params = [p for p in query.lstrip("?").split("&") if p and unquote(p.split("=", 1)[0]) != "password"]
-        return f"{match.group('scheme')}{netloc}{match.group('path') or ''}{'?' + '&'.join(params) if params else ''}"
+        return _without_password(match)
     try:
         params = conninfo_to_dict(dsn)
     except psycopg.ProgrammingError:
@@ -354,16 +359,7 @@ def _redact_dsn(dsn: str) -> str:
 
 def _redact_redis_url(url: str) -> str:
     match = _REDIS_URI.fullmatch(url)
-    if match is None:
-        return "<unparseable URL>"
-    netloc = match.group("netloc")
-    if "@" in netloc:
-        userinfo, host = netloc.rsplit("@", 1)
-        user = userinfo.split(":", 1)[0]
-        netloc = f"{user}@{host}" if user else host
-    query = match.group("query") or ""
-    params = [p for p in query.lstrip("?").split("&") if p and unquote(p.split("=", 1)[0]) != "password"]
-    return f"{match.group('scheme')}{netloc}{match.group('path') or ''}{'?' + '&'.join(params) if params else ''}"
+    return _without_password(match) if match is not None else "<unparseable URL>"
 
 
 def _first_line(exc: BaseException, secret_source: str = "") -> str:

@@ -28,7 +28,7 @@ Feature: In-session memory
       | locker code      | 9-22-31    |
     Then the assistant answers each of her questions about them correctly
 
-  @fault_context_dropped
+  @fault_context_dropped @fault_threshold_too_strict
   Scenario: A correction replaces the old fact
     When Ana tells the assistant "My order number is 4417."
     And Ana tells the assistant "Actually, my order number is 5521."

@@ -3,7 +3,7 @@ Feature: Recall survives the migration from Redis to PostgreSQL + pgvector
   Every historical memory in the legacy Redis store is still recalled, for its owner only, with the same ranking and
   scores, after the app's migration has moved it to PostgreSQL + pgvector.
 
-  @smoke @fault_migration_drops_last_batch @fault_migration_null_embedding
+  @smoke @fault_migration_drops_last_batch @fault_migration_null_embedding @fault_threshold_too_strict
   Scenario Outline: Every historical memory is recalled after the migration
     Given the legacy Redis store holds the golden snapshot "household"
     When the memories are migrated to PostgreSQL in batches of <batch size> with the "<embedder>" embedding model

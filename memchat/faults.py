@@ -33,7 +33,7 @@ CATALOG: dict[str, Fault] = {
               "facts told earlier in the same conversation are not answered", "in_session"),
         Fault("migration-drops-last-batch", "off-by-one in the migration's batch loop",
               "the final partial batch is never copied", "migration"),
-        Fault("migration-null-embedding", "re-embedding results shifted against their rows",
+        Fault("migration-null-embedding", "batch embedding call drops its last result; the row is written anyway",
               "the last row of every migrated batch is stored without an embedding", "migration"),
         Fault("ivfflat-before-load", "ivfflat index built on the empty table, default probes = 1",
               "owners searched through the index lose most of their memories", "migration"),

@@ -223,10 +223,12 @@ def test_data(suite_info: dict, worker_id: str) -> TestData:
 
 # -- scenario fixtures -----------------------------------------------------------------------------------------------
 @pytest.fixture
-def browsers(new_context, browser_type, browser_type_launch_args: dict, browser_context_args: dict,  # noqa: ANN001
-             _artifacts_recorder) -> Iterator[BrowserSessions]:  # noqa: ANN001 - pytest-playwright's fixtures
-    sessions = BrowserSessions(new_context, browser_type, browser_type_launch_args, browser_context_args,
-                               _artifacts_recorder)
+def browsers(request: pytest.FixtureRequest, browser_type, browser_type_launch_args: dict,  # noqa: ANN001
+             browser_context_args: dict, _artifacts_recorder) -> Iterator[BrowserSessions]:  # noqa: ANN001
+    # pytest-playwright's new_context needs its shared browser: asked for only when a scenario opens a plain
+    # context, so scenarios that use persistent profiles alone do not launch a second browser.
+    sessions = BrowserSessions(lambda **kw: request.getfixturevalue("new_context")(**kw), browser_type,
+                               browser_type_launch_args, browser_context_args, _artifacts_recorder)
     yield sessions
     sessions.close_all()
 

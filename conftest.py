@@ -19,7 +19,7 @@ from harness import report
 from harness.api_client import AdminApi
 from harness.app_factory import AppFactory
 from harness.app_launcher import AppLaunchError, RunningApp, attach_app
-from harness.browser import BrowserChoice, BrowserNotFound, chromium_version, find_chromium
+from harness.browser import BrowserChoice, BrowserNotFound, chromium_version, find_chromium, without_screencast
 from harness.browser_sessions import BrowserSessions
 from harness.databases import DatabaseServers, ProviderError, provide_databases, redis_url_for_db
 from harness.suite_options import ROOT, SuiteOptions, add_options, runs_acceptance_suite
@@ -222,6 +222,14 @@ def test_data(suite_info: dict, worker_id: str) -> TestData:
 
 
 # -- scenario fixtures -----------------------------------------------------------------------------------------------
+@pytest.fixture
+def _artifacts_recorder(_artifacts_recorder, request: pytest.FixtureRequest):  # noqa: ANN001, ANN201
+    """pytest-playwright's recorder (traces and screenshots kept on failure), tracing without screencast frames."""
+    if request.config.getoption("--tracing") != "off" and not request.config.getoption("--trace-screencast"):
+        without_screencast(_artifacts_recorder, title=request.node.nodeid)
+    return _artifacts_recorder
+
+
 @pytest.fixture
 def browsers(request: pytest.FixtureRequest, browser_type, browser_type_launch_args: dict,  # noqa: ANN001
              browser_context_args: dict, _artifacts_recorder) -> Iterator[BrowserSessions]:  # noqa: ANN001

@@ -56,3 +56,19 @@ def chromium_version(executable: Path | None) -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return out.strip() or "unknown"
+
+
+def without_screencast(recorder: object, title: str) -> None:
+    """Make pytest-playwright's recorder trace contexts with DOM snapshots and network but no screencast frames.
+
+    The frames cost about a quarter of a browser scenario's time here; a failing scenario still gets its screenshots
+    (--screenshot) and a trace whose snapshots show every step's page. `--trace-screencast` keeps the frames.
+    """
+    start = recorder.on_did_create_browser_context
+
+    def on_did_create(context) -> None:  # noqa: ANN001 - a Playwright BrowserContext
+        start(context)
+        context.tracing.stop()  # restart the trace the recorder began, lighter; it is stopped and saved as before
+        context.tracing.start(title=title, screenshots=False, snapshots=True, sources=False)
+
+    recorder.on_did_create_browser_context = on_did_create

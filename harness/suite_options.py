@@ -29,6 +29,8 @@ def add_options(parser: pytest.Parser) -> None:
                     help=f"faker seed (default {DEFAULT_SEED}); env MEMTEST_SEED")
     group.addoption("--target", default=os.environ.get("MEMTEST_TARGET"),
                     help="target file describing the app under test (default targets/memchat.toml)")
+    group.addoption("--trace-screencast", action="store_true",
+                    help="record screencast frames in Playwright traces too (slower; DOM snapshots are always kept)")
     group.addoption("--admin-token", default=os.environ.get("MEMTEST_ADMIN_TOKEN"),
                     help="admin token of an app given by --base-url (for seeding users); env MEMTEST_ADMIN_TOKEN")
 

@@ -238,7 +238,10 @@ def browsers(request: pytest.FixtureRequest, browser_type, browser_type_launch_a
     sessions = BrowserSessions(lambda **kw: request.getfixturevalue("new_context")(**kw), browser_type,
                                browser_type_launch_args, browser_context_args, _artifacts_recorder)
     yield sessions
-    sessions.close_all()
+    call = getattr(request.node, "rep_call", None)  # set by pytest-playwright's report hook
+    always = [request.config.getoption(o) for o in ("--tracing", "--screenshot", "--video")]
+    sessions.close_all(keep_evidence=call is None or not call.passed or "on" in always
+                       or always[2] == "retain-on-failure")
 
 
 @pytest.fixture

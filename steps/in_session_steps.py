@@ -20,7 +20,8 @@ def reopen_by_address(world: Scenario, name: str) -> None:
 def reopen_from_list(world: Scenario, name: str) -> None:
     actor = world.actors[name]
     conversation_id = str(world.notes["conversation"])
-    actor.chat.open_new()
+    if not actor.page.url.startswith(actor.app.base_url):
+        actor.chat.open_new()
     actor.sidebar.open_by_id(conversation_id)
     assert actor.chat.conversation_id() == conversation_id
 

@@ -4,6 +4,7 @@ the app's migration and re-embedding, and recall compared with what it must be."
 from __future__ import annotations
 
 import allure
+import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness import report
@@ -19,8 +20,6 @@ THRESHOLD, TOP_K = 0.25, 5  # the reference app's recall settings, which the exp
 
 def stores_of(world: Scenario) -> tuple[str, str]:
     if not world.app.pg_dsn or not world.app.redis_url:
-        import pytest
-
         pytest.skip("migration scenarios need the app's databases: let the suite start the app, or give "
                     "--pg-dsn and --redis-url with --base-url")
     return world.app.pg_dsn, world.app.redis_url

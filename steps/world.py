@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Page
 
 from harness.api_client import Account, AdminApi, UserApi
@@ -132,8 +133,6 @@ class Scenario:
     def require_apps(self, why: str) -> AppFactory:
         """Scenarios that need the app with other settings can only run where the suite starts the app itself."""
         if self.apps is None:
-            import pytest
-
             pytest.skip(f"{why}: needs an app the suite starts (not --base-url)")
         return self.apps
 

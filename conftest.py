@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from harness import report
-from harness.api_client import AdminApi
 from harness.app_factory import AppFactory
 from harness.app_launcher import AppLaunchError, RunningApp, attach_app
 from harness.browser import BrowserChoice, BrowserNotFound, chromium_version, find_chromium, without_screencast
@@ -250,13 +249,6 @@ def world(request: pytest.FixtureRequest, target: Target, app_under_test: Runnin
     scenario = Scenario(target, app_under_test, test_data, browsers, key=request.node.nodeid, apps=apps)
     yield scenario
     scenario.tear_down()
-
-
-@pytest.fixture(scope="session")
-def admin_api(target: Target, app_under_test: RunningApp) -> Iterator[AdminApi]:
-    api = AdminApi(target, app_under_test.base_url, app_under_test.admin_token)
-    yield api
-    api.close()
 
 
 # -- evidence for the report -----------------------------------------------------------------------------------------

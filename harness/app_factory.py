@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from harness.app_launcher import AppLaunchError, RunningApp, start_app
+from harness.app_launcher import RunningApp, start_app
 from harness.databases import create_database, drop_database
 from harness.target import Target
 
@@ -72,5 +72,3 @@ class AppFactory:
             except Exception:  # noqa: BLE001 - a leftover database must not hide the run's real outcome
                 pass
 
-
-__all__ = ["AppFactory", "AppLaunchError"]

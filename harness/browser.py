@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,8 +51,6 @@ def chromium_version(executable: Path | None) -> str:
     if executable is None:
         return "playwright"
     try:
-        import subprocess
-
         out = subprocess.run([str(executable), "--version"], capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
         return "unknown"

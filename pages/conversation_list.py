@@ -11,17 +11,10 @@ class ConversationList(BasePage):
     def _items(self) -> Locator:
         return self.el("conversation_item", within=self.el("conversation_list"))
 
-    def titles(self) -> list[str]:
-        expect(self.el("conversation_list")).to_be_visible()
-        return [t.strip() for t in self._items().all_inner_texts()]
-
     def ids(self) -> list[str]:
         """Conversation ids, read from each link's address (the last path segment)."""
         expect(self.el("conversation_list")).to_be_visible()
         return [(a.get_attribute("href") or "").rstrip("/").rsplit("/", 1)[-1] for a in self._items().all()]
-
-    def open(self, title: str) -> None:
-        self._items().filter(has_text=title).first.click()
 
     def open_by_id(self, conversation_id: str) -> None:
         self._items().and_(self.page.locator(f'[href$="/{conversation_id}"]')).click()

@@ -22,6 +22,3 @@ class LoginPage(BasePage):
 
     def is_shown(self) -> bool:
         return self.el("login_submit").is_visible()
-
-    def error(self) -> str:
-        return self.el("login_error").inner_text()

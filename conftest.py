@@ -17,10 +17,12 @@ import pytest
 
 from harness import report
 from harness.app_factory import AppFactory
-from harness.app_launcher import AppLaunchError, RunningApp, attach_app
+from harness.app_launcher import AppLaunchError, RunningApp
 from harness.browser import BrowserChoice, BrowserNotFound, chromium_version, find_chromium, without_screencast
 from harness.browser_sessions import BrowserSessions
 from harness.databases import DatabaseServers, ProviderError, provide_databases, redis_url_for_db
+from harness.drivers import load_driver
+from harness.drivers.base import AppDriver, DriverError
 from harness.suite_options import ROOT, SuiteOptions, add_options, runs_acceptance_suite
 from harness.target import Target, TargetError, load_target
 from harness.test_data import TestData
@@ -53,25 +55,27 @@ def _start_session(config: pytest.Config) -> dict:
     opts = SuiteOptions.from_config(config)
     try:
         target = load_target(opts.target)
+        driver = load_driver(target)
         browser = find_chromium(opts.browser_path, _playwright_cache_has_chromium())
-    except (TargetError, BrowserNotFound) as e:
+    except (TargetError, DriverError, BrowserNotFound) as e:
         raise pytest.UsageError(str(e)) from None
-    info: dict = {"target": str(target.path), "seed": opts.seed, "run": secrets.token_hex(3), "faults": opts.faults,
+    info: dict = {"target": str(target.path), "target_name": target.name, "seed": opts.seed,
+                  "run": secrets.token_hex(3), "faults": opts.faults,
                   "browser": str(browser.executable or ""), "browser_source": browser.source,
                   "chromium": chromium_version(browser.executable), "base_url": opts.base_url}
     if opts.base_url:
         if opts.faults:
             raise pytest.UsageError("--faults switches faults on in an app the suite starts; drop --base-url")
         try:
-            attach_app(target, opts.base_url, opts.admin_token)
-        except AppLaunchError as e:
+            driver.attach(opts.base_url, opts.admin_token)
+        except (AppLaunchError, DriverError) as e:
             raise pytest.UsageError(str(e)) from None
-    if opts.faults and "check_faults" in target.tools:
-        from harness.app_tools import ToolFailed, run_tool
+    if opts.faults:
+        from harness.app_tools import ToolFailed
 
         try:
-            run_tool(target, "check_faults", faults=opts.faults, timeout=60)
-        except ToolFailed as e:
+            driver.check_faults([f.strip() for f in opts.faults.split(",") if f.strip()])
+        except (DriverError, ToolFailed) as e:
             raise pytest.UsageError(str(e)) from None
     if not opts.base_url or (opts.pg_dsn and opts.redis_url):
         stack = contextlib.ExitStack()
@@ -108,7 +112,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if "servers" in info:
         lines.append(DatabaseServers(**info["servers"]).describe())
     lines.append(f"browser: {info['chromium']} ({info['browser_source']})")
-    lines.append(f"app: {info['base_url'] or 'reference app started by the suite'}; faults: {info['faults'] or 'none'}"
+    where = info["base_url"] or "started by the suite"
+    lines.append(f"app: {info['target_name']} ({where}); faults: {info['faults'] or 'none'}"
                  f"; seed: {info['seed']} (--seed to change)")
     return lines
 
@@ -131,15 +136,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     directory = report.alluredir(config)
     if directory is not None:
-        health = info.get("app_health", {})
+        app = info.get("app_health", {})
         servers = info.get("servers", {})
         report.write_environment(directory, {
-            "App": f"{health.get('app', '?')} {health.get('version', '')}".strip(),
+            "App": app.get("app") or info["target_name"],
             "App.URL": info["base_url"] or "started by the suite",
+            "Target": info["target"],
             "Databases.provider": servers.get("provider", "the app's own"),
-            "PostgreSQL": health.get("postgres") or servers.get("postgres_version"),
-            "pgvector": health.get("pgvector") or servers.get("pgvector_version"),
-            "Redis": health.get("redis") or servers.get("redis_version"),
+            "PostgreSQL": app.get("postgres") or servers.get("postgres_version"),
+            "pgvector": app.get("pgvector") or servers.get("pgvector_version"),
+            "Redis": app.get("redis") or servers.get("redis_version"),
             "Chromium": info["chromium"], "Seed": info["seed"], "Faults": info["faults"] or "none",
         })
 
@@ -165,38 +171,44 @@ def target(suite_info: dict) -> Target:
 
 
 @pytest.fixture(scope="session")
+def driver(target: Target) -> AppDriver:
+    return load_driver(target)
+
+
+@pytest.fixture(scope="session")
 def worker_index(worker_id: str) -> int:
     return int(worker_id[2:]) if worker_id.startswith("gw") else 0
 
 
 @pytest.fixture(scope="session")
-def apps(suite_info: dict, target: Target, worker_id: str, worker_index: int) -> Iterator[AppFactory | None]:
+def apps(suite_info: dict, driver: AppDriver, worker_id: str, worker_index: int) -> Iterator[AppFactory | None]:
     """Apps the suite starts for this worker; None when the suite targets an app it did not start (--base-url):
     its databases, if given, serve the migration scenarios, but the suite starts no app of its own then."""
     servers = suite_info.get("servers")
     if servers is None or suite_info["base_url"]:
         yield None
         return
-    factory = AppFactory(target, servers["pg_admin_dsn"], redis_url_for_db(servers["redis_url"], worker_index + 1),
-                         db_prefix=f"memtest_{suite_info['run']}_{worker_id}".lower(), faults=suite_info["faults"],
+    factory = AppFactory(driver, servers["pg_admin_dsn"], redis_url_for_db(servers["redis_url"], worker_index + 1),
+                         db_prefix=f"memtest_{suite_info['run']}_{worker_id}".lower(),
+                         base_settings={"faults": suite_info["faults"]} if suite_info["faults"] else {},
                          log_dir=ROOT / "reports" / "app-logs")
     yield factory
     factory.close()
 
 
 @pytest.fixture(scope="session")
-def app_under_test(request: pytest.FixtureRequest, suite_info: dict, target: Target,
+def app_under_test(request: pytest.FixtureRequest, suite_info: dict, driver: AppDriver,
                    apps: AppFactory | None) -> RunningApp:
     try:
         if apps is None:
-            app = attach_app(target, suite_info["base_url"], request.config.getoption("--admin-token"))
+            app = driver.attach(suite_info["base_url"], request.config.getoption("--admin-token"))
             servers = suite_info.get("servers") or {}
             app.pg_dsn, app.redis_url = servers.get("pg_admin_dsn"), servers.get("redis_url")
         else:
             app = apps.shared()
-    except AppLaunchError as e:
+    except (AppLaunchError, DriverError) as e:
         pytest.exit(str(e), returncode=3)
-    request.config.stash[SESSION]["app_health"] = app.health
+    request.config.stash[SESSION]["app_health"] = driver.describe(app)
     return app
 
 
@@ -244,9 +256,10 @@ def browsers(request: pytest.FixtureRequest, browser_type, browser_type_launch_a
 
 
 @pytest.fixture
-def world(request: pytest.FixtureRequest, target: Target, app_under_test: RunningApp, test_data: TestData,
-          browsers: BrowserSessions, apps: AppFactory | None) -> Iterator[Scenario]:
-    scenario = Scenario(target, app_under_test, test_data, browsers, key=request.node.nodeid, apps=apps)
+def world(request: pytest.FixtureRequest, target: Target, driver: AppDriver, app_under_test: RunningApp,
+          test_data: TestData, browsers: BrowserSessions, apps: AppFactory | None) -> Iterator[Scenario]:
+    scenario = Scenario(target, driver, app_under_test, test_data, browsers, key=request.node.nodeid, apps=apps,
+                        answer_check=request.config.getoption("--answer-check"))
     yield scenario
     scenario.tear_down()
 

@@ -21,9 +21,8 @@ Feature: Multi-user isolation
     And Ana tells the assistant "My bank PIN is 8080."
     And Ben is signed in
     When Ben opens Ana's conversation by its address
-    Then Ben is told the conversation was not found
-    And nothing of Ana's conversation is shown to Ben
-    And the API answers Ben "not found" for Ana's conversation
+    Then nothing of Ana's conversation is shown to Ben
+    And the app's API refuses Ben Ana's conversation
 
   Scenario: The conversation list shows only the user's own conversations
     Given Ana has 2 conversations

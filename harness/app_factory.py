@@ -1,24 +1,25 @@
 """The apps a worker runs: the shared one, and one per distinct set of settings for scenarios that need other
-settings (an embedding model, an index kind, a movable clock), each on a database of its own."""
+settings (an embedding model, an index kind, a movable clock, a misconfiguration), each on fresh data of its own."""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
-from harness.app_launcher import RunningApp, start_app
+from harness.app_launcher import RunningApp
 from harness.databases import create_database, drop_database
-from harness.target import Target
+from harness.drivers.base import AppDriver
 
 
 class AppFactory:
-    def __init__(self, target: Target, pg_admin_dsn: str, redis_url: str, db_prefix: str, faults: str,
-                 log_dir: Path) -> None:
-        self.target = target
+    def __init__(self, driver: AppDriver, pg_admin_dsn: str, redis_url: str, db_prefix: str,
+                 base_settings: dict[str, str], log_dir: Path) -> None:
+        self.driver = driver
         self.pg_admin_dsn = pg_admin_dsn
         self.redis_url = redis_url
         self.db_prefix = db_prefix
-        self.faults = faults
+        self.base_settings = base_settings  # e.g. the faults the run switches on, for every instance
         self.log_dir = log_dir
         self._cached: dict[tuple, RunningApp] = {}
         self._owned: list[RunningApp] = []
@@ -31,12 +32,9 @@ class AppFactory:
         self._databases.append(name)
         return dsn
 
-    def _settings(self, settings: dict[str, str]) -> dict[str, str]:
-        return {**({"faults": self.faults} if self.faults else {}), **settings}
-
     def start(self, pg_dsn: str, settings: dict[str, str], label: str) -> RunningApp:
-        app = start_app(self.target, pg_dsn=pg_dsn, redis_url=self.redis_url, settings=self._settings(settings),
-                        log_path=self.log_dir / f"{self.db_prefix}-{label}.log")
+        app = self.driver.start(pg_dsn=pg_dsn, redis_url=self.redis_url, settings={**self.base_settings, **settings},
+                                log_path=self.log_dir / f"{self.db_prefix}-{label}.log")
         self._owned.append(app)
         return app
 
@@ -51,12 +49,23 @@ class AppFactory:
             self._cached[key] = self.start(self.database(label), settings, label)
         return self._cached[key]
 
-    def fresh(self, settings: dict[str, str]) -> tuple[RunningApp, str]:
-        """An app on a new database of its own, for a scenario that will restart it; returns (app, its DSN)."""
+    def fresh(self, settings: dict[str, str]) -> RunningApp:
+        """An app on new data of its own, for a scenario that will restart it."""
         self._fresh += 1
         label = f"fresh{self._fresh}"
-        dsn = self.database(label)
-        return self.start(dsn, settings, label), dsn
+        return self.start(self.database(label), settings, label)
+
+    def restart(self, app: RunningApp, settings: dict[str, str], between: Callable[[], None] | None) -> RunningApp:
+        """Stop `app`, run `between` on its stopped data, and start it again on the same data with `settings`."""
+        self.stop(app)
+        if between is not None:
+            between()
+        self._fresh += 1
+        new = self.driver.start(pg_dsn=str(app.pg_dsn), redis_url=self.redis_url, settings=settings,
+                                log_path=self.log_dir / f"{self.db_prefix}-restart{self._fresh}.log",
+                                data_dir=app.data_dir)
+        self._owned.append(new)
+        return new
 
     def stop(self, app: RunningApp) -> None:
         app.stop()
@@ -71,4 +80,3 @@ class AppFactory:
                 drop_database(self.pg_admin_dsn, name)
             except Exception:  # noqa: BLE001 - a leftover database must not hide the run's real outcome
                 pass
-

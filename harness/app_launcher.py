@@ -1,23 +1,21 @@
-"""Starting the app under test as a separate process, waiting until it is healthy, stopping it cleanly.
-
-The suite reaches the app only through HTTP, the browser and its databases, so the reference app and a team's app are
-started the same way: a command line from the target file.
-"""
+"""Starting an app (or a process that serves it) as a separate process, waiting until it is healthy, and stopping
+it cleanly. The suite reaches apps only through HTTP, the browser and their databases, so every app is started the
+same way: a command line, an environment and a health address, given by its driver from the target file."""
 
 from __future__ import annotations
 
 import os
-import secrets
 import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 
-from harness.target import Target, fill
+ROOT = Path(__file__).resolve().parent.parent
 
 
 class AppLaunchError(Exception):
@@ -35,15 +33,26 @@ class RunningApp:
     started_by_suite: bool = False
     log_path: Path | None = None
     process: subprocess.Popen | None = field(default=None, repr=False)
+    data_dir: Path | None = None  # the app's own data folder, where its driver gives it one
+    companions: list[subprocess.Popen] = field(default_factory=list, repr=False)  # e.g. its model server
+
+    @property
+    def running(self) -> bool:
+        return self.process is None or self.process.poll() is None
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)  # uvicorn's graceful shutdown; the app closes its pools
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        for process in [self.process, *self.companions]:
+            stop_process(process)
+
+
+def stop_process(process: subprocess.Popen | None) -> None:
+    if process and process.poll() is None:
+        process.send_signal(signal.SIGINT)  # a graceful shutdown: servers close their pools and children
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def free_port() -> int:
@@ -52,7 +61,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _get_health(url: str) -> dict | None:
+def get_health(url: str) -> dict | None:
     try:
         resp = httpx.get(url, timeout=2)
     except httpx.HTTPError:
@@ -60,44 +69,41 @@ def _get_health(url: str) -> dict | None:
     if resp.status_code != 200:
         return None
     try:
-        return resp.json()
+        data = resp.json()
     except ValueError:
-        return {"status": resp.text[:200]}
+        return None  # an app that answers every address with its HTML page is not saying it is healthy
+    return data if isinstance(data, dict) else None
 
 
-def start_app(target: Target, *, pg_dsn: str, redis_url: str, settings: dict[str, str], log_path: Path,
-              timeout: float = 60.0) -> RunningApp:
-    """Start the app with `settings` as `--name value` options and wait until its health answers."""
-    port = free_port()
-    command = fill(target.start_command, port=str(port), pg_dsn=pg_dsn, redis_url=redis_url)
-    for name, value in settings.items():
-        command += [f"--{name}", value]
-    token = secrets.token_urlsafe(24)
-    env = {**os.environ, **target.env, "MEMCHAT_ADMIN_TOKEN": token, "PYTHONUNBUFFERED": "1"}
+def start_process(name: str, command: list[str], *, env: dict[str, str], log_path: Path, health_url: str,
+                  timeout: float = 60.0, healthy: Callable[[dict], bool] = lambda _: True,
+                  cwd: Path = ROOT) -> tuple[subprocess.Popen, dict]:
+    """Start `command` with its output in `log_path`; return it and its health once `health_url` answers."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    log = log_path.open("wb")
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
-                               cwd=Path(__file__).resolve().parent.parent)
-    log.close()
-    base_url = f"http://127.0.0.1:{port}"
+    with log_path.open("wb") as log:
+        try:
+            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=cwd,
+                                       env={**os.environ, **env, "PYTHONUNBUFFERED": "1"})
+        except OSError as e:
+            raise AppLaunchError(f"{name} could not be started ({command[0]}: {e.strerror}); install it") from None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        health = _get_health(base_url + target.health_path)
-        if health is not None:
-            return RunningApp(base_url, health, token, pg_dsn, redis_url, dict(settings), True, log_path, process)
+        health = get_health(health_url)
+        if health is not None and healthy(health):
+            return process, health
         if process.poll() is not None:
             lines = [ln for ln in log_path.read_text(errors="replace").splitlines() if ln.strip()]
             last = lines[-1] if lines else f"exit code {process.returncode}"
-            raise AppLaunchError(f"{target.name} did not start: {last} (log: {log_path})")
+            raise AppLaunchError(f"{name} did not start: {last} (log: {log_path})")
         time.sleep(0.1)  # polling interval while the server boots
-    process.kill()
-    raise AppLaunchError(f"{target.name} did not answer {target.health_path} within {timeout:g} s (log: {log_path})")
+    stop_process(process)
+    raise AppLaunchError(f"{name} did not answer {health_url} within {timeout:g} s (log: {log_path})")
 
 
-def attach_app(target: Target, base_url: str, admin_token: str | None) -> RunningApp:
+def attach_app(name: str, base_url: str, health_path: str, admin_token: str | None) -> RunningApp:
     """An app that is already running (--base-url): check that it answers, start nothing."""
     base_url = base_url.rstrip("/")
-    health = _get_health(base_url + target.health_path)
+    health = get_health(base_url + health_path)
     if health is None:
-        raise AppLaunchError(f"no app answers at {base_url}{target.health_path}; start it or fix --base-url")
+        raise AppLaunchError(f"no {name} answers at {base_url}{health_path}; start it or fix --base-url")
     return RunningApp(base_url, health, admin_token, started_by_suite=False)

@@ -28,9 +28,14 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--seed", type=int, default=os.environ.get("MEMTEST_SEED", str(DEFAULT_SEED)),
                     help=f"faker seed (default {DEFAULT_SEED}); env MEMTEST_SEED")
     group.addoption("--target", default=os.environ.get("MEMTEST_TARGET"),
-                    help="target file describing the app under test (default targets/memchat.toml)")
+                    help="target file describing the app under test, or the name of one in targets/ "
+                         "(default targets/memchat.toml)")
     group.addoption("--trace-screencast", action="store_true",
                     help="record screencast frames in Playwright traces too (slower; DOM snapshots are always kept)")
+    group.addoption("--answer-check", choices=("exact", "contains"),
+                    default=os.environ.get("MEMTEST_ANSWER_CHECK", "exact"),
+                    help="exact (default: a deterministic model answers byte for byte) or contains (a real model: "
+                         "any reply containing the expected value); env MEMTEST_ANSWER_CHECK")
     group.addoption("--admin-token", default=os.environ.get("MEMTEST_ADMIN_TOKEN"),
                     help="admin token of an app given by --base-url (for seeding users); env MEMTEST_ADMIN_TOKEN")
 

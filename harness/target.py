@@ -1,5 +1,6 @@
-"""The app under test, described by one configuration file: how to start it, its API paths, its locators and its
-command-line tools. Pointing the suite at a team's own app means writing such a file; steps stay unchanged."""
+"""The app under test, described by one configuration file: which driver speaks to it, how to start it, its API
+paths, its locators, its recall settings and its command-line tools. Pointing the suite at a team's own app means
+writing such a file (and, where its API differs from every shipped driver, a driver); steps stay unchanged."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-DEFAULT_TARGET = Path(__file__).resolve().parent.parent / "targets" / "memchat.toml"
+TARGETS = Path(__file__).resolve().parent.parent / "targets"
+DEFAULT_TARGET = TARGETS / "memchat.toml"
 
 
 class TargetError(Exception):
@@ -20,18 +22,26 @@ class TargetError(Exception):
 class Target:
     name: str
     path: Path
+    driver: str  # a shipped driver's name (harness/drivers/<name>.py), or "package.module" of a team's own
     start_command: list[str]
     health_path: str
     api: dict[str, str]
     locators: dict[str, dict[str, Any]]
     tools: dict[str, list[str]] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
+    app: dict[str, Any] = field(default_factory=dict)  # the whole [app] table, for the driver's own keys
+    recall: dict[str, Any] = field(default_factory=dict)  # the app's recall settings (top_k, threshold)
 
     def tool(self, name: str, **values: str) -> list[str]:
         """The command line of one of the app's tools (migrate, redis-load, ...), with {placeholders} filled in."""
         if name not in self.tools:
             raise TargetError(f"{self.path.name} defines no [tools] {name}; add it to use this scenario")
         return fill(self.tools[name], **values)
+
+    def path_of(self, name: str, **values: str) -> str:
+        if name not in self.api:
+            raise TargetError(f"{self.path.name} defines no [api] {name}; add it")
+        return self.api[name].format(**values)
 
 
 def fill(template: list[str], **values: str) -> list[str]:
@@ -44,25 +54,39 @@ def fill(template: list[str], **values: str) -> list[str]:
         raise TargetError(f"bad placeholder in command {template}: {e}; use {{name}} placeholders") from None
 
 
-def load_target(path: Path | None = None) -> Target:
-    path = Path(path or DEFAULT_TARGET)
+def resolve(value: str | Path | None) -> Path:
+    """`--target open-webui` means targets/open-webui.toml; anything else is a path."""
+    if value is None:
+        return DEFAULT_TARGET
+    text = str(value)
+    if "/" not in text and not text.endswith(".toml"):
+        return TARGETS / f"{text}.toml"
+    return Path(text)
+
+
+def load_target(path: str | Path | None = None) -> Target:
+    path = resolve(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise TargetError(f"target file {path} not found; pass --target with an existing file") from None
+        known = ", ".join(sorted(p.stem for p in TARGETS.glob("*.toml")))
+        raise TargetError(f"target file {path} not found; pass --target with an existing file or one of: "
+                          f"{known}") from None
     except tomllib.TOMLDecodeError as e:
         raise TargetError(f"target file {path} is not valid TOML: {e}") from None
     except OSError as e:
         raise TargetError(f"target file {path} cannot be read: {e.strerror}") from None
     try:
+        app = dict(data["app"])
         return Target(
-            name=data["name"], path=path, start_command=list(data["app"]["command"]),
-            health_path=data["app"].get("health", "/healthz"), api=dict(data["api"]),
+            name=data["name"], path=path, driver=data["driver"], start_command=list(app.get("command", [])),
+            health_path=app.get("health", "/healthz"), api=dict(data["api"]),
             locators={k: dict(v) for k, v in data["locators"].items()},
-            tools={k: list(v) for k, v in data.get("tools", {}).items()}, env=dict(data["app"].get("env", {})),
+            tools={k: list(v) for k, v in data.get("tools", {}).items()}, env=dict(app.get("env", {})),
+            app=app, recall=dict(data.get("recall", {})),
         )
     except KeyError as e:
-        raise TargetError(f"target file {path} lacks the key {e}; see targets/memchat.toml for the shape") from None
+        raise TargetError(f"target file {path} lacks the key {e}; see targets/*.toml for the shape") from None
     except (TypeError, ValueError, AttributeError) as e:
         raise TargetError(f"target file {path} has a value of the wrong shape ({e});"
-                          " see targets/memchat.toml") from None
+                          " see targets/*.toml") from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from playwright.sync_api import Locator, Page
+from playwright.sync_api import Locator, Page, expect
 
 
 class UnknownLocator(KeyError):
@@ -33,12 +33,28 @@ class BasePage:
         self._locators = locators
         self._paths = paths
 
-    def el(self, name: str, within: Locator | None = None) -> Locator:
+    def spec(self, name: str) -> Mapping[str, Any]:
         try:
-            spec = self._locators[name]
+            return self._locators[name]
         except KeyError:
             raise UnknownLocator(f"the target file has no locator {name!r}") from None
-        return locate(within if within is not None else self.page, spec)
+
+    def has(self, name: str) -> bool:
+        return name in self._locators
+
+    def el(self, name: str, within: Locator | None = None) -> Locator:
+        return locate(within if within is not None else self.page, self.spec(name))
+
+    def reveal(self, name: str) -> None:
+        """Apps that hide parts of the screen behind a toggle (a collapsed sidebar) name it in the locator's
+        `reveal_with`; it is clicked once the page has loaded, when the element is not visible."""
+        toggle = self.spec(name).get("reveal_with")
+        if toggle is None:
+            return
+        expect(self.el(toggle)).to_be_visible()
+        if not self.el(name).first.is_visible():
+            self.el(toggle).click()
+            expect(self.el(name).first).to_be_visible()
 
     def url_for(self, path_name: str, **values: str) -> str:
         return self.base_url + self._paths[path_name].format(**values)

@@ -13,11 +13,14 @@ class ConversationList(BasePage):
 
     def ids(self) -> list[str]:
         """Conversation ids, read from each link's address (the last path segment)."""
+        self.reveal("conversation_list")
         expect(self.el("conversation_list")).to_be_visible()
         return [(a.get_attribute("href") or "").rstrip("/").rsplit("/", 1)[-1] for a in self._items().all()]
 
     def open_by_id(self, conversation_id: str) -> None:
+        self.reveal("conversation_list")
         self._items().and_(self.page.locator(f'[href$="/{conversation_id}"]')).click()
 
     def start_new(self) -> None:
+        self.reveal("new_conversation")
         self.el("new_conversation").click()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pytest_bdd import given, parsers, then, when
 
+from harness.drivers.base import Capability
 from harness.polling import wait_until
 from steps.common_steps import NAME, speaker
 from steps.world import Actor, Fact, Scenario
@@ -12,7 +13,7 @@ from steps.world import Actor, Fact, Scenario
 
 def open_profile(world: Scenario, actor: Actor) -> None:
     actor.page = world.browsers.open_profile(actor.profile)
-    world.notes["speaker"] = actor.name
+    world.speaker = actor.name
 
 
 @given(parsers.re(f"^{NAME} signs in through the login form in her own browser profile$"))
@@ -34,7 +35,7 @@ def sign_in_with_form(world: Scenario, name: str) -> None:
 @when(parsers.re(f"^{NAME} closes the browser$"))
 def close_browser(world: Scenario, name: str) -> None:
     actor = world.actors[name]
-    world.notes["conversation"] = actor.chat.conversation_id()
+    world.conversation = actor.chat.conversation_id()
     world.browsers.close_browser(actor.page.context)
     actor.page = None
 
@@ -43,7 +44,7 @@ def close_browser(world: Scenario, name: str) -> None:
 def reopen_browser(world: Scenario, name: str) -> None:
     actor = world.actors[name]
     open_profile(world, actor)
-    actor.page.goto(actor.chat.url_for("home_page"))
+    actor.chat.go_home()
 
 
 @when(parsers.re(f"^{NAME} closes the page right after the reply$"))
@@ -56,10 +57,10 @@ def close_page(world: Scenario, name: str) -> None:
 @when(parsers.re(f"^{NAME} opens the app in a fresh browser profile$"))
 def fresh_profile(world: Scenario, name: str) -> None:
     actor = world.actors[name]
-    world.notes["conversation"] = actor.chat.conversation_id()
+    world.conversation = actor.chat.conversation_id()
     actor.profile = world.browsers.new_profile()
     open_profile(world, actor)
-    actor.page.goto(actor.chat.url_for("home_page"))
+    actor.chat.go_home()
 
 
 @then(parsers.re(f"^{NAME} is still signed in$"))
@@ -67,7 +68,8 @@ def still_signed_in(world: Scenario, name: str) -> None:
     actor = world.actors[name]
     assert not actor.login.is_shown(), f"{name} was asked to sign in again after reopening the browser"
     actor.chat.expect_signed_in()
-    assert actor.chat.signed_in_as() == actor.account.email
+    shown, expected = actor.chat.signed_in_as(), world.driver.shown_identity(actor.account)
+    assert shown == expected, f"{name} reopened the browser signed in as {shown!r}, not {expected!r}"
 
 
 @then(parsers.re(f"^{NAME} is asked to sign in$"))
@@ -79,31 +81,29 @@ def asked_to_sign_in(world: Scenario, name: str) -> None:
 def conversation_listed(world: Scenario) -> None:
     actor = speaker(world)
     listed = actor.sidebar.ids()
-    assert world.notes["conversation"] in listed, (
-        f"{actor.name}'s conversation {world.notes['conversation']} is not in her list {listed}")
-    assert listed == [c["id"] for c in actor.api.conversations()], "the list differs from her conversations"
+    assert world.conversation in listed, (
+        f"{actor.name}'s conversation {world.conversation} is not in her list {listed}")
+    own = actor.session.conversation_ids()
+    assert listed == own, f"{actor.name}'s list shows {listed}, her conversations are {own}"
 
 
 @then(parsers.parse('her long-term memory soon holds "{sentence}"'))
 def memory_soon_holds(world: Scenario, sentence: str) -> None:
     actor = speaker(world)
-    stored = wait_until(lambda: [m["text"] for m in actor.api.memories()], lambda texts: sentence in texts,
+    stored = wait_until(lambda: [m.text for m in actor.session.memories()], lambda texts: sentence in texts,
                         timeout=5, what=f"{actor.name}'s memory holding {sentence!r}")
     assert stored == [sentence], f"{actor.name}'s memory should hold exactly [{sentence!r}], holds {stored}"
 
 
 @given("an app whose clock the test can move")
 def movable_clock(world: Scenario) -> None:
-    world.use_variant(clock="settable")
+    world.require(Capability.MOVABLE_CLOCK)
+    world.use_variant(Capability.MOVABLE_CLOCK, clock="settable")
 
 
 @given(parsers.re(f'^{NAME} told the assistant "(?P<sentence>[^"]+)" (?P<days>\\d+) days ago$'))
 def told_days_ago(world: Scenario, name: str, sentence: str, days: str) -> None:
     actor = world.actors[name]
-    actor.api.remember([sentence])
+    actor.session.remember([sentence])
     actor.told.append(Fact.parse(sentence))
-    admin = world.admin()
-    try:
-        admin.set_clock(advance_days=float(days))
-    finally:
-        admin.close()
+    world.driver.advance_clock(world.app, float(days))

@@ -12,14 +12,15 @@ from steps.world import Scenario
 def reopen_by_address(world: Scenario, name: str) -> None:
     actor = world.actors[name]
     conversation_id = actor.chat.conversation_id()
-    world.notes["conversation"] = conversation_id
-    assert actor.chat.open_conversation(conversation_id) == 200
+    world.conversation = conversation_id
+    status = actor.chat.open_conversation(conversation_id)
+    assert status == 200, f"{name} opened her conversation by its address and the app answered {status}"
 
 
 @when(parsers.re(f"^{NAME} opens the conversation from the conversation list$"))
 def reopen_from_list(world: Scenario, name: str) -> None:
     actor = world.actors[name]
-    conversation_id = str(world.notes["conversation"])
+    conversation_id = world.conversation
     if not actor.page.url.startswith(actor.app.base_url):
         actor.chat.open_new()
     actor.sidebar.open_by_id(conversation_id)

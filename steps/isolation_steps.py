@@ -4,30 +4,28 @@ from __future__ import annotations
 
 from pytest_bdd import given, parsers, then, when
 
-from steps.common_steps import NAME, sign_in, speak, start_new_conversation
+from steps.common_steps import NAME, answered, sign_in, speak, start_new_conversation
 from steps.world import Actor, Fact, Scenario
 
 
 def seed_told(actor: Actor, sentence: str) -> str:
-    """Tell the assistant through the API, and write what it says to remember, as the front end would."""
-    conversation = actor.api.create_conversation()
-    turn = actor.api.say(conversation["id"], sentence)
-    actor.api.remember(turn["remember"], conversation["id"])
+    """A conversation in which the actor told the assistant `sentence`, seeded through the driver."""
+    conversation_id = actor.session.seed_conversation(sentence)
     actor.told.append(Fact.parse(sentence))
-    return conversation["id"]
+    return conversation_id
 
 
 def only_own_memories(actor: Actor) -> None:
     """What was recalled for the actor, on the page and through the API, is the actor's own and nobody else's."""
-    own = {m["id"]: m["text"] for m in actor.api.memories()}
+    own = {m.id: m.text for m in actor.session.memories()}
     foreign_shown = [t for t in actor.recalled if t not in own.values()]
     assert not foreign_shown, f"{actor.name} was shown memories that are not theirs: {foreign_shown}"
     others = {f.sentence for a in actor.scenario.actors.values() if a is not actor for f in a.told}
     for fact in actor.told:
-        hits = actor.api.search(fact.question, k=10)
-        foreign = [h["text"] for h in hits if h["id"] not in own]
+        hits = actor.session.search(fact.question, k=10)
+        foreign = [h.text for h in hits if h.id not in own]
         assert not foreign, f"searching {actor.name}'s memory for {fact.question!r} found others' {foreign}"
-        assert hits and hits[0]["text"] == fact.sentence, (
+        assert hits and hits[0].text == fact.sentence, (
             f"searching {actor.name}'s memory for {fact.question!r} should find {fact.sentence!r} first, got {hits}")
     assert not others & set(own.values()), f"{actor.name}'s memory holds other users' memories"
 
@@ -48,6 +46,7 @@ def tell_secrets_at_once(world: Scenario, datatable: list[list[str]]) -> None:
     for actor, secret, waiter in pending:
         reply = waiter()
         actor.turns += [("user", secret), ("assistant", reply)]
+        actor.turns_sent += 1
         actor.told.append(Fact.parse(secret))
 
 
@@ -61,8 +60,9 @@ def each_asks(world: Scenario, question: str) -> None:
 @then(parsers.re(f'^{NAME} hears "(?P<answer>[^"]+)"$'))
 def hears(world: Scenario, name: str, answer: str) -> None:
     actor = world.actors[name]
-    assert actor.last_reply == answer, (f"{name} expected {answer!r} but the assistant said {actor.last_reply!r}"
-                                        f" (recalled: {actor.recalled or 'none'})")
+    assert answered(world, actor.last_reply, answer), (
+        f"{name} expected {answer!r} but the assistant said {actor.last_reply!r}"
+        f" (recalled: {actor.recalled or 'none'})")
 
 
 @then("the memories recalled for each of them are only their own")
@@ -74,37 +74,33 @@ def each_only_own(world: Scenario) -> None:
 @when(parsers.re(f"^{NAME} opens (?P<owner>[A-Z][a-z]+)'s conversation by its address$"))
 def open_foreign_conversation(world: Scenario, name: str, owner: str) -> None:
     intruder, victim = world.actors[name], world.actors[owner]
-    world.notes["foreign"] = victim.chat.conversation_id()
-    world.notes["status"] = intruder.chat.open_conversation(str(world.notes["foreign"]))
-    world.notes["intruder"], world.notes["victim"] = name, owner
-
-
-@then(parsers.re(f"^{NAME} is told the conversation was not found$"))
-def told_not_found(world: Scenario, name: str) -> None:
-    assert world.notes["status"] == 404, f"opening another user's conversation answered {world.notes['status']}"
-    assert world.actors[name].chat.not_found_shown(), f"{name} was not told the conversation was not found"
+    world.conversation = victim.chat.conversation_id()
+    world.notes["page status"] = intruder.chat.open_conversation(world.conversation)
 
 
 @then(parsers.re(f"^nothing of {NAME}'s conversation is shown to (?P<other>[A-Z][a-z]+)$"))
 def nothing_shown(world: Scenario, name: str, other: str) -> None:
+    status = world.notes["page status"]
+    assert status in (200, 401, 403, 404), f"opening {name}'s conversation answered {other} {status}"
     text = world.actors[other].chat.page_text()
     leaked = [t for _, t in world.actors[name].turns if t in text]
     assert not leaked, f"{other} was shown {name}'s turns: {leaked}"
 
 
-@then(parsers.re(f'^the API answers {NAME} "not found" for (?P<owner>[A-Z][a-z]+)\'s conversation$'))
-def api_not_found(world: Scenario, name: str, owner: str) -> None:
-    resp = world.actors[name].api.messages_response(str(world.notes["foreign"]))
-    leaked = [t for _, t in world.actors[owner].turns if t in resp.text]
-    assert resp.status_code == 404 and not leaked, (
-        f"the API answered {name} {resp.status_code} for {owner}'s conversation, leaking {leaked}")
+@then(parsers.re(f"^the app's API refuses {NAME} (?P<owner>[A-Z][a-z]+)'s conversation$"))
+def api_refuses(world: Scenario, name: str, owner: str) -> None:
+    answer = world.actors[name].session.ask_for_conversation(world.conversation)
+    leaked = [t for _, t in world.actors[owner].turns if t in answer.body]
+    assert answer.refused and not leaked, (
+        f"the API answered {name} {answer.status} for {owner}'s conversation (401, 403 or 404 expected)"
+        + (f", showing {leaked}" if leaked else ""))
 
 
 @given(parsers.re(f"^{NAME} has (?P<count>\\d+) conversations?$"))
 def has_conversations(world: Scenario, name: str, count: str) -> None:
     actor = world.actor(name)
     ids = [seed_told(actor, f"My note number {i} is {world.fake.word()}.") for i in range(int(count))]
-    world.notes[f"{name}.conversations"] = ids
+    world.notes[f"{name}'s conversations"] = ids
 
 
 @when(parsers.re(f"^{NAME} looks at (?:his|her|their) conversation list$"))
@@ -117,7 +113,7 @@ def looks_at_list(world: Scenario, name: str) -> None:
 
 @then(parsers.re(f"^{NAME} sees exactly (?:his|her|their) own conversations$"))
 def sees_own(world: Scenario, name: str) -> None:
-    own = list(reversed(world.notes[f"{name}.conversations"]))  # newest first
+    own = list(reversed(world.notes[f"{name}'s conversations"]))  # newest first
     assert world.notes["listed"] == own, f"{name}'s list shows {world.notes['listed']}, expected exactly {own}"
 
 
@@ -141,8 +137,8 @@ def second_signs_in(world: Scenario, typed: str) -> None:
     actor.page = world.browsers.anonymous()
     actor.login.open().log_in(world.data.email(local, world.tag, domain), actor.account.password)
     actor.chat.expect_signed_in()
-    assert actor.chat.signed_in_as() == actor.account.email, (
-        f"signing in as {typed!r} opened {actor.chat.signed_in_as()!r}, not {actor.account.email!r}")
+    shown, expected = actor.chat.signed_in_as(), world.driver.shown_identity(actor.account)
+    assert shown == expected, f"signing in as {typed!r} opened the account of {shown!r}, not {expected!r}"
 
 
 @when(parsers.parse('the second user asks in a new conversation "{question}"'))
@@ -166,15 +162,15 @@ def second_only_own(world: Scenario) -> None:
 def near_colliding_ids(world: Scenario, datatable: list[list[str]]) -> None:
     for suffix, memory in datatable[1:]:
         actor = world.create_user(f"Owner{suffix}", user_id=f"{world.tag}-{suffix}")
-        actor.api.remember([memory])
+        actor.session.remember([memory])
         actor.told.append(Fact.parse(memory))
 
 
 @then(parsers.parse('searching the memory of each user for "{question}" finds only that user\'s memories'))
 def each_finds_own(world: Scenario, question: str) -> None:
     for actor in world.actors.values():
-        hits = actor.api.search(question, k=10)
+        hits = actor.session.search(question, k=10)
         own = [f.sentence for f in actor.told]
-        assert [h["text"] for h in hits] == own, (
-            f"searching user {actor.account.id}'s memory for {question!r} found {[h['text'] for h in hits]},"
+        assert [h.text for h in hits] == own, (
+            f"searching user {actor.account.id}'s memory for {question!r} found {[h.text for h in hits]},"
             f" expected exactly {own}")

@@ -1,19 +1,22 @@
-"""The world a scenario's steps share: its app, its users (created through the API and deleted afterwards), their
-browsers and what they said. Steps read and write it; fixtures create and tear it down."""
+"""The world a scenario's steps share: its app and driver, its users (created through the driver and deleted
+afterwards), their browsers and what they said. Steps read and write it; fixtures create and tear it down."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Page
 
-from harness.api_client import Account, AdminApi, UserApi
 from harness.app_factory import AppFactory
 from harness.app_launcher import RunningApp
 from harness.browser_sessions import BrowserSessions
+from harness.drivers.base import Account, AppDriver, Capability, UserSession
+from harness.legacy_seed import LegacyMemory, MigrationCounts
+from harness.snapshots import Snapshot
 from harness.target import Target
 from harness.test_data import TestData
 from pages.chat_page import ChatPage
@@ -51,6 +54,19 @@ class Fact:
 
 
 @dataclass
+class MigrationRun:
+    """What the migration scenarios seed, run and compare."""
+
+    legacy: list[LegacyMemory] = field(default_factory=list)  # what the legacy store held
+    owners: dict[str, str] = field(default_factory=dict)  # owner name -> user id, created when migrating
+    snapshot: Snapshot | None = None
+    questions: list[str] = field(default_factory=list)
+    counts: list[MigrationCounts] = field(default_factory=list)  # one per migration run, in order
+    embedder: str = ""
+    owners_created: bool = False
+
+
+@dataclass
 class Actor:
     name: str
     account: Account
@@ -59,19 +75,25 @@ class Actor:
     profile: Path | None = None
     turns: list[tuple[str, str]] = field(default_factory=list)  # (role, text) as seen in this conversation
     told: list[Fact] = field(default_factory=list)
+    turns_sent: int = 0  # every turn this user sent, in any conversation: what the app may still be writing from
     last_reply: str = ""
     recalled: list[str] = field(default_factory=list)
-    _api: UserApi | None = None
+    _session: UserSession | None = None
+    _session_app: RunningApp | None = None
 
     @property
     def app(self) -> RunningApp:
         return self.scenario.app
 
     @property
-    def api(self) -> UserApi:
-        if self._api is None or str(self._api.http.base_url).rstrip("/") != self.app.base_url:
-            self._api = UserApi(self.scenario.target, self.app.base_url, self.account)
-        return self._api
+    def session(self) -> UserSession:
+        """The user's API session on the scenario's current app (signed in again when the app was replaced)."""
+        if self._session is None or self._session_app is not self.app:
+            if self._session is not None:
+                self._session.close()
+            self._session = self.scenario.driver.session(self.app, self.account)
+            self._session_app = self.app
+        return self._session
 
     def _pages(self) -> tuple:
         if self.page is None:
@@ -90,56 +112,64 @@ class Actor:
     def login(self) -> LoginPage:
         return LoginPage(*self._pages())
 
-    def storage_state(self) -> dict:
-        return {"cookies": self.api.cookies(), "origins": []}
+    def settle(self) -> None:
+        """Let the app finish the memory writes it makes on its own after this user's turns."""
+        self.scenario.driver.settle(self.app, self.session, self.turns_sent)
 
     def close(self) -> None:
-        if self._api is not None:
-            self._api.close()
+        if self._session is not None:
+            self._session.close()
 
 
 class Scenario:
-    def __init__(self, target: Target, app: RunningApp, data: TestData, browsers: BrowserSessions,
-                 key: str, apps: AppFactory | None = None) -> None:
+    def __init__(self, target: Target, driver: AppDriver, app: RunningApp, data: TestData,
+                 browsers: BrowserSessions, key: str, apps: AppFactory | None = None,
+                 answer_check: str = "exact") -> None:
         self.target = target
+        self.driver = driver
         self.app = app
         self.apps = apps
         self.app_settings: dict[str, str] = {}  # the settings of `app` when a step chose a variant
         self.data = data
         self.browsers = browsers
+        self.answer_check = answer_check
         self.tag = data.unique_tag()
         self.fake = data.faker_for(key)
         self.actors: dict[str, Actor] = {}
-        self.notes: dict[str, object] = {}  # what one step leaves for a later one (conversation ids, counts)
-        self._created: list[tuple[RunningApp, str]] = []
+        self.speaker = ""  # who spoke last: "the assistant answers" is about their last turn
+        self.conversation = ""  # the conversation a step left open for a later one
+        self.migration = MigrationRun()
+        self.notes: dict[str, Any] = {}  # what one step of an area leaves for a later one of the same area
+        self._created: list[tuple[RunningApp, Account]] = []
 
-    def admin(self, app: RunningApp | None = None) -> AdminApi:
-        app = app or self.app
-        return AdminApi(self.target, app.base_url, app.admin_token)
+    def require(self, capability: Capability) -> None:
+        if capability not in self.driver.capabilities:
+            pytest.skip(f"needs {capability.value}, which the {self.driver.name} driver does not offer")
 
     def create_user(self, name: str, email_local: str | None = None, domain: str = "x.test",
                     user_id: str | None = None) -> Actor:
+        if user_id is not None:
+            self.require(Capability.REQUESTED_USER_IDS)
         email = self.data.email(email_local or name.lower(), self.tag, domain)
-        admin = self.admin()
-        try:
-            account = admin.create_user(email, self.data.password(), user_id)
-        finally:
-            admin.close()
-        self._created.append((self.app, account.id))
+        account = self.driver.create_user(self.app, name, email, self.data.password(), user_id)
+        if user_id is not None and account.id != user_id:
+            raise AssertionError(f"the app gave {name} the id {account.id!r} instead of the requested {user_id!r}")
+        self._created.append((self.app, account))
         actor = Actor(name, account, self)
         self.actors[name] = actor
         return actor
 
-    def require_apps(self, why: str) -> AppFactory:
+    def require_apps(self, why: Capability) -> AppFactory:
         """Scenarios that need the app with other settings can only run where the suite starts the app itself."""
+        self.require(why)
         if self.apps is None:
-            pytest.skip(f"{why}: needs an app the suite starts (not --base-url)")
+            pytest.skip(f"needs {why.value}: an app the suite starts (not --base-url)")
         return self.apps
 
-    def use_variant(self, **settings: str) -> RunningApp:
-        """Switch this scenario to the app with these settings (its own instance and database)."""
+    def use_variant(self, why: Capability, **settings: str) -> RunningApp:
+        """Switch this scenario to the app with these settings (its own instance and data)."""
         self.app_settings = {**self.app_settings, **settings}
-        self.app = self.require_apps("other app settings").with_settings(self.app_settings)
+        self.app = self.require_apps(why).with_settings(self.app_settings)
         return self.app
 
     def actor(self, name: str) -> Actor:
@@ -148,16 +178,13 @@ class Scenario:
         return self.actors[name]
 
     def open_signed_in_browser(self, actor: Actor) -> Page:
-        actor.page = self.browsers.signed_in(f"{self.app.base_url}|{actor.account.email}", actor.storage_state)
+        actor.page = self.browsers.signed_in(f"{self.app.base_url}|{actor.account.email}",
+                                             lambda: self.driver.browser_state(self.app, actor.session))
         return actor.page
 
     def tear_down(self) -> None:
         for actor in self.actors.values():
             actor.close()
-        for app, user_id in self._created:
-            if app.process is None or app.process.poll() is None:
-                admin = self.admin(app)
-                try:
-                    admin.delete_user(user_id)
-                finally:
-                    admin.close()
+        for app, account in self._created:
+            if app.running:
+                self.driver.delete_user(app, account)

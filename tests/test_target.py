@@ -11,6 +11,7 @@ from harness.target import DEFAULT_TARGET, Target, TargetError, fill, load_targe
 
 MINIMAL = """\
 name = "tiny"
+driver = "tiny_driver"
 
 [app]
 command = ["{python}", "-m", "tiny", "--port", "{port}"]
@@ -44,6 +45,8 @@ def test_shipped_target_loads() -> None:
     target = load_target()
     assert target.path == DEFAULT_TARGET
     assert target.name == "memchat"
+    assert target.driver == "memchat"
+    assert target.recall == {"threshold": 0.25, "top_k": 5}
     assert target.start_command[:3] == ["{python}", "-m", "memchat"]
     assert "{port}" in target.start_command
     assert target.health_path == "/healthz"
@@ -51,13 +54,14 @@ def test_shipped_target_loads() -> None:
     assert target.api["messages"] == "/api/conversations/{conversation_id}/messages"
     assert target.locators["login_email"] == {"label": "Email"}
     assert target.locators["send"] == {"role": "button", "name": "Send"}
-    assert {"redis_load", "migrate", "embed", "check_faults", "reembed"} <= set(target.tools)
+    assert {"redis_load", "migrate", "embed", "list_faults", "reembed"} <= set(target.tools)
     assert target.env == {}
 
 
 def test_minimal_target_gets_defaults(tmp_path: Path) -> None:
     target = load_target(_write(tmp_path, MINIMAL))
     assert target.name == "tiny"
+    assert target.driver == "tiny_driver"
     assert target.health_path == "/healthz"
     assert target.env == {}
     assert load_target(_write(tmp_path, MINIMAL.replace("[tools]", "[nothing]"), "no-tools.toml")).tools == {}
@@ -80,7 +84,7 @@ def test_bad_toml(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("remove", "key"), [
     ('name = "tiny"\n', "'name'"),
     ('[api]\nlogin = "/login"\n', "'api'"),
-    ('command = ["{python}", "-m", "tiny", "--port", "{port}"]\n', "'command'"),
+    ('driver = "tiny_driver"\n', "'driver'"),
     ('[locators]\nsend = { role = "button", name = "Send" }\n', "'locators'"),
 ])
 def test_missing_key(tmp_path: Path, remove: str, key: str) -> None:
@@ -121,7 +125,7 @@ def test_unknown_placeholder(tmp_path: Path) -> None:
         target.tool("migrate", redis_url="redis://r")  # batch_size is not given
     assert "unknown placeholder 'batch_size'" in str(info.value)
     assert "\n" not in str(info.value)
-    odd = Target("odd", tmp_path / "odd.toml", ["x"], "/h", {}, {}, tools={"t": ["run", "{nope}"]})
+    odd = Target("odd", tmp_path / "odd.toml", "tiny_driver", ["x"], "/h", {}, {}, tools={"t": ["run", "{nope}"]})
     with pytest.raises(TargetError, match="unknown placeholder 'nope'"):
         odd.tool("t")
 
@@ -141,3 +145,21 @@ def test_directory_is_a_target_error(tmp_path: Path) -> None:
 def test_positional_placeholder_is_a_target_error() -> None:
     with pytest.raises(TargetError):
         fill(["run", "{}"])
+
+
+def test_a_bare_name_means_a_shipped_target() -> None:
+    assert load_target("memchat").path == DEFAULT_TARGET
+
+
+def test_unknown_bare_name_lists_the_shipped_targets() -> None:
+    message = _refusal(Path("no-such-app"))
+    assert "memchat" in message
+
+
+def test_unknown_driver_is_one_line(tmp_path: Path) -> None:
+    from harness.drivers import load_driver
+    from harness.drivers.base import DriverError
+
+    with pytest.raises(DriverError) as info:
+        load_driver(load_target(_write(tmp_path, MINIMAL)))
+    assert "tiny_driver" in str(info.value) and "\n" not in str(info.value)

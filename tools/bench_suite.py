@@ -34,14 +34,15 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import httpx  # noqa: E402
-from playwright.sync_api import BrowserContext, Page, Playwright, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import BrowserContext, Locator, Page, Playwright, expect, sync_playwright  # noqa: E402
 
-from harness.api_client import Account, UserApi  # noqa: E402
-from harness.app_launcher import RunningApp, start_app  # noqa: E402
+from harness.app_launcher import RunningApp  # noqa: E402
 from harness.browser import find_chromium  # noqa: E402
 from harness.databases import create_database, drop_database, provide_databases, redis_url_for_db  # noqa: E402
-from harness.target import Target, load_target  # noqa: E402
+from harness.drivers import load_driver  # noqa: E402
+from harness.drivers.base import Account, AppDriver  # noqa: E402
+from harness.target import load_target  # noqa: E402
+from pages.base import locate  # noqa: E402
 from tools.suite_runs import REPEAT_ENV, SuiteRun, format_table, median, rel  # noqa: E402
 
 REPORTS = ROOT / "reports"
@@ -104,21 +105,25 @@ def scenario_through_suite(app: RunningApp, repeats: int) -> list[float]:
 
 # -- the same flow as a bare Playwright script -------------------------------------------------------------------------
 class Bare:
-    """The cross-session flow with nothing but Playwright and httpx: no fixtures, page objects, tracing or report."""
+    """The cross-session flow with nothing but Playwright and the driver's API calls: no fixtures, page objects,
+    tracing or report. Elements are found with the target's locators, so the same flow runs against any app."""
 
-    def __init__(self, pw: Playwright, app: RunningApp) -> None:
+    def __init__(self, pw: Playwright, driver: AppDriver, app: RunningApp) -> None:
         choice = find_chromium(None, _playwright_chromium())
         self.pw = pw
+        self.driver = driver
+        self.app = app
         self.base = app.base_url
+        self.paths = driver.target.api
+        self.locators = driver.target.locators
         self.launch = {"headless": True, **choice.launch_args()}  # the browser and flags the suite launches
-        self.admin = httpx.Client(base_url=app.base_url, timeout=30,
-                                  headers={"Authorization": f"Bearer {app.admin_token}"})
 
-    def create_user(self) -> tuple[str, str, str]:
+    def el(self, root: Page | Locator, name: str) -> Locator:
+        return locate(root, self.locators[name])
+
+    def create_user(self) -> Account:
         email, password = f"bench+{uuid.uuid4().hex[:10]}@x.test", "pw-" + uuid.uuid4().hex
-        resp = self.admin.post("/api/admin/users", json={"email": email, "password": password})
-        resp.raise_for_status()
-        return resp.json()["user"]["id"], email, password
+        return self.driver.create_user(self.app, "Bench", email, password)
 
     def open_profile(self, profile: str) -> tuple[BrowserContext, Page]:
         context = self.pw.chromium.launch_persistent_context(profile, **self.launch)
@@ -131,56 +136,56 @@ class Bare:
         context.close()
 
     def send(self, page: Page, text: str) -> str:
-        replies = page.get_by_role("log", name="Messages").locator("[data-testid=message][data-role=assistant]")
+        replies = self.el(self.el(page, "messages"), "assistant_message")
         before = replies.count()
-        page.get_by_role("textbox", name="Message", exact=True).fill(text)
-        page.get_by_role("button", name="Send", exact=True).click()
+        self.el(page, "message_input").fill(text)
+        self.el(page, "send").click()
         reply = replies.nth(before)
         expect(reply).to_be_visible()
-        return reply.locator(".text").inner_text()
+        return self.el(reply, "message_text").first.inner_text()
+
+    def sign_in(self, page: Page, account: Account) -> None:
+        page.goto(self.base + self.paths["login_page"])
+        self.el(page, "login_email").fill(account.email)
+        self.el(page, "login_password").fill(account.password)
+        self.el(page, "login_submit").click()
+        expect(self.el(page, "message_input")).to_be_editable()
 
     def flow(self) -> None:
-        user_id, email, password = self.create_user()
+        account = self.create_user()
         profile = tempfile.mkdtemp(prefix="bench-profile-", dir="/tmp")
+        conversation_url = re.compile(re.escape(self.paths["conversation_page"]).replace(
+            re.escape("{conversation_id}"), "[^/?#]+") + "$")
         try:
             context, page = self.open_profile(profile)
-            page.goto(self.base + "/login")
-            page.get_by_label("Email", exact=True).fill(email)
-            page.get_by_label("Password", exact=True).fill(password)
-            page.get_by_role("button", name="Log in", exact=True).click()
-            expect(page.get_by_test_id("current-user")).to_be_visible()
-            page.goto(self.base + "/")
-            expect(page.get_by_role("textbox", name="Message", exact=True)).to_be_editable()
+            self.sign_in(page, account)
             first = self.send(page, FACT)
-            expect(page).to_have_url(re.compile(r"/c/[^/]+$"))
+            expect(page).to_have_url(conversation_url)
             conversation = page.url.rstrip("/").rsplit("/", 1)[-1]
             self.close(context)
 
             context, page = self.open_profile(profile)
-            page.goto(self.base + "/")
-            expect(page.get_by_test_id("current-user")).to_have_text(email)
-            assert not page.get_by_role("button", name="Log in", exact=True).is_visible(), "signed out after reopening"
-            items = page.get_by_role("navigation", name="Conversations").get_by_test_id("conversation-item")
+            page.goto(self.base + self.paths["home_page"])
+            expect(self.el(page, "message_input")).to_be_editable()
+            assert not self.el(page, "login_submit").is_visible(), "signed out after reopening"
+            items = self.el(self.el(page, "conversation_list"), "conversation_item")
             expect(items.first).to_be_visible()
             hrefs = [a.get_attribute("href") or "" for a in items.all()]
             assert any(h.endswith("/" + conversation) for h in hrefs), f"{conversation} not listed: {hrefs}"
             items.and_(page.locator(f'[href$="/{conversation}"]')).click()
             expect(page).to_have_url(re.compile(re.escape(conversation) + "$"))
-            messages = page.get_by_role("log", name="Messages").get_by_test_id("message")
+            messages = self.el(self.el(page, "messages"), "message")
             expect(messages).to_have_count(2)
-            history = [(m.get_attribute("data-role"), m.locator(".text").inner_text()) for m in messages.all()]
-            assert history == [("user", FACT), ("assistant", first)], history
-            page.get_by_role("button", name="New conversation", exact=True).click()
-            page.wait_for_url(self.base + "/")
+            texts = [self.el(m, "message_text").first.inner_text() for m in messages.all()]
+            assert texts == [FACT, first], texts
+            self.el(page, "new_conversation").click()
+            page.wait_for_url(self.base + self.paths["home_page"])
             answer = self.send(page, QUESTION)
             assert answer == ANSWER, f"the assistant answered {answer!r}"
             self.close(context)
         finally:
             shutil.rmtree(profile, ignore_errors=True)
-            self.admin.delete(f"/api/admin/users/{user_id}")
-
-    def close_client(self) -> None:
-        self.admin.close()
+            self.driver.delete_user(self.app, account)
 
 
 def _playwright_chromium() -> str | None:
@@ -197,29 +202,24 @@ def timed(fn: Callable[[], object]) -> float:
 
 
 # -- storage_state against the login form ------------------------------------------------------------------------------
-def login_times(pw: Playwright, target: Target, app: RunningApp, repeats: int) -> tuple[list[float], list[float]]:
+def login_times(pw: Playwright, driver: AppDriver, app: RunningApp, repeats: int) -> tuple[list[float], list[float]]:
     """ms of (new context + first signed-in page) from a storage_state, and through the login form; alternated."""
-    bare = Bare(pw, app)
+    bare = Bare(pw, driver, app)
     browser = pw.chromium.launch(**bare.launch)
-    user_id, email, password = bare.create_user()
-    api = UserApi(target, app.base_url, Account(user_id, email, password))
-    state = {"cookies": api.cookies(), "origins": []}
-    api.close()
+    account = bare.create_user()
+    session = driver.session(app, account)
+    state = driver.browser_state(app, session)
+    session.close()
 
     def from_state() -> None:
         context = browser.new_context(storage_state=state)
         page = context.new_page()
-        page.goto(app.base_url + "/")
-        expect(page.get_by_test_id("current-user")).to_be_visible()
+        page.goto(app.base_url + bare.paths["home_page"])
+        expect(bare.el(page, "message_input")).to_be_editable()
 
     def through_form() -> None:
         context = browser.new_context()
-        page = context.new_page()
-        page.goto(app.base_url + "/login")
-        page.get_by_label("Email", exact=True).fill(email)
-        page.get_by_label("Password", exact=True).fill(password)
-        page.get_by_role("button", name="Log in", exact=True).click()
-        expect(page.get_by_test_id("current-user")).to_be_visible()
+        bare.sign_in(context.new_page(), account)
 
     state_ms, form_ms = [], []
     try:
@@ -233,8 +233,7 @@ def login_times(pw: Playwright, target: Target, app: RunningApp, repeats: int) -
                     sink.append(ms)
     finally:
         browser.close()
-        bare.admin.delete(f"/api/admin/users/{user_id}")
-        bare.close_client()
+        driver.delete_user(app, account)
     return state_ms, form_ms
 
 
@@ -277,27 +276,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             figures[key] = round(median(walls), 1)
             details[key] = [round(w, 2) for w in walls]
 
-    target = load_target()
+    driver = load_driver(load_target())
     with provide_databases() as servers:
         db = f"memtest_bench_{uuid.uuid4().hex[:8]}"
         dsn = create_database(servers.pg_admin_dsn, db)
         say(f"{servers.describe()}; starting the app once")
-        app = start_app(target, pg_dsn=dsn, redis_url=redis_url_for_db(servers.redis_url, 1), settings={},
-                        log_path=OUT / "app.log")
+        app = driver.start(pg_dsn=dsn, redis_url=redis_url_for_db(servers.redis_url, 1), settings={},
+                           log_path=OUT / "app.log")
         try:
             say(f"app at {app.base_url}: the scenario through the suite, {args.repeats} + 1 warm-up")
             suite_reps = scenario_through_suite(app, args.repeats + 1)
             say("  " + ", ".join(f"{s:.2f}" for s in suite_reps) + " s")
             with sync_playwright() as pw:
                 say(f"the same flow as a bare Playwright script, {args.repeats} + 1 warm-up")
-                bare = Bare(pw, app)
-                try:
-                    bare_reps = [timed(bare.flow) for _ in range(args.repeats + 1)]
-                finally:
-                    bare.close_client()
+                bare = Bare(pw, driver, app)
+                bare_reps = [timed(bare.flow) for _ in range(args.repeats + 1)]
                 say("  " + ", ".join(f"{s:.2f}" for s in bare_reps) + " s")
                 say(f"storage_state against the login form, {args.login_repeats} + 1 warm-up each")
-                state_ms, form_ms = login_times(pw, target, app, args.login_repeats)
+                state_ms, form_ms = login_times(pw, driver, app, args.login_repeats)
         finally:
             app.stop()
             drop_database(servers.pg_admin_dsn, db)

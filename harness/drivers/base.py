@@ -1,0 +1,204 @@
+"""What the steps need from a chat app besides the browser, whatever the app: the driver protocol.
+
+A driver knows one kind of app (its API shapes, how it signs a browser in, how it starts on fresh data, what it can
+and cannot do). Steps ask the driver and never the app's API directly, so one set of features runs against every app.
+Everything a driver returns is normalised to the small records below.
+
+Optional capabilities are declared by the driver (`capabilities`). A scenario that needs one the driver lacks is
+skipped with one line naming it (`Scenario.require`), never passed without testing anything.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from harness.app_launcher import RunningApp
+from harness.target import Target
+
+
+class Capability(StrEnum):
+    """Optional things an app may offer the suite; the value is what a skip line names."""
+
+    REQUESTED_USER_IDS = "users created with ids the test chooses"
+    MOVABLE_CLOCK = "a clock the test can move"
+    APP_SETTINGS = "restarting the app with other settings on fresh data"
+    EMBEDDING_MODEL_CHANGE = "an embedding-model change with the app's upgrade procedure"
+    MIGRATION_TOOLS = "the legacy-store loading and migration tools"
+    DATABASE_ACCESS = "direct access to the app's databases"
+    SERVER_SIGN_OUT = "server-side sign-out"
+    RECALLED_MEMORIES_ON_PAGE = "the memories recalled for a reply shown on the page"
+
+
+# Given by the suite to a driver: stop `app`, run `between` (a tool on its stopped data), start it again on the same
+# data with `settings`; the suite keeps track of the new instance.
+RestartApp = Callable[[RunningApp, dict[str, str], Callable[[], None] | None], RunningApp]
+
+
+class DriverError(Exception):
+    """One line: what the driver could not do with the app, and what to do about it."""
+
+
+@dataclass(frozen=True)
+class Account:
+    id: str  # the app's own id for the user
+    email: str
+    password: str
+    name: str  # the display name the app was given
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} <{self.email}>"
+
+
+@dataclass(frozen=True)
+class ChatTurn:
+    role: str  # "user" or "assistant"
+    text: str
+
+
+@dataclass(frozen=True)
+class Memory:
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One result of a semantic memory search, best first."""
+
+    id: str
+    text: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """What the API answered a user asking for a conversation: status and body, to check that nothing leaked."""
+
+    status: int
+    body: str
+
+    @property
+    def refused(self) -> bool:
+        return self.status in (401, 403, 404)
+
+
+class UserSession(ABC):
+    """One signed-in user's view of the app's API."""
+
+    account: Account
+
+    @abstractmethod
+    def conversation_ids(self) -> list[str]:
+        """The user's conversations, newest first."""
+
+    @abstractmethod
+    def turns(self, conversation_id: str) -> list[ChatTurn]:
+        """Every turn of one of the user's conversations, oldest first, text exactly as stored."""
+
+    @abstractmethod
+    def ask_for_conversation(self, conversation_id: str) -> Refusal:
+        """Ask the API for a conversation by id (maybe another user's); status and body as answered."""
+
+    @abstractmethod
+    def memories(self) -> list[Memory]:
+        """The user's long-term memories, oldest first."""
+
+    @abstractmethod
+    def remember(self, texts: list[str]) -> None:
+        """Store memories directly (seeding), as the app's own memory API does."""
+
+    @abstractmethod
+    def search(self, query: str, k: int) -> list[Hit]:
+        """The app's semantic memory search for this user, best first."""
+
+    @abstractmethod
+    def seed_conversation(self, sentence: str) -> str:
+        """A conversation in which the user told the assistant `sentence`, with what the app remembers of it
+        stored; returns its id. For data a scenario needs but does not itself test."""
+
+    def close(self) -> None:  # noqa: B027 - most sessions hold nothing to close
+        pass
+
+
+class AppDriver(ABC):
+    """One kind of app. `target` holds its configuration (paths, locators, start command, secrets' variables)."""
+
+    name = "app"
+    capabilities: frozenset[Capability] = frozenset()
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+
+    # -- life cycle ------------------------------------------------------------------------------------------------
+    @abstractmethod
+    def start(self, *, pg_dsn: str, redis_url: str, settings: dict[str, str], log_path: Path,
+              data_dir: Path | None = None) -> RunningApp:
+        """Start the app on this database and Redis with `settings`; return it once healthy. `data_dir`: the data
+        folder of an earlier instance to start on again (a restart), for apps that keep data in files."""
+
+    @abstractmethod
+    def attach(self, base_url: str, admin_token: str | None) -> RunningApp:
+        """An app that is already running: check it answers, start nothing."""
+
+    def describe(self, app: RunningApp) -> dict[str, str]:
+        """Name, version and stores of the app, for the report's environment."""
+        return {"app": self.target.name, "version": str(app.health.get("version", ""))}
+
+    # -- users -----------------------------------------------------------------------------------------------------
+    @abstractmethod
+    def create_user(self, app: RunningApp, name: str, email: str, password: str,
+                    user_id: str | None = None) -> Account:
+        """Create a user through the app's admin API; `user_id` only with REQUESTED_USER_IDS."""
+
+    @abstractmethod
+    def delete_user(self, app: RunningApp, account: Account) -> None:
+        """Delete the user (a user already gone is fine)."""
+
+    @abstractmethod
+    def session(self, app: RunningApp, account: Account) -> UserSession:
+        """Sign the user in through the API."""
+
+    @abstractmethod
+    def browser_state(self, app: RunningApp, session: UserSession) -> dict:
+        """A Playwright storage_state (cookies and local storage) that opens the app signed in as the user."""
+
+    def shown_identity(self, account: Account) -> str:
+        """How the signed-in user is named on the page."""
+        return account.email
+
+    def normalised_email(self, typed: str) -> str:
+        """The address the app stores for what was typed at sign-up or sign-in."""
+        return typed
+
+    # -- memory ----------------------------------------------------------------------------------------------------
+    def settle(self, app: RunningApp, session: UserSession, turns_sent: int) -> None:  # noqa: B027
+        """Wait until the memory writes the app makes on its own after a user's turns have landed (apps that write
+        memories server-side, later). Waits for the app's work, never decides what it should have written."""
+
+    def recall_k(self, app: RunningApp) -> int:
+        """How many memories the app recalls for one question."""
+        return int(self.target.recall.get("top_k", 5))
+
+    # -- faults: the regressions or misconfigurations the kill matrix switches on ----------------------------------
+    def fault_catalogue(self) -> list[dict[str, str]]:
+        """Each entry: name, bug_class, and what the user sees; empty when the driver knows none."""
+        return []
+
+    def check_faults(self, names: list[str]) -> None:
+        known = {f["name"] for f in self.fault_catalogue()}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise DriverError(f"unknown fault(s) {', '.join(unknown)} for {self.target.name}; its catalogue has: "
+                              f"{', '.join(sorted(known)) or 'nothing'}")
+
+    # -- optional capabilities -------------------------------------------------------------------------------------
+    def advance_clock(self, app: RunningApp, days: float) -> None:
+        raise DriverError(f"the {self.name} driver cannot move the app's clock")
+
+    def change_embedding_model(self, app: RunningApp, model: str, restart: RestartApp) -> RunningApp:
+        raise DriverError(f"the {self.name} driver cannot change the embedding model")

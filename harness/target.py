@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 TARGETS = Path(__file__).resolve().parent.parent / "targets"
-DEFAULT_TARGET = TARGETS / "memchat.toml"
+DEFAULT_TARGET = TARGETS / f"{(TARGETS / 'DEFAULT').read_text(encoding='utf-8').strip()}.toml"  # the shipped app
 
 
 class TargetError(Exception):

@@ -120,7 +120,7 @@ def test_embedded_redis_set_get_and_db_isolation(embedded: DatabaseServers) -> N
 
 def test_embedded_runtime_dir_is_private(embedded: DatabaseServers) -> None:
     runtime = Path(os.environ["XDG_RUNTIME_DIR"])
-    if not runtime.name.startswith("memchat-xdg-"):
+    if not runtime.name.startswith("memtest-xdg-"):
         pytest.skip("XDG_RUNTIME_DIR was set by the environment")
     assert stat.S_IMODE(runtime.stat().st_mode) == 0o700
 
@@ -128,7 +128,7 @@ def test_embedded_runtime_dir_is_private(embedded: DatabaseServers) -> None:
 def test_workdir_outside_tmp_is_refused_for_root() -> None:
     if os.geteuid() != 0:
         pytest.skip("only root makes pgserver open up parent folders")
-    outside = Path("/var/memchat-should-not-exist")
+    outside = Path("/var/memtest-should-not-exist")
     with pytest.raises(ProviderError, match="under /tmp"), provide_databases("embedded", workdir=outside):
         pass
     assert not outside.exists()

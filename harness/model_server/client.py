@@ -1,0 +1,47 @@
+"""The suite's side of the model server: start one for an app, ask it for a reply, read its review log."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from harness.app_launcher import RunningApp, free_port, start_process, stop_process
+
+
+@dataclass
+class ModelServer:
+    base_url: str  # ends in /v1, as OpenAI-compatible clients expect
+    process: subprocess.Popen | None = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, app: RunningApp) -> ModelServer | None:
+        """The model server the suite started for `app`, if any (an app given by --base-url has its own model)."""
+        return cls(app.model_url) if app.model_url else None
+
+    def reply(self, text: str) -> str:
+        resp = httpx.post(self.base_url + "/chat/completions", timeout=30,
+                          json={"model": "memtest-assistant", "messages": [{"role": "user", "content": text}]})
+        resp.raise_for_status()
+        return resp.json()["choices"][0]["message"]["content"]
+
+    def reviews(self, user_id: str) -> list[dict]:
+        """The memory reviews it answered for this user (the app forwards who asks), oldest first."""
+        resp = httpx.get(self.base_url.removesuffix("/v1") + "/memtest/reviews", params={"user_id": user_id},
+                         timeout=10)
+        resp.raise_for_status()
+        return resp.json()["reviews"]
+
+    def stop(self) -> None:
+        stop_process(self.process)
+
+
+def start_model_server(log_path: Path) -> ModelServer:
+    port = free_port()
+    command = [sys.executable, "-m", "harness.model_server", "--host", "127.0.0.1", "--port", str(port)]
+    process, _ = start_process("the model server", command, env={}, log_path=log_path, timeout=30,
+                               health_url=f"http://127.0.0.1:{port}/health")
+    return ModelServer(f"http://127.0.0.1:{port}/v1", process)

@@ -1,0 +1,86 @@
+"""The assistant's language: which sentences state a fact about the user, which ask for one, and the replies.
+
+The acceptance scenarios compare replies byte for byte, so the reply templates here are part of the contract.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# A sentence ends at whitespace that follows ".", "!" or "?" (so "4.5" and "e.g.x" stay whole).
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+_LEAD_IN = r"(?:(?:actually|also|and|oh|so|well|correction|sorry|ok|okay)[,:]?\s+)*"
+_KEY = r"(?P<key>[^\W\d_][\w '’\-]{0,60}?)"
+# A value never spans a line break: "My city is Paris\nMy dog is Rex." states nothing.
+_FACT = re.compile(rf"^{_LEAD_IN}(?:my|our)\s+{_KEY}\s+(?:is|are|was|=)\s+(?P<value>.+?)[.!]*$", re.IGNORECASE)
+_QUESTION = re.compile(
+    r"^(?:do you (?:still )?remember|what(?:'s|’s| is| are| was)|which(?: is| are)?|where(?: is| are)?|"
+    rf"who(?: is| are)?|when(?: is| was)?|tell me)\s+(?:my|our)\s+{_KEY}\s*[?.!]*$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Fact:
+    key: str  # normalised: how facts are matched
+    value: str  # exactly as typed, trailing "." / "!" stripped
+    sentence: str  # the whole sentence as typed (stripped): what a memory stores
+
+
+def normalise_key(key: str) -> str:
+    return " ".join(key.lower().replace("favorite", "favourite").split())
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_BREAK.split(text.strip()) if s.strip()]
+
+
+def parse_fact(sentence: str) -> Fact | None:
+    """The fact one sentence states, or None ("Is my name Ana?" states none)."""
+    sentence = sentence.strip()
+    m = _FACT.match(sentence)
+    if not m or m.group("value").rstrip().endswith("?"):
+        return None
+    return Fact(normalise_key(m.group("key")), m.group("value").strip(), sentence)
+
+
+def facts_in(text: str) -> list[Fact]:
+    return [f for f in map(parse_fact, sentences(text)) if f]
+
+
+def asked_key(text: str) -> str | None:
+    """The fact a message asks about ("What is my order number?" -> "order number"), if it asks one."""
+    for sentence in sentences(text):
+        m = _QUESTION.match(sentence)
+        if m:
+            return normalise_key(m.group("key"))
+    return None
+
+
+def latest_fact(key: str, user_messages: Iterable[str]) -> Fact | None:
+    """The fact about `key` the conversation states last: newest message first, last sentence first."""
+    for text in reversed(list(user_messages)):
+        for fact in reversed(facts_in(text)):
+            if fact.key == key:
+                return fact
+    return None
+
+
+def reply(user_messages: list[str], remembered: list[Fact]) -> str:
+    """The answer to the last of `user_messages` (oldest first); `remembered`: memories the app gave, best first.
+
+    The conversation wins over memories: a correction made in this chat must beat an older stored fact.
+    """
+    if not user_messages:
+        return "Noted."
+    text = user_messages[-1]
+    key = asked_key(text)
+    if key:
+        fact = latest_fact(key, user_messages) or next((f for f in remembered if f.key == key), None)
+        return f"Your {key} is {fact.value}." if fact else f"I don't remember your {key}."
+    told = facts_in(text)
+    if told:
+        return "Got it. I'll remember that your " + " and your ".join(f"{f.key} is {f.value}" for f in told) + "."
+    return "Noted."

@@ -1,0 +1,184 @@
+"""The HTTP side: OpenAI's /v1/models, /v1/chat/completions (plain and SSE) and /v1/embeddings.
+
+Stateless: every answer derives from the request alone, so apps can be restarted, migrated or run in parallel
+against one server and the same conversation always gets the same reply. The one thing it keeps is a log of the
+memory reviews it answered (GET /memtest/reviews?user_id=...), which no answer reads: apps write memories after a
+turn, on their own time, and the suite waits for those writes through it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import numpy as np
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from harness.model_server import embeddings, language, memory_review
+
+CHAT_MODEL = "memtest-assistant"
+MEMORY_TYPES = ("context", "user")
+
+
+def _error(status: int, message: str, code: str) -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "type": "invalid_request_error", "code": code}},
+                        status_code=status)
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """A message's text: a string, or the text parts of a list of parts (images and the like are skipped)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p.get("text", "") for p in content
+                         if isinstance(p, dict) and p.get("type") in ("text", "input_text") and p.get("text"))
+    return ""
+
+
+def complete(messages: list[dict[str, Any]], memory_type: str = "context") -> str:
+    """The assistant's answer to a chat request's messages: a task prompt's answer, or a chat reply."""
+    system = [message_text(m) for m in messages if m.get("role") in ("system", "developer")]
+    user = [message_text(m) for m in messages if m.get("role") == "user"]
+    if memory_review.is_review_prompt(system, user):
+        return memory_review.review_answer(user[-1] if user else "", memory_type)
+    task = memory_review.task_answer(user, system)
+    if task is not None:
+        return task
+    return language.reply(user, memory_review.memories_from_system(system))
+
+
+def _pieces(text: str) -> list[str]:
+    """Stream a reply in several deltas, as real models do, so clients must join them (word by word)."""
+    out: list[str] = []
+    for word in text.split(" "):
+        out.append(word if not out else " " + word)
+    return out or [""]
+
+
+async def models(_: Request) -> JSONResponse:
+    data = [{"id": name, "object": "model", "created": 0, "owned_by": "memtest"}
+            for name in (CHAT_MODEL, *embeddings.MODELS)]
+    return JSONResponse({"object": "list", "data": data})
+
+
+async def health(_: Request) -> JSONResponse:
+    return JSONResponse({"status": "ok"})
+
+
+async def _json_body(request: Request) -> dict[str, Any] | None:
+    try:
+        body = await request.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return body if isinstance(body, dict) else None
+
+
+async def chat_completions(request: Request) -> Response:
+    body = await _json_body(request)
+    if body is None or not isinstance(body.get("messages"), list):
+        return _error(400, "the body must be a JSON object with a list of messages", "invalid_request")
+    messages = [m for m in body["messages"] if isinstance(m, dict)]
+    text = complete(messages, request.app.state.memory_type)
+    _log_review(request, messages, text)
+    model = str(body.get("model") or CHAT_MODEL)
+    # Deterministic id: the same request gets the same response, byte for byte apart from `created`.
+    digest = hashlib.blake2b(json.dumps(messages, sort_keys=True).encode(), digest_size=12).hexdigest()
+    ident, created = f"chatcmpl-{digest}", int(time.time())
+    prompt_tokens = sum(len(message_text(m).split()) for m in messages)
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
+             "total_tokens": prompt_tokens + len(text.split())}
+    if not body.get("stream"):
+        return JSONResponse({
+            "id": ident, "object": "chat.completion", "created": created, "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": usage,
+        })
+    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+
+    def chunk(delta: dict[str, str], finish: str | None = None, **extra: Any) -> str:
+        payload = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model,
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+        return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
+
+    async def events() -> AsyncIterator[str]:
+        yield chunk({"role": "assistant", "content": ""})
+        for piece in _pieces(text):
+            yield chunk({"content": piece})
+        yield chunk({}, "stop")
+        if include_usage:
+            payload = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model,
+                       "choices": [], "usage": usage}
+            yield f"data: {json.dumps(payload)}\n\n"
+        yield "data: [DONE]\n\n"
+
+    return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+REVIEW_LOG_LIMIT = 10_000
+
+
+def _log_review(request: Request, messages: list[dict[str, Any]], answer: str) -> None:
+    system = [message_text(m) for m in messages if m.get("role") in ("system", "developer")]
+    user = [message_text(m) for m in messages if m.get("role") == "user"]
+    if not memory_review.is_review_prompt(system, user):
+        return
+    log: list[dict[str, Any]] = request.app.state.reviews
+    # Open WebUI names the user it asks for with ENABLE_FORWARD_USER_INFO_HEADERS=true.
+    log.append({"user_id": request.headers.get("x-openwebui-user-id", ""),
+                "operations": json.loads(answer).get("operations", [])})
+    del log[:-REVIEW_LOG_LIMIT]
+
+
+async def reviews(request: Request) -> JSONResponse:
+    user_id = request.query_params.get("user_id")
+    log = request.app.state.reviews
+    return JSONResponse({"reviews": [r for r in log if user_id is None or r["user_id"] == user_id]})
+
+
+async def create_embeddings(request: Request) -> JSONResponse:
+    body = await _json_body(request)
+    if body is None:
+        return _error(400, "the body must be a JSON object", "invalid_request")
+    name = body.get("model")
+    if name not in embeddings.MODELS:
+        known = ", ".join(embeddings.MODELS)
+        return _error(404, f"unknown embedding model {name!r}; known: {known}", "model_not_found")
+    texts = body.get("input")
+    if isinstance(texts, str):
+        texts = [texts]
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        return _error(400, "input must be a string or a list of strings", "invalid_request")
+    as_base64 = body.get("encoding_format") == "base64"  # the openai Python client asks for base64 by default
+    data = []
+    for index, text in enumerate(texts):
+        vector: Any = embeddings.embed(text, name)
+        if as_base64:
+            vector = base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
+        data.append({"object": "embedding", "index": index, "embedding": vector})
+    tokens = sum(len(t.split()) for t in texts)
+    return JSONResponse({"object": "list", "data": data, "model": name,
+                         "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+
+
+def build_app(memory_type: str = "context") -> Starlette:
+    """The server's app; `memory_type`: the type ("context" or "user") of memories a review adds in Open WebUI."""
+    if memory_type not in MEMORY_TYPES:
+        raise ValueError(f"memory_type must be one of {MEMORY_TYPES}, not {memory_type!r}")
+    app = Starlette(routes=[
+        Route("/health", health),
+        Route("/v1/models", models),
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/embeddings", create_embeddings, methods=["POST"]),
+        Route("/memtest/reviews", reviews),
+    ])
+    app.state.memory_type = memory_type
+    app.state.reviews = []
+    return app

@@ -1,0 +1,508 @@
+"""The suite's model server: its language, Open WebUI's memory prompts, embeddings, and HTTP (a real process).
+
+Open WebUI's formats are tested twice. Always: prompts built here from a verbatim copy of its template and
+injection format (0.12.4, `open_webui/utils/memory.py`). And, when its installed source is found
+(`MEMTEST_OPEN_WEBUI_SRC` or /tmp/owui/venv), through its own code: `utils/memory.py` is executed from source with
+its database and HTTP dependencies stubbed (importing the package takes 25 s), so its real `add_memory_context`
+builds the chat prompt and its real `_review_memory` builds the review prompt, parses this server's answer and
+validates the operations.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import base64
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+
+from harness.model_server import embeddings, memory_review
+from harness.model_server.server import build_app, complete
+
+ROOT = Path(__file__).resolve().parent.parent
+START_TIMEOUT = 15
+
+
+def chat(*user_messages: str, system: str | None = None) -> str:
+    """The reply to a conversation of user messages (with the assistant's turns in between, as apps send them)."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for text in user_messages[:-1]:
+        messages += [{"role": "user", "content": text}, {"role": "assistant", "content": "Noted."}]
+    messages.append({"role": "user", "content": user_messages[-1]})
+    return complete(messages)
+
+
+# --- The language ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("said", "reply"), [
+    ("My order number is 4417.", "Got it. I'll remember that your order number is 4417."),
+    ("My city is Paris. Our dog is Rex!", "Got it. I'll remember that your city is Paris and your dog is Rex."),
+    ("Actually, my  Favorite Colour is teal.", "Got it. I'll remember that your favourite colour is teal."),
+    ("Correction: our wifi password = hunter2", "Got it. I'll remember that your wifi password is hunter2."),
+    ("Hello there. How are you?", "Noted."),
+    ("My name is what?", "Noted."),
+])
+def test_statements(said: str, reply: str) -> None:
+    assert chat(said) == reply
+
+
+@pytest.mark.parametrize("question", [
+    "What is my order number?", "what's my order number", "Do you remember my order number?",
+    "Do you still remember my order number?", "Tell me my order number.", "Hi. Which is my order number?",
+])
+def test_questions_in_their_forms(question: str) -> None:
+    assert chat("My order number is 4417.", question) == "Your order number is 4417."
+
+
+@pytest.mark.parametrize("lead_in", ["Actually, ", "Also ", "Oh, ", "So ", "Well, ", "Correction: ", "Sorry, "])
+def test_a_correction_with_a_lead_in_wins(lead_in: str) -> None:
+    assert chat("My city is Paris.", f"{lead_in}my city is Rome.", "Where is my city?") == "Your city is Rome."
+
+
+def test_within_a_message_the_last_statement_wins() -> None:
+    assert chat("My city is Paris. Oh, my city is Rome.", "What is my city?") == "Your city is Rome."
+
+
+@pytest.mark.parametrize("value", ['"Zoë" \'the fox\' 🦊', "東京タワー", "שלום עולם", "a = b; <c> & d"])
+def test_values_come_back_byte_for_byte(value: str) -> None:
+    assert chat(f"My nickname is {value}.") == f"Got it. I'll remember that your nickname is {value}."
+    assert chat(f"My nickname is {value}!", "What is my nickname?") == f"Your nickname is {value}."
+
+
+def test_an_unknown_fact_is_not_made_up() -> None:
+    assert chat("My city is Paris.", "What is my shoe size?") == "I don't remember your shoe size."
+    assert chat("What is my favorite  colour?") == "I don't remember your favourite colour."
+
+
+def test_it_is_stateless() -> None:
+    assert chat("My locker number is 42.") == "Got it. I'll remember that your locker number is 42."
+    assert chat("What is my locker number?") == "I don't remember your locker number."  # no memory of other calls
+    assert chat("My locker number is 42.", "What is my locker number?") == chat(
+        "My locker number is 42.", "What is my locker number?")
+
+
+def test_only_the_users_sentences_count() -> None:
+    messages = [{"role": "assistant", "content": "My name is Bot."}, {"role": "user", "content": "What is my name?"}]
+    assert complete(messages) == "I don't remember your name."
+
+
+# --- Open WebUI's formats, from a verbatim copy of its templates ----------------------------------------------------
+
+def owui_memory_context(sections: dict[str, list[str]], system_prompt: str = "") -> str:
+    """What `add_memory_context` (utils/memory.py:363-406) makes of a system prompt and the labels per section."""
+    parts = [f"[{title}]\n" + "\n".join(f"- {m}" for m in sorted(labels, key=lambda m: (m.casefold(), m)))
+             for title, labels in sections.items() if labels]
+    block = "<memory_context>\n" + "\n\n".join(parts) + "\n</memory_context>"
+    return f"{system_prompt}\n{block}" if system_prompt else block
+
+
+def owui_review_prompt(existing: list[tuple[str, str, str, str]], turns: list[tuple[str, str]]) -> str:
+    """The prompt of `_review_memory`/`_generate_memory_operations` (utils/memory.py:485-511, 539-567)."""
+    existing_text = "\n".join(f"- id={i} type={t} path={p} content={c}" for i, t, p, c in existing) or "(none)"
+    transcript = "\n\n".join(f"{role}: {text}" for role, text in turns)
+    return f"""Review the completed conversation turn and decide whether long-term memory should change.
+
+Memory types:
+- user: durable facts, preferences, or instructions about the user.
+- context: other durable context that may help future chats for this user account.
+
+Rules:
+- Save enduring details that can improve future conversations.
+- Do not save one-off activity, meals, temporary mood, routine daily events, or other short-lived details unless the user explicitly asks to remember them.
+- Do not save secrets, credentials, transient task steps, or unsupported guesses.
+- Use path when there is a clear path for the memory.
+- Leave path empty when there is no clear place for the memory.
+- Prefer replace/move/remove over duplicate add when an existing memory should change.
+- Do not invent type, status, trait, score, importance, or stability schemas.
+- Return only JSON in this shape:
+  {{"operations":[
+    {{"action":"add","type":"user|context","path":"...","content":"..."}},
+    {{"action":"replace","id":"...","type":"user|context","path":"...","content":"..."}},
+    {{"action":"move","id":"...","path":"..."}},
+    {{"action":"remove","id":"..."}}
+  ]}}
+- Use an empty operations array if nothing should be remembered.
+
+Existing memories:
+{existing_text}
+
+Conversation:
+{transcript}
+"""  # noqa: E501 (verbatim)
+
+
+def review(existing: list[tuple[str, str, str, str]], turns: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """Ask for a review as Open WebUI does and parse the answer as it does (utils/memory.py:593-609)."""
+    content = complete([{"role": "system", "content": memory_review.REVIEWER_SYSTEM},
+                        {"role": "user", "content": owui_review_prompt(existing, turns)}])
+    parsed = json.loads(content[content.find("{"):content.rfind("}") + 1])
+    return parsed["operations"]
+
+
+def test_memories_in_the_system_prompt_are_recalled() -> None:
+    system = owui_memory_context({"User Memory": ["My name is Ana."],
+                                  "Relevant Context": ["My order number is 4417.", "Our dog is Rex 🐕."]},
+                                 system_prompt="You are a helpful assistant.")
+    assert chat("What is my order number?", system=system) == "Your order number is 4417."
+    assert chat("What is my dog?", system=system) == "Your dog is Rex 🐕."
+    assert chat("What is my name?", system=system) == "Your name is Ana."
+    assert chat("What is my shoe size?", system=system) == "I don't remember your shoe size."
+
+
+def test_the_conversation_beats_memories_and_the_first_listed_memory_wins() -> None:
+    system = owui_memory_context({"Relevant Context": ["My city is Berlin.", "Actually, my city is Amsterdam."]})
+    assert chat("What is my city?", system=system) == "Your city is Amsterdam."  # listed first (alphabetical)
+    assert chat("My city is Rome.", "What is my city?", system=system) == "Your city is Rome."
+
+
+def test_memories_listed_one_a_line_by_other_apps_are_recalled() -> None:
+    system = "You are a helpful assistant. What you remember about the user:\n- My shoe size is 42.\n- (nothing)"
+    assert chat("What is my shoe size?", system=system) == "Your shoe size is 42."
+
+
+def test_dated_memories_prefer_the_newest() -> None:
+    system = ("User Context:\n1. [2025-01-02] My city is Berlin.\n2. [2025-03-04] Also, my city is Oslo.\n"
+              "3. [2024-12-31] My dog is Rex.")
+    assert chat("What is my city?", system=system) == "Your city is Oslo."
+    assert chat("What is my dog?", system=system) == "Your dog is Rex."
+
+
+def test_review_adds_each_fact_the_user_stated_as_typed() -> None:
+    ops = review([], [("user", "Hi! My name is Ana. Our dog is Rex."), ("assistant", "My name is Bot."),
+                      ("user", "My nickname is \"Zoë\" 🦊."), ("assistant_final", "Your nickname is Zoë.")])
+    assert ops == [{"action": "add", "type": "context", "path": "", "content": "My name is Ana."},
+                   {"action": "add", "type": "context", "path": "", "content": "Our dog is Rex."},
+                   {"action": "add", "type": "context", "path": "", "content": "My nickname is \"Zoë\" 🦊."}]
+
+
+def test_review_leaves_known_memories_and_replaces_changed_ones() -> None:
+    existing = [("id-1", "context", "", "My name is Ana."), ("id-2", "user", "me/home", "My city is Paris.")]
+    turns = [("user", "My name is Ana."), ("assistant", "Noted."), ("user", "My city is Paris."),
+             ("user", "Actually, my city is Rome."), ("assistant_final", "Got it.")]
+    assert review(existing, turns) == [
+        {"action": "replace", "id": "id-2", "type": "user", "path": "me/home", "content": "Actually, my city is Rome."}]
+    # The next review shows the same turns again: the correction stays, nothing is undone or added.
+    assert review([existing[0], ("id-2", "user", "me/home", "Actually, my city is Rome.")], turns) == []
+    assert review(existing, [("user", "Hello."), ("assistant_final", "Noted.")]) == []
+
+
+def test_review_skips_sentences_cut_by_the_truncation() -> None:
+    text = "My city is Paris. " + "x" * 1000 + " My dog is Re\n...(truncated)...\nx. Pet is Rex. My cat is Tom."
+    ops = review([], [("user", text)])
+    assert [op["content"] for op in ops] == ["My city is Paris.", "My cat is Tom."]
+
+
+def test_review_adds_the_memory_type_asked_for() -> None:
+    prompt = owui_review_prompt([], [("user", "My name is Ana.")])
+    assert memory_review.review_operations(prompt, "user") == [
+        {"action": "add", "type": "user", "path": "", "content": "My name is Ana."}]
+
+
+@pytest.mark.parametrize(("template_part", "key", "expected"), [
+    ('Generate a concise title summarizing the chat history.\nJSON format: { "title": "your concise title here" }',
+     "title", "My order number is"),
+    ('Generate 1-3 broad tags\nJSON format: { "tags": ["tag1", "tag2", "tag3"] }', "tags", ["General"]),
+    ('Predict 3-5 useful messages\nJSON format: { "follow_ups": ["Suggested next message 1"] }', "follow_ups", []),
+    ('Analyze the chat history\nStrictly return in JSON format: \n{\n  "queries": ["query1", "query2"]\n}',
+     "queries", []),
+    ('You are an autocompletion system.\n- Respond only in JSON format: `{ "text": "<your_completion>" }`.',
+     "text", ""),
+])
+def test_task_prompts_get_the_json_they_ask_for(template_part: str, key: str, expected: Any) -> None:
+    prompt = (f"### Task:\n{template_part}\n### Chat History:\n<chat_history>\nUSER: My order number is 4417.\n"
+              'ASSISTANT: Got it. { "title": "no" }\n</chat_history>')
+    answer = complete([{"role": "user", "content": prompt}])
+    assert json.loads(answer[answer.find("{"):answer.rfind("}") + 1]) == {key: expected}
+
+
+def test_the_tool_choice_prompt_gets_no_tool_calls() -> None:
+    messages = [{"role": "system", "content": "Available Tools: []\n\nYour task is to choose..."},
+                {"role": "user", "content": "Query: What is my city?"}]
+    assert json.loads(complete(messages)) == {"tool_calls": []}
+
+
+# --- Open WebUI's own code (skipped when its source is not installed) -----------------------------------------------
+
+def _open_webui_source() -> Path | None:
+    candidates = [os.environ.get("MEMTEST_OPEN_WEBUI_SRC", "")]
+    candidates += sorted(str(p) for p in Path("/tmp/owui/venv/lib").glob("python3*/site-packages/open_webui"))
+    return next((Path(c) for c in candidates if c and (Path(c) / "utils" / "memory.py").is_file()), None)
+
+
+def _functions(path: Path, names: set[str]) -> ast.Module:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return ast.Module([n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in names], [])
+
+
+class _Memories:
+    def __init__(self, rows: list[SimpleNamespace]) -> None:
+        self.rows = rows
+
+    @staticmethod
+    def normalize_memory_type(memory_type: str | None = None) -> str:
+        return "user" if memory_type == "user" else "context"
+
+    async def get_memories_by_user_id(self, user_id: str) -> list[SimpleNamespace]:
+        return self.rows
+
+
+class _Config:
+    @staticmethod
+    async def get_many(*keys: str) -> dict[str, Any]:
+        return {}
+
+
+def _memory_row(ident: str, kind: str, content: str, path: str | None = None) -> SimpleNamespace:
+    return SimpleNamespace(id=ident, type=kind, path=path, content=content, updated_at=0)
+
+
+@pytest.fixture
+def open_webui(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
+    """Open WebUI's `utils/memory.py`, run from source; `calls` records what it sends to stubbed routes."""
+    source = _open_webui_source()
+    if source is None:
+        pytest.skip("Open WebUI's source is not installed (set MEMTEST_OPEN_WEBUI_SRC)")
+    calls = SimpleNamespace(chat=[], updates=[], recalled=[])
+    misc = _functions(source / "utils" / "misc.py", {"get_content_from_message", "get_output_text",
+                                                     "update_message_content", "add_or_update_system_message"})
+    namespace: dict[str, Any] = {"__name__": "owui_memory"}
+    exec(compile(misc, str(source / "utils" / "misc.py"), "exec"), namespace)  # noqa: S102 (its own code)
+    tree = ast.parse((source / "utils" / "memory.py").read_text(encoding="utf-8"))
+    tree.body = [n for n in tree.body if not (isinstance(n, ast.ImportFrom) and n.module
+                                              and n.module.split(".")[0] in ("open_webui", "fastapi"))]
+
+    class HTTPException(Exception):  # noqa: N818 (FastAPI's name)
+        def __init__(self, status_code: int, detail: str) -> None:
+            super().__init__(detail)
+
+    namespace.update(HTTPException=HTTPException, Config=_Config, JSONCodec=json, Memories=_Memories([]),
+                     has_permission=None)
+    exec(compile(tree, str(source / "utils" / "memory.py"), "exec"), namespace)  # noqa: S102
+
+    async def generate_chat_completion(request: Any, form_data: dict[str, Any], user: Any) -> dict[str, Any]:
+        calls.chat.append(form_data)
+        text = complete(form_data["messages"])
+        return {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}
+
+    async def query_memory(request: Any, form: Any, user: Any) -> Any:
+        rows = [r for r in namespace["Memories"].rows if r.type == "context"]
+        calls.recalled.append(form)
+        return SimpleNamespace(ids=[[r.id for r in rows]], documents=[[r.content for r in rows]],
+                               metadatas=[[{"type": r.type, "path": r.path} for r in rows]])
+
+    async def update_memories(request: Any, form: Any, user: Any) -> None:
+        calls.updates.append(form)
+
+    stubs = {
+        "open_webui": types.ModuleType("open_webui"), "open_webui.utils": types.ModuleType("open_webui.utils"),
+        "open_webui.utils.chat": types.ModuleType("open_webui.utils.chat"),
+        "open_webui.routers": types.ModuleType("open_webui.routers"),
+        "open_webui.routers.memories": types.ModuleType("open_webui.routers.memories"),
+    }
+    stubs["open_webui.utils.chat"].generate_chat_completion = generate_chat_completion
+    routes = stubs["open_webui.routers.memories"]
+    routes.query_memory, routes.update_memories = query_memory, update_memories
+    routes.QueryMemoryForm = routes.UpdateMemoriesForm = SimpleNamespace
+    for name, module in stubs.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    yield SimpleNamespace(ns=namespace, calls=calls)
+
+
+def test_open_webuis_own_memory_context_is_understood(open_webui: SimpleNamespace) -> None:
+    ns = open_webui.ns
+    ns["Memories"] = _Memories([_memory_row("u1", "user", "My name is Ana.", path="profile"),
+                                _memory_row("c1", "context", "My order number is 4417."),
+                                _memory_row("c2", "context", "Actually, my city is Amsterdam."),
+                                _memory_row("c3", "context", "My city is Berlin.")])
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "My dog is Rex."},
+                {"role": "assistant", "content": "Noted."}, {"role": "user", "content": "What is my order number?"}]
+    form = asyncio.run(ns["add_memory_context"](None, {"messages": messages}, SimpleNamespace(id="u")))
+    assert "<memory_context>" in form["messages"][0]["content"], form["messages"][0]
+    assert complete(form["messages"]) == "Your order number is 4417."
+    for question, answer in [("What is my name?", "Your name is Ana."),
+                             ("What is my city?", "Your city is Amsterdam."),  # listed first (alphabetical)
+                             ("What is my dog?", "Your dog is Rex."),
+                             ("What is my car?", "I don't remember your car.")]:
+        form["messages"][-1]["content"] = question
+        assert complete(form["messages"]) == answer
+
+
+def test_open_webuis_own_review_parses_the_answer(open_webui: SimpleNamespace) -> None:
+    ns = open_webui.ns
+    ns["Memories"] = _Memories([_memory_row("id-1", "context", "My city is Paris."),
+                                _memory_row("id-2", "context", "My name is Ana.")])
+    chat_messages = [{"role": "user", "content": "My name is Ana. My city is Paris."},
+                     {"role": "assistant", "content": "Got it."},
+                     {"role": "user", "content": [{"type": "text", "text": "Sorry, my city is Rome. Our dog is 小白."},
+                                                  {"type": "image_url", "image_url": {"url": "data:,"}}]},
+                     {"role": "assistant", "content": "Got it. I'll remember that your city is Rome."}]
+    asyncio.run(ns["_review_memory"](
+        request=None, user=SimpleNamespace(id="u"), model={"id": "memtest-assistant"}, metadata={},
+        form_data={}, assistant_message=chat_messages[-1], messages=chat_messages))
+    (sent,) = open_webui.calls.chat
+    assert sent["messages"][0]["content"] == memory_review.REVIEWER_SYSTEM and sent["stream"] is False
+    (update,) = open_webui.calls.updates
+    assert update.source == "background_review"
+    assert update.operations == [
+        {"action": "replace", "id": "id-1", "type": "context", "path": "", "content": "Sorry, my city is Rome."},
+        {"action": "add", "type": "context", "path": "", "content": "Our dog is 小白."}]
+    form = SimpleNamespace(operations=[SimpleNamespace(model_dump=lambda op=op: {"id": None, **op})
+                                       for op in update.operations])
+    assert [op["action"] for op in ns["validate_memory_operations"](form)] == ["replace", "add"]
+
+
+# --- Embeddings -----------------------------------------------------------------------------------------------------
+
+def _vec(text: str, model: str = "hash-ngram-v1") -> np.ndarray:
+    return np.asarray(embeddings.embed(text, model))
+
+
+def test_similar_texts_are_closer_than_unrelated_ones() -> None:
+    for model in embeddings.MODELS:
+        query = _vec("What is my order number?", model)
+        assert query @ _vec("My order number is 4417.", model) > query @ _vec("Our dog is Rex.", model) + 0.3
+        assert _vec("my favourite colour", model) @ _vec("My favourite colour is teal.", model) > 0.5
+
+
+def test_vectors_have_384_unit_dims_and_are_deterministic() -> None:
+    vector = embeddings.embed("My city is Paris.", "hash-ngram-v2")
+    assert len(vector) == embeddings.DIMS == 384
+    assert abs(float(np.linalg.norm(vector)) - 1) < 1e-6
+    assert vector == embeddings.embed("My city is Paris.", "hash-ngram-v2")
+
+
+def test_the_two_models_disagree() -> None:
+    texts = ["My order number is 4417.", "What is my order number?", "Our dog is Rex.", "My city is Paris."]
+    for text in texts:
+        assert abs(_vec(text, "hash-ngram-v1") @ _vec(text, "hash-ngram-v2")) < 0.3
+    # A v2 query against v1 memories is nearly useless: far below what the right model scores.
+    right = _vec(texts[1], "hash-ngram-v1") @ _vec(texts[0], "hash-ngram-v1")
+    wrong = _vec(texts[1], "hash-ngram-v2") @ _vec(texts[0], "hash-ngram-v1")
+    assert abs(wrong) < 0.3 < right
+
+
+# --- Over real HTTP -------------------------------------------------------------------------------------------------
+
+def _start(extra: list[str] | None = None) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([sys.executable, "-m", "harness.model_server", "--host", "127.0.0.1", "--port", "0",
+                             *(extra or [])], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ready, _, _ = select.select([proc.stdout], [], [], START_TIMEOUT)
+    line = proc.stdout.readline() if ready else ""  # type: ignore[union-attr]
+    if not line.startswith("model server: http://127.0.0.1:"):
+        proc.kill()
+        pytest.fail(f"the model server did not start: {line!r} {proc.stderr.read()!r}")  # type: ignore[union-attr]
+    return proc, line.removeprefix("model server: ").strip()
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    proc, url = _start()
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+OPEN_WEBUI_EXTRAS = {"stream_options": {"include_usage": True}, "metadata": {"chat_id": "c"}, "tools": [
+    {"type": "function", "function": {"name": "search_memories", "parameters": {"type": "object"}}}],
+    "tool_choice": "auto", "temperature": 0.7, "user": {"id": "u"}, "features": {"memory": True}}
+
+
+def test_streaming(base_url: str) -> None:
+    messages = [{"role": "user", "content": "Our gate code is 12 34 #!"},
+                {"role": "assistant", "content": "Got it."},
+                {"role": "user", "content": [{"type": "text", "text": "Do you remember our gate code?"},
+                                             {"type": "image_url", "image_url": {"url": "data:,"}}]}]
+    body = {"model": "memtest-assistant", "messages": messages, "stream": True, **OPEN_WEBUI_EXTRAS}
+    with httpx.stream("POST", f"{base_url}/chat/completions", json=body, timeout=10) as resp:
+        assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/event-stream")
+        lines = [line for line in resp.iter_lines() if line]
+    assert all(line.startswith("data: ") for line in lines) and lines[-1] == "data: [DONE]"
+    chunks = [json.loads(line.removeprefix("data: ")) for line in lines[:-1]]
+    assert {c["object"] for c in chunks} == {"chat.completion.chunk"}
+    deltas = [c["choices"][0] for c in chunks if c["choices"]]
+    assert "".join(d["delta"].get("content", "") for d in deltas) == "Your gate code is 12 34 #."
+    assert len(deltas) > 3 and deltas[-1]["finish_reason"] == "stop"
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["total_tokens"] > 0
+
+
+def test_plain_completion(base_url: str) -> None:
+    body = {"model": "memtest-assistant", "messages": [{"role": "user", "content": "My pin is 0042."}]}
+    resp = httpx.post(f"{base_url}/chat/completions", json=body, timeout=10)
+    assert resp.status_code == 200
+    assert resp.json()["choices"][0] == {"index": 0, "finish_reason": "stop", "message": {
+        "role": "assistant", "content": "Got it. I'll remember that your pin is 0042."}}
+
+
+def test_models_and_health(base_url: str) -> None:
+    ids = {m["id"] for m in httpx.get(f"{base_url}/models", timeout=10).json()["data"]}
+    assert {"memtest-assistant", "hash-ngram-v1", "hash-ngram-v2"} <= ids
+    assert httpx.get(base_url.removesuffix("/v1") + "/health", timeout=10).json() == {"status": "ok"}
+
+
+def test_embeddings_over_http_match_this_process(base_url: str) -> None:
+    texts = ["My city is Paris.", "What is my city?"]
+    data = httpx.post(f"{base_url}/embeddings", json={"model": "hash-ngram-v2", "input": texts}, timeout=10).json()
+    assert [d["index"] for d in data["data"]] == [0, 1]
+    assert [d["embedding"] for d in data["data"]] == [embeddings.embed(t, "hash-ngram-v2") for t in texts]
+    one = httpx.post(f"{base_url}/embeddings", timeout=10,
+                     json={"model": "hash-ngram-v1", "input": texts[0], "encoding_format": "base64"}).json()
+    decoded = np.frombuffer(base64.b64decode(one["data"][0]["embedding"]), dtype="<f4")
+    assert np.allclose(decoded, embeddings.embed(texts[0], "hash-ngram-v1"), atol=1e-6)
+
+
+def test_unknown_embedding_model_is_404(base_url: str) -> None:
+    resp = httpx.post(f"{base_url}/embeddings", json={"model": "text-embedding-3-small", "input": "x"}, timeout=10)
+    assert resp.status_code == 404
+    message = resp.json()["error"]["message"]
+    assert "\n" not in message and "hash-ngram-v1" in message and "hash-ngram-v2" in message
+
+
+def test_it_stops_on_sigint_and_can_add_user_memories() -> None:
+    proc, url = _start(["--memory-type", "user"])
+    prompt = owui_review_prompt([], [("user", "My name is Ana.")])
+    body = {"model": "memtest-assistant", "messages": [{"role": "system", "content": memory_review.REVIEWER_SYSTEM},
+                                                       {"role": "user", "content": prompt}]}
+    try:
+        answer = httpx.post(f"{url}/chat/completions", json=body, timeout=10).json()["choices"][0]["message"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+    assert json.loads(answer["content"])["operations"][0]["type"] == "user"
+    assert proc.wait(timeout=10) == 0
+    assert proc.stdout.read() == ""  # type: ignore[union-attr]  # the address line was the only one
+
+
+def test_bad_requests_are_400(base_url: str) -> None:
+    assert httpx.post(f"{base_url}/chat/completions", content=b"not json", timeout=10).status_code == 400
+    assert httpx.post(f"{base_url}/embeddings", json={"model": "hash-ngram-v1", "input": [1, 2]},
+                      timeout=10).status_code == 400
+    with pytest.raises(ValueError):
+        build_app("episodic")
+
+
+def test_the_review_log_names_each_review_and_its_operations() -> None:
+    from starlette.testclient import TestClient
+
+    from harness.model_server.server import build_app
+
+    client = TestClient(build_app())
+    prompt = owui_review_prompt([], [("user", "My dog is Rex."), ("assistant", "Noted.")])
+    client.post("/v1/chat/completions", headers={"X-OpenWebUI-User-Id": "u1"}, json={"messages": [
+        {"role": "system", "content": memory_review.REVIEWER_SYSTEM}, {"role": "user", "content": prompt}]})
+    client.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "My cat is Tom."}]})
+    logged = client.get("/memtest/reviews", params={"user_id": "u1"}).json()["reviews"]
+    assert [r["user_id"] for r in logged] == ["u1"]
+    assert [(op["action"], op["content"]) for op in logged[0]["operations"]] == [("add", "My dog is Rex.")]
+    assert client.get("/memtest/reviews", params={"user_id": "u2"}).json()["reviews"] == []

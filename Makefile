@@ -8,8 +8,18 @@ ALLURE := .tools/allure/node_modules/.bin/allure
 DEBIAN_CHROMIUM := /usr/lib/chromium/chromium
 N ?= 2
 RUNS ?= 10
+# A target by name: targets/$(TARGET).toml (kill-matrix TARGET=open-webui).
+TARGET ?=
+# Open WebUI, the second maintained target, in its own virtual environment (about 3 GB with a CPU-only torch).
+OWUI := .tools/open-webui
+OWUI_VERSION := 0.12.4
+OWUI_STAMP := $(OWUI)/.installed-$(OWUI_VERSION)-$(shell sha1sum targets/open-webui.constraints.txt | cut -c1-12)
+# torch before Open WebUI, so that no CUDA build comes in: this machine's pip finds the CPU wheel on disk; elsewhere
+# pass OWUI_TORCH_INDEX=https://download.pytorch.org/whl/cpu
+OWUI_TORCH ?= torch==2.13.0
+OWUI_TORCH_INDEX ?=
 
-.PHONY: setup test report kill-matrix flake-check bench lint clean
+.PHONY: setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui
 
 setup: $(STAMP) .tools/browser.ok
 
@@ -52,8 +62,9 @@ clean:
 
 # Kill matrix: the whole suite on the clean app, and each documented fault against the scenarios tagged to catch it.
 # FAULTS=a,b runs a subset; JOBS pytest processes at once.
-kill-matrix: setup
-	$(PY) tools/kill_matrix.py $(if $(FAULTS),--faults $(FAULTS)) $(if $(JOBS),--jobs $(JOBS))
+kill-matrix: setup $(if $(filter open-webui%,$(TARGET)),$(OWUI_STAMP))
+	$(PY) tools/kill_matrix.py $(if $(TARGET),--target $(TARGET)) $(if $(FAULTS),--faults $(FAULTS)) \
+	  $(if $(JOBS),--jobs $(JOBS))
 
 # The clean suite RUNS times in random order (pytest-randomly) with -n $(N); lists every scenario that failed once.
 flake-check: setup
@@ -62,3 +73,23 @@ flake-check: setup
 # Wall times of the suite (serial, -n 2), one scenario against a bare Playwright script, storage_state vs form login.
 bench: setup
 	$(PY) tools/bench_suite.py
+
+# Open WebUI in its own virtual environment, at the pinned version with pinned dependencies.
+$(OWUI_STAMP): targets/open-webui.constraints.txt
+	@rm -rf $(OWUI) && python3 -m venv $(OWUI)
+	$(OWUI)/bin/pip install -q --upgrade pip
+	$(OWUI)/bin/pip install -q "$(OWUI_TORCH)" $(if $(OWUI_TORCH_INDEX),--index-url $(OWUI_TORCH_INDEX))
+	$(OWUI)/bin/pip install -q -c targets/open-webui.constraints.txt open-webui==$(OWUI_VERSION) pgvector psycopg2-binary
+	@touch $@
+
+open-webui: $(OWUI_STAMP)
+
+# The same features against Open WebUI, started by the suite: on its default stores (SQLite + Chroma), then on
+# PostgreSQL + pgvector from the suite's database providers. JUnit files in reports/open-webui/.
+test-open-webui: setup $(OWUI_STAMP)
+	@mkdir -p reports/open-webui; status=0; \
+	for t in open-webui open-webui-pgvector; do \
+	  $(PYTEST) features --target $$t -p no:cacheprovider --junitxml=reports/open-webui/junit$${t#open-webui}.xml \
+	    --alluredir=reports/open-webui/allure-results$${t#open-webui} --clean-alluredir \
+	    --output=reports/open-webui/playwright$${t#open-webui} || status=$$?; \
+	done; exit $$status

@@ -4,6 +4,7 @@ Feature: Cross-session persistence
   assistant still knows what it was told.
 
   @smoke @fault_session_not_persistent @fault_unload_write_lost @fault_threshold_too_strict
+  @fault_memories_off @fault_review_interval_default @fault_memory_permission_off
   Scenario: Everything is still there after closing and reopening the browser
     Given Ana signs in through the login form in her own browser profile
     And Ana starts a new conversation
@@ -39,3 +40,10 @@ Feature: Cross-session persistence
     Then Ana is asked to sign in
     When Ana signs in through the login form
     Then her conversation is listed
+
+  @fault_no_redis
+  Scenario: Signing out ends the session on the server
+    Given Ana is signed in
+    When Ana signs out
+    Then Ana is asked to sign in
+    And the session Ana signed out of is refused by the app

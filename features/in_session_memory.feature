@@ -29,6 +29,7 @@ Feature: In-session memory
     Then the assistant answers each of her questions about them correctly
 
   @fault_context_dropped @fault_threshold_too_strict
+  @fault_memories_off @fault_review_interval_default @fault_memory_permission_off
   Scenario: A correction replaces the old fact
     When Ana tells the assistant "My order number is 4417."
     And Ana tells the assistant "Actually, my order number is 5521."
@@ -38,7 +39,7 @@ Feature: In-session memory
     And Ana asks "What is my order number?"
     Then the assistant answers "Your order number is 5521."
 
-  @fault_write_race
+  @fault_write_race @fault_memories_off @fault_review_interval_default @fault_memory_permission_off
   Scenario: Facts told in quick succession are all remembered
     When Ana tells the assistant these facts one right after the other:
       | fact          | value     |

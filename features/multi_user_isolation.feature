@@ -2,7 +2,7 @@
 Feature: Multi-user isolation
   One user's conversations and memories are never shown or recalled to another user.
 
-  @smoke @fault_recall_ignores_user
+  @smoke @fault_recall_ignores_user @fault_memories_off @fault_review_interval_default @fault_memory_permission_off
   Scenario: Two users at the same time each recall only their own secret
     Given Ana and Ben are signed in, each in their own browser
     When at the same time they tell the assistant their secrets:

@@ -35,6 +35,7 @@ class RunningApp:
     process: subprocess.Popen | None = field(default=None, repr=False)
     data_dir: Path | None = None  # the app's own data folder, where its driver gives it one
     companions: list[subprocess.Popen] = field(default_factory=list, repr=False)  # e.g. its model server
+    model_url: str | None = None  # the deterministic model server the suite started for it
 
     @property
     def running(self) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,9 +14,12 @@ class UnknownLocator(KeyError):
 
 
 def locate(root: Page | Locator, spec: Mapping[str, Any]) -> Locator:
-    """A locator from a spec: {testid}, {role, name}, {label} or {css}; role and label match names exactly."""
+    """A locator from a spec: {testid}, {role, name}, {role, name_pattern}, {label} or {css}; role and label match
+    names exactly, `name_pattern` is a regular expression for names that carry changing text (a user's name)."""
     if "testid" in spec:
         return root.get_by_test_id(spec["testid"])
+    if "role" in spec and "name_pattern" in spec:
+        return root.get_by_role(spec["role"], name=re.compile(spec["name_pattern"]))
     if "role" in spec:
         return root.get_by_role(spec["role"], name=spec.get("name"), exact=True)
     if "label" in spec:
@@ -45,16 +49,30 @@ class BasePage:
     def el(self, name: str, within: Locator | None = None) -> Locator:
         return locate(within if within is not None else self.page, self.spec(name))
 
-    def reveal(self, name: str) -> None:
-        """Apps that hide parts of the screen behind a toggle (a collapsed sidebar) name it in the locator's
-        `reveal_with`; it is clicked once the page has loaded, when the element is not visible."""
+    def reveal(self, name: str) -> Locator:
+        """The element, made visible: apps that hide parts of the screen behind a toggle (a collapsed sidebar, a
+        user menu) name it in the locator's `reveal_with`, itself maybe behind another. Where the element shows even
+        while closed (a sidebar's frame), `open_when` names what shows only once it is open. Waits until the element
+        or one of its toggles shows, then opens what is closed."""
+        element = self.el(name).first
         toggle = self.spec(name).get("reveal_with")
         if toggle is None:
-            return
-        expect(self.el(toggle)).to_be_visible()
-        if not self.el(name).first.is_visible():
-            self.el(toggle).click()
-            expect(self.el(name).first).to_be_visible()
+            expect(element).to_be_visible()
+            return element
+        opened = self._opened(name)
+        expect(self._any_of_chain(name)).to_be_visible()
+        if not opened.is_visible():
+            self.reveal(toggle).click()
+            expect(opened).to_be_visible()
+        return element
+
+    def _opened(self, name: str) -> Locator:
+        return self.el(self.spec(name).get("open_when", name)).first
+
+    def _any_of_chain(self, name: str) -> Locator:
+        toggle = self.spec(name).get("reveal_with")
+        opened = self._opened(name)
+        return opened if toggle is None else opened.or_(self._any_of_chain(toggle)).first
 
     def url_for(self, path_name: str, **values: str) -> str:
         return self.base_url + self._paths[path_name].format(**values)

@@ -4,6 +4,7 @@ whole history."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -31,11 +32,22 @@ class ChatPage(BasePage):
     def expect_ready(self) -> None:
         expect(self.el("message_input")).to_be_editable()
 
-    def open_conversation(self, conversation_id: str) -> int:
-        """Open a conversation by its address; returns the HTTP status the app answered with, once the page has
-        settled (an app that loads the conversation with scripts has fetched it by then)."""
-        response = self.page.goto(self.url_for("conversation_page", conversation_id=conversation_id))
-        self.page.wait_for_load_state("networkidle")
+    def open_conversation(self, conversation_id: str, settle_s: float = 10.0) -> int:
+        """Open a conversation by its address; returns the HTTP status the app answered with, once the app has
+        settled: it shows the conversation's messages, says it is not there, or has left the address (apps that
+        load the conversation with scripts decide after the page has loaded)."""
+        url = self.url_for("conversation_page", conversation_id=conversation_id)
+        response = self.page.goto(url)
+        settled = self.el("message", within=self.el("messages")).first
+        if self.has("not_found"):
+            settled = settled.or_(self.el("not_found"))
+        deadline = time.monotonic() + settle_s
+        while self.page.url == url and time.monotonic() < deadline:
+            try:
+                expect(settled).to_be_visible(timeout=250)  # or, on the next look, the address has changed
+                break
+            except AssertionError:
+                continue
         return response.status if response else 0
 
     def _replies(self) -> Locator:
@@ -47,13 +59,21 @@ class ChatPage(BasePage):
         return self.el("message_text", within=reply).first.inner_text()
 
     def submit(self, text: str) -> Callable[[], str]:
-        """Send one turn without waiting; returns a function that waits for the answer to it and returns its text."""
-        before = self._replies().count()
+        """Send one turn without waiting; returns a function that waits for the answer to it and returns its text.
+
+        The answer is the reply after those already shown: the n-th, or, where the app shows only the newest
+        messages, the last one once its id (`id_attribute`) differs from the last one's before sending."""
+        replies = self._replies()
+        id_attribute = self.spec("assistant_message").get("id_attribute")
+        before = replies.count()
+        previous = replies.last.get_attribute(id_attribute) if id_attribute and before else None
         self.el("message_input").fill(text)
         self.el("send").click()
 
         def answer() -> str:
-            reply = self._replies().nth(before)
+            reply = replies.last if id_attribute else replies.nth(before)
+            if previous is not None:
+                expect(reply).not_to_have_attribute(id_attribute, previous)
             expect(reply).to_be_visible()
             return self._reply_text(reply)
 
@@ -69,14 +89,27 @@ class ChatPage(BasePage):
         return self.el("recalled_memory", within=self._replies().last).all_inner_texts()
 
     def _role_of(self, item: Locator) -> str:
+        """From an attribute of the message (`role_attribute`), or from what it contains (`role_markers`: role ->
+        CSS of an element only that role's messages hold)."""
         spec = self.spec("message")
         if "role_attribute" in spec:
             return item.get_attribute(spec["role_attribute"]) or ""
-        classes = (item.get_attribute("class") or "").split()
-        return next((role for role, cls in spec.get("role_classes", {}).items() if cls in classes), "")
+        return next((role for role, css in spec.get("role_markers", {}).items() if item.locator(css).count()), "")
+
+    def _load_every_message(self) -> None:
+        """Apps that render only the newest messages show a loader above them (`older_messages`), which loads more
+        once scrolled into view."""
+        if not self.has("older_messages"):
+            return
+        items = self.el("message", within=self.el("messages"))
+        while self.el("older_messages").count():
+            shown = items.count()
+            self.el("older_messages").first.scroll_into_view_if_needed()
+            expect(items).not_to_have_count(shown)
 
     def history(self) -> list[Turn]:
         expect(self.el("messages")).to_be_visible()
+        self._load_every_message()
         items = self.el("message", within=self.el("messages")).all()
         if items and self.has("reply_complete") and self._role_of(items[-1]) == "assistant":
             expect(self.el("reply_complete", within=items[-1]).first).to_be_attached()
@@ -95,13 +128,14 @@ class ChatPage(BasePage):
         return match.group(1)
 
     def signed_in_as(self) -> str:
-        self.reveal("current_user")
-        return self.el("current_user").first.inner_text().strip()
+        return self.reveal("current_user").inner_text().strip()
 
     def expect_signed_in(self) -> None:
         self.expect_ready()
         self.reveal("current_user")
-        expect(self.el("current_user").first).to_be_visible()
+
+    def sign_out(self) -> None:
+        self.reveal("logout").click()
 
     def page_text(self) -> str:
         return self.page.locator("body").inner_text()

@@ -22,5 +22,4 @@ class ConversationList(BasePage):
         self._items().and_(self.page.locator(f'[href$="/{conversation_id}"]')).click()
 
     def start_new(self) -> None:
-        self.reveal("new_conversation")
-        self.el("new_conversation").click()
+        self.reveal("new_conversation").click()

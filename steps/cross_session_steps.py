@@ -107,3 +107,20 @@ def told_days_ago(world: Scenario, name: str, sentence: str, days: str) -> None:
     actor.session.remember([sentence])
     actor.told.append(Fact.parse(sentence))
     world.driver.advance_clock(world.app, float(days))
+
+
+@when(parsers.re(f"^{NAME} signs out$"))
+def signs_out(world: Scenario, name: str) -> None:
+    actor = world.actors[name]
+    actor.signed_out_of = actor.page.context.storage_state()
+    actor.chat.sign_out()
+
+
+@then(parsers.re(f"^the session {NAME} signed out of is refused by the app$"))
+def signed_out_session_refused(world: Scenario, name: str) -> None:
+    world.require(Capability.SERVER_SIGN_OUT)
+    actor = world.actors[name]
+    assert actor.signed_out_of is not None, f"{name} never signed out"
+    assert not world.driver.accepts(world.app, actor.signed_out_of), (
+        f"after {name} signed out, the app still accepts the session her browser held (a copied cookie or token "
+        "keeps working)")

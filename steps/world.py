@@ -78,6 +78,7 @@ class Actor:
     turns_sent: int = 0  # every turn this user sent, in any conversation: what the app may still be writing from
     last_reply: str = ""
     recalled: list[str] = field(default_factory=list)
+    signed_out_of: dict | None = None  # the browser's storage_state just before signing out
     _session: UserSession | None = None
     _session_app: RunningApp | None = None
 

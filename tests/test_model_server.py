@@ -505,4 +505,13 @@ def test_the_review_log_names_each_review_and_its_operations() -> None:
     logged = client.get("/memtest/reviews", params={"user_id": "u1"}).json()["reviews"]
     assert [r["user_id"] for r in logged] == ["u1"]
     assert [(op["action"], op["content"]) for op in logged[0]["operations"]] == [("add", "My dog is Rex.")]
+    assert logged[0]["memories_after"] == ["My dog is Rex."]
     assert client.get("/memtest/reviews", params={"user_id": "u2"}).json()["reviews"] == []
+
+
+def test_memories_after_a_review_apply_its_replacements() -> None:
+    prompt = owui_review_prompt([("m1", "context", "", "My car is red."), ("m2", "context", "", "My dog is Rex.")],
+                                [("user", "Actually, my car is blue."), ("user", "My cat is Tom.")])
+    operations = memory_review.review_operations(prompt)
+    assert memory_review.memories_after(prompt, operations) == [
+        "Actually, my car is blue.", "My dog is Rex.", "My cat is Tom."]

@@ -1,19 +1,21 @@
 """Kill matrix: does every documented fault of the app make the scenarios written to catch it fail?
 
-Runs the whole acceptance suite once on the clean app, and for every fault in the app's catalogue (the target's
-`[tools] list_faults`) the scenarios tagged `@fault_<name>` against the app with that fault on:
+Runs the whole acceptance suite once on the clean app, and for every fault in the app's catalogue (its driver's:
+the reference app's regressions, or a third-party app's misconfigurations) the scenarios tagged `@fault_<name>`
+against the app with that fault on:
 
-    pytest features -m fault_<name> --faults <name>
+    pytest features --target <target> -m fault_<name> --faults <name>
 
 Up to --jobs child pytest processes run at once, each serial, each with its own Allure results, Playwright output,
 JUnit XML and log under reports/kill-matrix/. Which scenarios failed is read from the records of the small plugin
 tools.suite_runs (exact pytest node ids; JUnit XML mangles them). A fault is killed when it has expected scenarios
 (`pytest --collect-only -q -m fault_<name>`) and every one of them failed.
 
-Writes reports/kill-matrix.json and reports/kill-matrix.md; exits 1 if the clean run has a failure, a fault
-survives (an expected scenario passed, or a fault has no scenario), or a run broke; 2 on a usage error.
+Writes reports/kill-matrix.json and .md (reports/kill-matrix-<target>.json and .md for another target than the
+default); exits 1 if the clean run has a failure, a fault survives (an expected scenario passed, or a fault has no
+scenario), or a run broke; 2 on a usage error.
 
-    python tools/kill_matrix.py [--faults a,b] [--jobs 2]
+    python tools/kill_matrix.py [--target open-webui] [--faults a,b] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -33,15 +35,39 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from harness.app_tools import ToolFailed, run_tool  # noqa: E402
-from harness.target import TargetError, load_target  # noqa: E402
+from harness.app_tools import ToolFailed  # noqa: E402
+from harness.drivers import load_driver  # noqa: E402
+from harness.drivers.base import DriverError  # noqa: E402
+from harness.target import DEFAULT_TARGET, TargetError, load_target  # noqa: E402
 from tools.suite_runs import SuiteRun, collect, format_table, junit_totals, rel, short_id  # noqa: E402
 
 REPORTS = ROOT / "reports"
-OUT = REPORTS / "kill-matrix"
-JSON_PATH = REPORTS / "kill-matrix.json"
-MD_PATH = REPORTS / "kill-matrix.md"
 CLEAN = "clean"
+
+
+@dataclass(frozen=True)
+class Places:
+    """Where one target's matrix and its runs' evidence go."""
+
+    target: str  # the target file, passed to every child run
+
+    @property
+    def suffix(self) -> str:
+        name = Path(self.target).stem
+        return "" if Path(self.target).resolve() == DEFAULT_TARGET.resolve() else f"-{name}"
+
+    @property
+    def out(self) -> Path:
+        return REPORTS / f"kill-matrix{self.suffix}"
+
+    @property
+    def json_path(self) -> Path:
+        return REPORTS / f"kill-matrix{self.suffix}.json"
+
+    @property
+    def md_path(self) -> Path:
+        return REPORTS / f"kill-matrix{self.suffix}.md"
+
 
 
 # -- pure parts -------------------------------------------------------------------------------------------------------
@@ -98,7 +124,7 @@ def _md_cell(text: str) -> str:
 
 
 def render_markdown(matrix: dict, bug_classes: dict[str, str], *, notes: dict[str, list[str]] | None = None,
-                    wall_s: float | None = None) -> str:
+                    wall_s: float | None = None, places: Places = Places(str(DEFAULT_TARGET))) -> str:
     """A readable table: fault, bug class, expected scenarios, failed, killed; the clean line first."""
     notes = notes or {}
     clean = matrix["clean"]
@@ -124,9 +150,10 @@ def render_markdown(matrix: dict, bug_classes: dict[str, str], *, notes: dict[st
         lines += [f"- {p}" for p in found]
         for label, items in notes.items():
             lines += [f"- {label}: {item}" for item in items]
-    lines += ["", f"Per run: Allure results in `{rel(OUT / 'allure')}/<fault|clean>`, Playwright traces and "
-                  f"screenshots in `{rel(OUT / 'playwright')}/<...>`, JUnit XML in `{rel(OUT / 'junit')}`, pytest "
-                  f"output in `{rel(OUT / 'logs')}`."]
+    out = places.out
+    lines += ["", f"Per run: Allure results in `{rel(out / 'allure')}/<fault|clean>`, Playwright traces and "
+                  f"screenshots in `{rel(out / 'playwright')}/<...>`, JUnit XML in `{rel(out / 'junit')}`, pytest "
+                  f"output in `{rel(out / 'logs')}`."]
     if wall_s is not None:
         lines.append(f"Wall time: {wall_s:.0f} s.")
     return "\n".join(lines) + "\n"
@@ -155,26 +182,27 @@ class Job:
     error: str = ""  # why the job could not run at all
 
 
-def suite_run(label: str, selection: Sequence[str]) -> SuiteRun:
-    args = ["features", *selection, "-q", "--tb=short", "--alluredir", str(OUT / "allure" / label),
-            "--clean-alluredir", "--output", str(OUT / "playwright" / label)]
-    return SuiteRun(label, args, results_file=OUT / "results" / f"{label}.jsonl",
-                    log_file=OUT / "logs" / f"{label}.log", junit_file=OUT / "junit" / f"{label}.xml")
+def suite_run(label: str, selection: Sequence[str], places: Places) -> SuiteRun:
+    out = places.out
+    args = ["features", "--target", places.target, *selection, "-q", "--tb=short", "--alluredir",
+            str(out / "allure" / label), "--clean-alluredir", "--output", str(out / "playwright" / label)]
+    return SuiteRun(label, args, results_file=out / "results" / f"{label}.jsonl",
+                    log_file=out / "logs" / f"{label}.log", junit_file=out / "junit" / f"{label}.xml")
 
 
-def run_job(job: Job, say: Callable[[str], None]) -> Job:
+def run_job(job: Job, places: Places, say: Callable[[str], None]) -> Job:
     try:
         if job.label == CLEAN:
             selection: list[str] = []
         else:
             marker = fault_marker(job.label)
-            job.expected = collect(["features", "-m", marker])
+            job.expected = collect(["features", "--target", places.target, "-m", marker])
             if not job.expected:
                 say(f"{job.label}: no scenario tagged @{marker}; nothing to run")
                 return job
             selection = ["-m", marker, "--faults", job.label]
         say(f"start {job.label}" + (f" ({len(job.expected)} expected scenario(s))" if job.expected else ""))
-        job.run = suite_run(job.label, selection).run()
+        job.run = suite_run(job.label, selection, places).run()
         res = job.run.results
         say(f"done  {job.label}: {len(res.passed)} passed, {len(res.failed)} failed, {len(res.errors)} errors, "
             f"exit {job.run.returncode}, {job.run.wall_s:.1f} s")
@@ -186,6 +214,7 @@ def run_job(job: Job, say: Callable[[str], None]) -> Job:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--target", help="the app: a name in targets/ or a target file (default: the reference app)")
     ap.add_argument("--faults", help="comma-separated fault names to run (default: the whole catalogue)")
     ap.add_argument("--jobs", type=int, default=2, help="child pytest processes at once (default 2)")
     args = ap.parse_args(argv)
@@ -200,19 +229,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"[{time.perf_counter() - started:6.1f}s] {text}", flush=True)
 
     try:
-        catalogue = json.loads(run_tool(load_target(), "list_faults", timeout=60))
+        target = load_target(args.target)
+        catalogue = load_driver(target).fault_catalogue()
         selected = select_faults(catalogue, args.faults)
-    except (TargetError, ToolFailed, ValueError) as e:
+    except (TargetError, DriverError, ToolFailed, ValueError) as e:
         print(f"kill-matrix: {e}", file=sys.stderr)
         return 2
     bug_classes = {f["name"]: f.get("bug_class", "") for f in catalogue}
 
-    shutil.rmtree(OUT, ignore_errors=True)
-    OUT.mkdir(parents=True)
+    places = Places(str(target.path))
+    shutil.rmtree(places.out, ignore_errors=True)
+    places.out.mkdir(parents=True)
     say(f"{len(selected)} fault(s) from the catalogue, plus the clean run; {args.jobs} pytest process(es) at once")
     jobs = [Job(CLEAN)] + [Job(f["name"]) for f in selected]  # the clean run is the longest: start it first
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        done = list(pool.map(lambda j: run_job(j, say), jobs))
+        done = list(pool.map(lambda j: run_job(j, places, say), jobs))
 
     notes: dict[str, list[str]] = {}
     broken: list[str] = []
@@ -250,8 +281,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         matrix["clean"]["failed"] = max(1, matrix["clean"]["failed"])  # a clean run that did not run is not green
     wall = time.perf_counter() - started
 
-    JSON_PATH.write_text(json.dumps(matrix, indent=2) + "\n", encoding="utf-8")
-    MD_PATH.write_text(render_markdown(matrix, bug_classes, notes=notes, wall_s=wall), encoding="utf-8")
+    places.json_path.write_text(json.dumps(matrix, indent=2) + "\n", encoding="utf-8")
+    places.md_path.write_text(render_markdown(matrix, bug_classes, notes=notes, wall_s=wall, places=places),
+                              encoding="utf-8")
 
     print()
     print(console_table(matrix, bug_classes))
@@ -267,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for label, items in notes.items():
         for item in items:
             print(f"note: {label}: {item}")
-    print(f"\nwrote {rel(JSON_PATH)} and {rel(MD_PATH)}; total wall time {wall:.1f} s")
+    print(f"\nwrote {rel(places.json_path)} and {rel(places.md_path)}; total wall time {wall:.1f} s")
     if found:
         print("\nkill matrix NOT clean:\n" + "\n".join(f"  - {p}" for p in found))
         return 1

@@ -167,6 +167,11 @@ class AppDriver(ABC):
     def browser_state(self, app: RunningApp, session: UserSession) -> dict:
         """A Playwright storage_state (cookies and local storage) that opens the app signed in as the user."""
 
+    def accepts(self, app: RunningApp, browser_state: dict) -> bool:
+        """Whether the app still takes the session held by a browser's storage_state (its cookies and local
+        storage), e.g. one that was signed out of. Needs SERVER_SIGN_OUT."""
+        raise DriverError(f"the {self.name} driver cannot check a browser's session")
+
     def shown_identity(self, account: Account) -> str:
         """How the signed-in user is named on the page."""
         return account.email

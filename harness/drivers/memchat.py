@@ -138,6 +138,11 @@ class MemchatDriver(AppDriver):
     def fault_catalogue(self) -> list[dict[str, str]]:
         return json.loads(run_tool(self.target, "list_faults", timeout=60))
 
+    def accepts(self, app: RunningApp, browser_state: dict) -> bool:
+        cookies = {c["name"]: c["value"] for c in browser_state.get("cookies", [])}
+        with httpx.Client(base_url=app.base_url, timeout=30, cookies=cookies) as http:
+            return http.get(self.target.api["me"]).status_code == 200
+
     def advance_clock(self, app: RunningApp, days: float) -> None:
         with self._admin(app) as admin:
             _check(admin.post(self.target.api["admin_clock"], json={"advance_days": days}), "moving the app's clock")

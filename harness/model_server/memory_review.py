@@ -187,6 +187,20 @@ def review_operations(prompt: str, memory_type: str = "context") -> list[dict[st
     return operations
 
 
+def memories_after(prompt: str, operations: list[dict[str, str]]) -> list[str]:
+    """What the user's memories hold once the app has applied `operations` to those the prompt lists."""
+    held = {m.id: m.content for m in parse_review_prompt(prompt)[0]}
+    added = []
+    for op in operations:
+        if op.get("action") == "add":
+            added.append(op["content"])
+        elif op.get("action") == "replace":
+            held[op["id"]] = op["content"]
+        elif op.get("action") == "remove":
+            held.pop(op["id"], None)
+    return [*held.values(), *added]
+
+
 def review_answer(prompt: str, memory_type: str = "context") -> str:
     return json.dumps({"operations": review_operations(prompt, memory_type)}, ensure_ascii=False)
 

@@ -131,9 +131,10 @@ def _log_review(request: Request, messages: list[dict[str, Any]], answer: str) -
     if not memory_review.is_review_prompt(system, user):
         return
     log: list[dict[str, Any]] = request.app.state.reviews
+    operations = json.loads(answer).get("operations", [])
     # Open WebUI names the user it asks for with ENABLE_FORWARD_USER_INFO_HEADERS=true.
-    log.append({"user_id": request.headers.get("x-openwebui-user-id", ""),
-                "operations": json.loads(answer).get("operations", [])})
+    log.append({"user_id": request.headers.get("x-openwebui-user-id", ""), "operations": operations,
+                "memories_after": memory_review.memories_after(user[-1], operations)})
     del log[:-REVIEW_LOG_LIMIT]
 
 

@@ -1,0 +1,332 @@
+"""The driver of Open WebUI (https://github.com/open-webui/open-webui), a popular self-hosted chat app with per-user
+long-term memories, run offline against the suite's deterministic model server.
+
+What differs from a simple app, and how the driver deals with it:
+- the first sign-up of a fresh data folder becomes the admin; its token is the admin token (kept beside the data,
+  with the secret key, so that a restart on the same data keeps every session valid);
+- settings given by environment are stored on the first start of a data folder, so every start is on a fresh
+  folder unless it is a restart (and `ENABLE_PERSISTENT_CONFIG=false` makes a restart read them again);
+- the web front end reads its token from `localStorage.token`, so a signed-in browser needs local storage too;
+- memories are written by the server after each turn (the background memory review: one more model call), not by
+  the page: `settle` waits for those reviews through the model server's log, then for what they told the app to
+  store; it never decides what should have been stored;
+- an embedding-model change is the admin setting plus the admin's memory re-index.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import tempfile
+import uuid
+from pathlib import Path
+
+import httpx
+
+from harness.app_launcher import RunningApp, attach_app, free_port, start_process
+from harness.drivers.base import (
+    Account,
+    AppDriver,
+    Capability,
+    ChatTurn,
+    DriverError,
+    Hit,
+    Memory,
+    Refusal,
+    RestartApp,
+    UserSession,
+)
+from harness.model_server.client import ModelServer, start_model_server
+from harness.polling import wait_until
+from harness.target import Target, fill
+
+ADMIN_FILE = "memtest-admin.json"  # beside the app's data: the admin's credentials and the secret key
+SETTLE_SECONDS = 20.0
+
+# The misconfigurations the kill matrix switches on: each is what an operator really gets wrong, applied the way
+# Open WebUI really takes it (its environment, or its admin procedure).
+MISCONFIGURATIONS: dict[str, dict[str, str]] = {
+    "memories-off": {
+        "bug_class": "memories left switched off (ENABLE_MEMORIES=false)",
+        "user_sees": "nothing told in one conversation is known in the next",
+        "env": "ENABLE_MEMORIES=false"},
+    "review-interval-default": {
+        "bug_class": "background memory review left at its default interval of 10 turns",
+        "user_sees": "facts told in the last few turns are not remembered",
+        "env": "MEMORIES_REVIEW_INTERVAL_TURNS=10"},
+    "memory-permission-off": {
+        "bug_class": "users not granted the memories feature (USER_PERMISSIONS_FEATURES_MEMORIES=false)",
+        "user_sees": "a user's memories are never written or recalled",
+        "env": "USER_PERMISSIONS_FEATURES_MEMORIES=false"},
+    "embedding-change-without-reindex": {
+        "bug_class": "embedding model changed in the admin settings without re-indexing the memories",
+        "user_sees": "memories written under the old model are no longer found by search",
+        "env": ""},
+    "no-redis": {
+        "bug_class": "run without Redis, so sign-out cannot revoke a token",
+        "user_sees": "a signed-out session (a stolen token) still works",
+        "env": "REDIS_URL="},
+}
+
+
+def _check(resp: httpx.Response, what: str) -> dict | list:
+    if resp.status_code >= 400:
+        raise DriverError(f"{what}: HTTP {resp.status_code} {resp.text[:300]}")
+    return resp.json()
+
+
+def sign_in(app: RunningApp, account: Account) -> str:
+    resp = httpx.post(app.base_url + "/api/v1/auths/signin", timeout=30,
+                      json={"email": account.email, "password": account.password})
+    return str(_check(resp, f"signing in {account.email}")["token"])
+
+
+class OpenWebUISession(UserSession):
+    def __init__(self, app: RunningApp, account: Account, token: str, model: ModelServer | None) -> None:
+        self.account = account
+        self.model = model
+        self.base_url = app.base_url
+        self.token = token
+        self.http = httpx.Client(base_url=app.base_url, timeout=60, headers={"Authorization": f"Bearer {self.token}"})
+
+    def conversation_ids(self) -> list[str]:
+        return [c["id"] for c in _check(self.http.get("/api/v1/chats/"), "listing chats")]
+
+    def ask_for_conversation(self, conversation_id: str) -> Refusal:
+        resp = self.http.get(f"/api/v1/chats/{conversation_id}")
+        return Refusal(resp.status_code, resp.text)
+
+    def turns(self, conversation_id: str) -> list[ChatTurn]:
+        chat = _check(self.http.get(f"/api/v1/chats/{conversation_id}"), "reading a chat")["chat"]
+        history = chat.get("history") or {}
+        messages, current = history.get("messages") or {}, history.get("currentId")
+        chain = []
+        while current:  # the shown branch: from the current message back to the first through parentId
+            message = messages[current]
+            chain.append(ChatTurn(message["role"], message.get("content", "")))
+            current = message.get("parentId")
+        return list(reversed(chain))
+
+    def memories(self) -> list[Memory]:
+        rows = _check(self.http.get("/api/v1/memories/"), "listing memories")
+        rows = sorted(rows, key=lambda m: (m.get("created_at") or 0))
+        return [Memory(m["id"], m["content"]) for m in rows]
+
+    def remember(self, texts: list[str]) -> None:
+        for text in texts:
+            _check(self.http.post("/api/v1/memories/add", json={"content": text}), "adding a memory")
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        resp = self.http.post("/api/v1/memories/query", json={"content": query, "k": k})
+        if resp.status_code == 404:  # Open WebUI's answer for a user who has no memories at all
+            return []
+        data = _check(resp, f"searching memory for {query!r}")
+        ids, docs, scores = (data.get(key) or [[]] for key in ("ids", "documents", "distances"))
+        return [Hit(i, d, float(s)) for i, d, s in zip(ids[0], docs[0], scores[0], strict=True)]
+
+    def seed_conversation(self, sentence: str) -> str:
+        """A chat with the sentence and the model's reply, and the memory the review would have stored."""
+        reply = self.model.reply(sentence) if self.model else "Noted."
+        user_id, reply_id = str(uuid.uuid4()), str(uuid.uuid4())
+        user_msg = {"id": user_id, "role": "user", "content": sentence, "parentId": None, "childrenIds": [reply_id]}
+        reply_msg = {"id": reply_id, "role": "assistant", "content": reply, "parentId": user_id, "childrenIds": []}
+        chat = {"title": sentence[:60], "history": {"messages": {user_id: user_msg, reply_id: reply_msg},
+                                                    "currentId": reply_id},
+                "messages": [user_msg, reply_msg]}
+        created = _check(self.http.post("/api/v1/chats/new", json={"chat": chat}), "creating a chat")
+        self.remember([sentence])
+        return str(created["id"])
+
+    def close(self) -> None:
+        self.http.close()
+
+
+class OpenWebUIDriver(AppDriver):
+    name = "open-webui"
+    capabilities = frozenset({Capability.APP_SETTINGS, Capability.EMBEDDING_MODEL_CHANGE,
+                              Capability.SERVER_SIGN_OUT})
+
+    def __init__(self, target: Target) -> None:
+        super().__init__(target)
+        self._tokens: dict[tuple[str, str], str] = {}  # (app, user id) -> the user's token
+
+    # -- life cycle ------------------------------------------------------------------------------------------------
+    def _env(self, app_port: int, model: ModelServer, data_dir: Path, secret: str, pg_dsn: str, redis_url: str,
+             settings: dict[str, str]) -> dict[str, str]:
+        env = {**self.target.env, "DATA_DIR": str(data_dir), "WEBUI_SECRET_KEY": secret, "PORT": str(app_port),
+               "OPENAI_API_BASE_URL": model.base_url, "RAG_OPENAI_API_BASE_URL": model.base_url,
+               "REDIS_URL": redis_url}
+        if self.target.app.get("database") == "postgresql":
+            env |= {"DATABASE_URL": pg_dsn, "VECTOR_DB": "pgvector", "PGVECTOR_DB_URL": pg_dsn}
+        if "embedder" in settings:
+            env["RAG_EMBEDDING_MODEL"] = settings["embedder"]
+        for fault in filter(None, settings.get("faults", "").split(",")):
+            for assignment in filter(None, MISCONFIGURATIONS[fault]["env"].split()):
+                name, _, value = assignment.partition("=")
+                env[name] = value
+        return env
+
+    def start(self, *, pg_dsn: str, redis_url: str, settings: dict[str, str], log_path: Path,
+              data_dir: Path | None = None) -> RunningApp:
+        model = start_model_server(log_path.with_suffix(".model.log"))
+        try:
+            fresh = data_dir is None
+            data_dir = data_dir or Path(tempfile.mkdtemp(prefix="memtest-owui-", dir="/tmp"))
+            admin = self._admin_record(data_dir)
+            port = free_port()
+            command = fill(self.target.start_command, port=str(port))
+            process, health = start_process(
+                self.target.name, command, log_path=log_path, timeout=float(self.target.app.get("start_timeout", 120)),
+                env=self._env(port, model, data_dir, admin["secret"], pg_dsn, redis_url, settings),
+                health_url=f"http://127.0.0.1:{port}{self.target.health_path}",
+                healthy=lambda h: h.get("status") is True)
+        except BaseException:
+            model.stop()
+            raise
+        app = RunningApp(f"http://127.0.0.1:{port}", health, None, pg_dsn, redis_url, dict(settings), True, log_path,
+                         process, data_dir=data_dir, companions=[model.process], model_url=model.base_url)
+        try:
+            app.admin_token = self._sign_up_admin(app, admin) if fresh else self._sign_in_admin(app, admin)
+            app.health = {**health, **self._versions(app)}
+        except BaseException:
+            app.stop()
+            raise
+        return app
+
+    @staticmethod
+    def _admin_record(data_dir: Path) -> dict[str, str]:
+        path = data_dir / ADMIN_FILE
+        if path.exists():
+            return json.loads(path.read_text(encoding="utf-8"))
+        record = {"email": f"admin+{secrets.token_hex(4)}@memtest.test", "password": secrets.token_urlsafe(16),
+                  "secret": secrets.token_urlsafe(32)}
+        path.write_text(json.dumps(record), encoding="utf-8")
+        return record
+
+    @staticmethod
+    def _sign_up_admin(app: RunningApp, admin: dict[str, str]) -> str:
+        resp = httpx.post(app.base_url + "/api/v1/auths/signup", timeout=30,
+                          json={"name": "Suite Admin", "email": admin["email"], "password": admin["password"]})
+        data = _check(resp, "signing up the first user (the admin) of a fresh Open WebUI")
+        if data.get("role") != "admin":
+            raise DriverError(f"the first sign-up became {data.get('role')!r}, not admin: the data folder was not "
+                              "fresh")
+        return str(data["token"])
+
+    @staticmethod
+    def _sign_in_admin(app: RunningApp, admin: dict[str, str]) -> str:
+        resp = httpx.post(app.base_url + "/api/v1/auths/signin", timeout=30,
+                          json={"email": admin["email"], "password": admin["password"]})
+        return str(_check(resp, "signing the admin in again after a restart")["token"])
+
+    def _versions(self, app: RunningApp) -> dict[str, str]:
+        with self._admin(app) as admin:
+            resp = admin.get("/api/version")
+        return {"app": "Open WebUI", "version": str(resp.json().get("version", "")) if resp.status_code == 200
+                else ""}
+
+    def attach(self, base_url: str, admin_token: str | None) -> RunningApp:
+        if not admin_token:
+            raise DriverError("an Open WebUI given by --base-url needs an admin's token: pass --admin-token "
+                              "(Settings > Account > API keys, or the token of an admin's sign-in)")
+        app = attach_app(self.target.name, base_url, self.target.health_path, admin_token)
+        app.health = {**app.health, **self._versions(app)}
+        return app
+
+    def describe(self, app: RunningApp) -> dict[str, str]:
+        return {"app": f"Open WebUI {app.health.get('version', '')}".strip(),
+                "database": "PostgreSQL + pgvector" if self.target.app.get("database") == "postgresql"
+                else "SQLite + Chroma"}
+
+    # -- users -----------------------------------------------------------------------------------------------------
+    def _admin(self, app: RunningApp) -> httpx.Client:
+        return httpx.Client(base_url=app.base_url, timeout=60, headers={"Authorization": f"Bearer {app.admin_token}"})
+
+    def create_user(self, app: RunningApp, name: str, email: str, password: str,
+                    user_id: str | None = None) -> Account:
+        with self._admin(app) as admin:
+            data = _check(admin.post("/api/v1/auths/add", json={"name": name, "email": email, "password": password,
+                                                                "role": "user"}), f"creating user {email}")
+        account = Account(str(data["id"]), str(data["email"]), password, name)
+        # The reply carries the user's token: reusing it keeps clear of the sign-in rate limit (15 per 3 minutes).
+        self._tokens[(app.base_url, account.id)] = str(data["token"])
+        # Plain text in and out: by default the message editor turns quotes into curly ones and user messages are
+        # shown as markdown, so what is stored and shown would differ from what was typed.
+        resp = httpx.post(app.base_url + "/api/v1/users/user/settings/update", timeout=30,
+                          headers={"Authorization": f"Bearer {data['token']}"},
+                          json={"ui": {"richTextInput": False, "renderMarkdownInUserMessages": False}})
+        _check(resp, f"setting {email}'s message input to plain text")
+        return account
+
+    def delete_user(self, app: RunningApp, account: Account) -> None:
+        with self._admin(app) as admin:
+            resp = admin.delete(f"/api/v1/users/{account.id}")
+        if resp.status_code not in (200, 404):
+            raise DriverError(f"deleting user {account.email}: HTTP {resp.status_code} {resp.text[:200]}")
+
+    def session(self, app: RunningApp, account: Account) -> OpenWebUISession:
+        key = (app.base_url, account.id)
+        if key not in self._tokens:
+            self._tokens[key] = sign_in(app, account)
+        return OpenWebUISession(app, account, self._tokens[key], ModelServer.of(app))
+
+    def browser_state(self, app: RunningApp, session: UserSession) -> dict:
+        assert isinstance(session, OpenWebUISession)
+        host = httpx.URL(app.base_url).host
+        return {"cookies": [{"name": "token", "value": session.token, "domain": host, "path": "/",
+                             "expires": -1, "httpOnly": True, "secure": False, "sameSite": "Lax"}],
+                "origins": [{"origin": app.base_url, "localStorage": [{"name": "token", "value": session.token}]}]}
+
+    def accepts(self, app: RunningApp, browser_state: dict) -> bool:
+        """The front end sends the token it keeps in local storage; the cookie holds the same one."""
+        tokens = [item["value"] for origin in browser_state.get("origins", []) if origin.get("origin") == app.base_url
+                  for item in origin.get("localStorage", []) if item.get("name") == "token"]
+        tokens += [c["value"] for c in browser_state.get("cookies", []) if c.get("name") == "token"]
+        if not tokens:
+            raise DriverError("the browser held no Open WebUI token to check")
+        return any(httpx.get(app.base_url + "/api/v1/auths/", headers={"Authorization": f"Bearer {token}"},
+                             timeout=30).status_code == 200 for token in tokens)
+
+    def shown_identity(self, account: Account) -> str:
+        return account.name
+
+    def normalised_email(self, typed: str) -> str:
+        return typed.lower()
+
+    # -- memory ----------------------------------------------------------------------------------------------------
+    def settle(self, app: RunningApp, session: UserSession, turns_sent: int) -> None:
+        """Wait until the model server has answered a memory review for each of the user's turns, then until the
+        app holds what those reviews told it to store."""
+        model = ModelServer.of(app)
+        if model is None or turns_sent == 0:
+            return
+        who = session.account.label
+        reviews = wait_until(lambda: model.reviews(session.account.id), lambda r: len(r) >= turns_sent,
+                             timeout=SETTLE_SECONDS, what=f"Open WebUI asking for a memory review of each of {who}'s "
+                                                          f"{turns_sent} turns")
+        chosen = set(reviews[-1]["memories_after"])  # what the last review left the user's memories holding
+        wait_until(lambda: {m.text for m in session.memories()}, lambda held: chosen <= held,
+                   timeout=SETTLE_SECONDS, what=f"Open WebUI storing the memories its review chose for {who}")
+
+    # -- faults and optional capabilities --------------------------------------------------------------------------
+    def fault_catalogue(self) -> list[dict[str, str]]:
+        return [{"name": name, "bug_class": m["bug_class"], "user_sees": m["user_sees"]}
+                for name, m in MISCONFIGURATIONS.items()]
+
+    def change_embedding_model(self, app: RunningApp, model: str, restart: RestartApp) -> RunningApp:
+        """As an admin does it: the embedding model in the admin settings, then the memories re-indexed."""
+        with self._admin(app) as admin:
+            config = _check(admin.get("/api/v1/retrieval/embedding"), "reading the embedding settings")
+            config = {**config, "RAG_EMBEDDING_MODEL": model, "RAG_EMBEDDING_ENGINE": "openai"}
+            _check(admin.post("/api/v1/retrieval/embedding/update", json=config), "changing the embedding model")
+            now = _check(admin.get("/api/v1/retrieval/embedding"), "reading the embedding settings")
+            if now.get("RAG_EMBEDDING_MODEL") != model:
+                raise DriverError(f"Open WebUI still embeds with {now.get('RAG_EMBEDDING_MODEL')!r} after the change "
+                                  f"to {model!r}")
+            if "embedding-change-without-reindex" not in app.settings.get("faults", ""):
+                _check(admin.post("/api/v1/memories/reindex"), "re-indexing the memories")
+        app.settings = {**app.settings, "embedder": model}
+        return app
+
+
+DRIVER = OpenWebUIDriver

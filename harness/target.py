@@ -64,10 +64,29 @@ def resolve(value: str | Path | None) -> Path:
     return Path(text)
 
 
+def _merged(base: dict, override: dict) -> dict:
+    """`override` over `base`, table by table."""
+    out = dict(base)
+    for key, value in override.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def _read(path: Path, seen: tuple[Path, ...] = ()) -> dict:
+    """The file's tables, over those of the file it `extends` (a path relative to it), if any."""
+    if path in seen:
+        raise TargetError(f"target file {path} extends itself through {seen[-1]}; remove the loop")
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    if "extends" not in data:
+        return data
+    base = path.parent / str(data.pop("extends"))
+    return _merged(_read(base, (*seen, path)), data)
+
+
 def load_target(path: str | Path | None = None) -> Target:
     path = resolve(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = _read(path)
     except FileNotFoundError:
         known = ", ".join(sorted(p.stem for p in TARGETS.glob("*.toml")))
         raise TargetError(f"target file {path} not found; pass --target with an existing file or one of: "

@@ -163,3 +163,24 @@ def test_unknown_driver_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(DriverError) as info:
         load_driver(load_target(_write(tmp_path, MINIMAL)))
     assert "tiny_driver" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_target_extends_another_table_by_table(tmp_path: Path) -> None:
+    _write(tmp_path, MINIMAL, "base.toml")
+    child = _write(tmp_path, 'extends = "base.toml"\nname = "child"\n[app]\nhealth = "/up"\n', "child.toml")
+    target = load_target(child)
+    assert (target.name, target.driver, target.health_path) == ("child", "tiny_driver", "/up")
+    assert target.start_command == ["{python}", "-m", "tiny", "--port", "{port}"]
+    assert target.locators == {"send": {"role": "button", "name": "Send"}}
+
+
+def test_a_loop_of_extends_is_one_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, 'extends = "loop.toml"\n' + MINIMAL, "loop.toml")
+    assert "extends itself" in _refusal(path)
+
+
+def test_the_open_webui_targets_load() -> None:
+    plain, pgvector = load_target("open-webui"), load_target("open-webui-pgvector")
+    assert plain.driver == pgvector.driver == "open-webui"
+    assert pgvector.app["database"] == "postgresql" and "database" not in plain.app
+    assert pgvector.locators == plain.locators and pgvector.env == plain.env

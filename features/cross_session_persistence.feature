@@ -47,3 +47,10 @@ Feature: Cross-session persistence
     When Ana signs out
     Then Ana is asked to sign in
     And the session Ana signed out of is refused by the app
+
+  @fault_threshold_too_strict @fault_memories_off @fault_memory_permission_off
+  Scenario: More facts than the app recalls for one question are each answered in a later conversation
+    Given Ana is signed in
+    And Ana's long-term memory holds 12 facts about her
+    When Ana starts a new conversation
+    Then the assistant answers each of her questions about them correctly

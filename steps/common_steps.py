@@ -140,3 +140,21 @@ def memory_holds_exactly(world: Scenario) -> None:
     stored = wait_until(lambda: [m.text for m in actor.session.memories()], lambda texts: texts == expected,
                         timeout=8, what=f"{actor.name}'s memory holding exactly {expected}")
     assert stored == expected
+
+
+FACT_KINDS = ["locker code", "gate code", "dentist", "plumber", "gym class", "book club", "favourite tea", "bike shop",
+              "tax advisor", "car plate", "library card", "wifi password", "piano teacher", "vet", "bank branch",
+              "passport number", "insurance number", "seat preference", "home city", "sister's birthday"]
+
+
+@given(parsers.re(f"^{NAME}'s long-term memory holds (?P<count>\\d+) facts about (?:her|him|them)$"))
+def memory_holds_generated(world: Scenario, name: str, count: str) -> None:
+    """Facts with values from the scenario's seeded faker, stored through the app's memory API."""
+    if int(count) > len(FACT_KINDS):
+        raise ValueError(f"at most {len(FACT_KINDS)} generated facts, not {count}")
+    actor = world.actors[name]
+    values = [world.fake.city, world.fake.last_name, lambda: f"{world.fake.word()}-{world.fake.random_int(10, 999)}"]
+    facts = [Fact(kind, values[i % len(values)]()) for i, kind in enumerate(FACT_KINDS[:int(count)])]
+    actor.session.remember([f.sentence for f in facts])
+    actor.told += facts
+    world.speaker = name

@@ -75,6 +75,34 @@ def _check(resp: httpx.Response, what: str) -> dict | list:
     return resp.json()
 
 
+def shown_branch(history: dict) -> list[ChatTurn]:
+    """The turns on screen, oldest first: from the current message back to the first through parentId (a chat's
+    history is a tree, since a reply can be regenerated or a message edited)."""
+    messages, current = history.get("messages") or {}, history.get("currentId")
+    chain, seen = [], set()
+    while current and current not in seen:
+        seen.add(current)
+        message = messages[current]
+        chain.append(ChatTurn(message["role"], message.get("content", "")))
+        current = message.get("parentId")
+    return list(reversed(chain))
+
+
+def hits_of(result: dict | None) -> list[Hit]:
+    """Hits from a memory query's Chroma-shaped nested lists; its "distances" are similarities (1.0 = identical).
+    Open WebUI answers null when the store cannot be searched (after a change of vector size without re-index)."""
+    result = result or {}
+    ids, docs, scores = ((result.get(key) or [[]])[0] or [] for key in ("ids", "documents", "distances"))
+    return [Hit(i, d, float(s)) for i, d, s in zip(ids, docs, scores, strict=True)]
+
+
+def tokens_in(browser_state: dict, origin: str) -> list[str]:
+    """The tokens a browser holds for the app: in local storage, where the front end reads it, and the cookie."""
+    tokens = [item["value"] for entry in browser_state.get("origins", []) if entry.get("origin") == origin
+              for item in entry.get("localStorage", []) if item.get("name") == "token"]
+    return tokens + [c["value"] for c in browser_state.get("cookies", []) if c.get("name") == "token"]
+
+
 def sign_in(app: RunningApp, account: Account) -> str:
     resp = httpx.post(app.base_url + "/api/v1/auths/signin", timeout=30,
                       json={"email": account.email, "password": account.password})
@@ -98,14 +126,7 @@ class OpenWebUISession(UserSession):
 
     def turns(self, conversation_id: str) -> list[ChatTurn]:
         chat = _check(self.http.get(f"/api/v1/chats/{conversation_id}"), "reading a chat")["chat"]
-        history = chat.get("history") or {}
-        messages, current = history.get("messages") or {}, history.get("currentId")
-        chain = []
-        while current:  # the shown branch: from the current message back to the first through parentId
-            message = messages[current]
-            chain.append(ChatTurn(message["role"], message.get("content", "")))
-            current = message.get("parentId")
-        return list(reversed(chain))
+        return shown_branch(chat.get("history") or {})
 
     def memories(self) -> list[Memory]:
         rows = _check(self.http.get("/api/v1/memories/"), "listing memories")
@@ -120,9 +141,7 @@ class OpenWebUISession(UserSession):
         resp = self.http.post("/api/v1/memories/query", json={"content": query, "k": k})
         if resp.status_code == 404:  # Open WebUI's answer for a user who has no memories at all
             return []
-        data = _check(resp, f"searching memory for {query!r}")
-        ids, docs, scores = (data.get(key) or [[]] for key in ("ids", "documents", "distances"))
-        return [Hit(i, d, float(s)) for i, d, s in zip(ids[0], docs[0], scores[0], strict=True)]
+        return hits_of(_check(resp, f"searching memory for {query!r}"))
 
     def seed_conversation(self, sentence: str) -> str:
         """A chat with the sentence and the model's reply, and the memory the review would have stored."""
@@ -278,10 +297,7 @@ class OpenWebUIDriver(AppDriver):
                 "origins": [{"origin": app.base_url, "localStorage": [{"name": "token", "value": session.token}]}]}
 
     def accepts(self, app: RunningApp, browser_state: dict) -> bool:
-        """The front end sends the token it keeps in local storage; the cookie holds the same one."""
-        tokens = [item["value"] for origin in browser_state.get("origins", []) if origin.get("origin") == app.base_url
-                  for item in origin.get("localStorage", []) if item.get("name") == "token"]
-        tokens += [c["value"] for c in browser_state.get("cookies", []) if c.get("name") == "token"]
+        tokens = tokens_in(browser_state, app.base_url)
         if not tokens:
             raise DriverError("the browser held no Open WebUI token to check")
         return any(httpx.get(app.base_url + "/api/v1/auths/", headers={"Authorization": f"Bearer {token}"},

@@ -1,0 +1,82 @@
+"""The app drivers' own logic, without an app: loading by name, what each declares, and how the Open WebUI driver
+reads its app's answers and applies its misconfigurations. Against running apps they are exercised by the features
+(`make test`, `make test-open-webui`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.drivers import load_driver, shipped_drivers
+from harness.drivers.base import Capability, ChatTurn, DriverError, Hit
+from harness.drivers.open_webui import MISCONFIGURATIONS, OpenWebUIDriver, hits_of, shown_branch, tokens_in
+from harness.model_server.client import ModelServer
+from harness.target import load_target
+
+
+def test_every_shipped_target_loads_its_driver() -> None:
+    assert {"memchat", "open-webui"} <= set(shipped_drivers())
+    for name in ("memchat", "open-webui", "open-webui-pgvector"):
+        target = load_target(name)
+        assert load_driver(target).name == target.driver
+
+
+def test_the_reference_app_offers_every_capability_and_open_webui_only_its_own() -> None:
+    assert load_driver(load_target("memchat")).capabilities == frozenset(Capability)
+    owui = load_driver(load_target("open-webui")).capabilities
+    assert Capability.SERVER_SIGN_OUT in owui and Capability.EMBEDDING_MODEL_CHANGE in owui
+    assert not {Capability.REQUESTED_USER_IDS, Capability.MOVABLE_CLOCK, Capability.MIGRATION_TOOLS} & owui
+
+
+def test_an_unknown_fault_is_one_line_naming_the_catalogue() -> None:
+    driver = load_driver(load_target("open-webui"))
+    with pytest.raises(DriverError) as info:
+        driver.check_faults(["no-such-fault"])
+    assert "no-such-fault" in str(info.value) and "memories-off" in str(info.value)
+    assert "\n" not in str(info.value)
+    driver.check_faults(list(MISCONFIGURATIONS))
+
+
+def test_the_shown_branch_follows_parents_from_the_current_message() -> None:
+    history = {"currentId": "a2", "messages": {
+        "u1": {"role": "user", "content": "My dog is Rex.", "parentId": None},
+        "a1": {"role": "assistant", "content": "Noted.", "parentId": "u1"},
+        "a1b": {"role": "assistant", "content": "Regenerated, not shown.", "parentId": "u1"},
+        "u2": {"role": "user", "content": "What is my dog?", "parentId": "a1"},
+        "a2": {"role": "assistant", "content": "Your dog is Rex.", "parentId": "u2"}}}
+    assert shown_branch(history) == [ChatTurn("user", "My dog is Rex."), ChatTurn("assistant", "Noted."),
+                                     ChatTurn("user", "What is my dog?"), ChatTurn("assistant", "Your dog is Rex.")]
+    assert shown_branch({}) == []
+
+
+def test_query_results_become_hits_best_first() -> None:
+    result = {"ids": [["m1", "m2"]], "documents": [["My dog is Rex.", "My cat is Tom."]],
+              "distances": [[0.91, 0.2]], "metadatas": [[{}, {}]]}
+    assert hits_of(result) == [Hit("m1", "My dog is Rex.", 0.91), Hit("m2", "My cat is Tom.", 0.2)]
+    assert hits_of(None) == [] and hits_of({"ids": [[]], "documents": [[]], "distances": [[]]}) == []
+
+
+def test_tokens_come_from_local_storage_of_the_app_and_the_cookie() -> None:
+    state = {"cookies": [{"name": "token", "value": "c"}, {"name": "other", "value": "x"}],
+             "origins": [{"origin": "http://a", "localStorage": [{"name": "token", "value": "l"}]},
+                         {"origin": "http://b", "localStorage": [{"name": "token", "value": "elsewhere"}]}]}
+    assert tokens_in(state, "http://a") == ["l", "c"]
+
+
+def test_misconfigurations_reach_the_apps_environment(tmp_path: Path) -> None:
+    driver = load_driver(load_target("open-webui"))
+    assert isinstance(driver, OpenWebUIDriver)
+    model = ModelServer("http://127.0.0.1:9/v1")
+    env = driver._env(1, model, tmp_path, "s", "postgresql://p/db", "redis://r/1",
+                      {"faults": "memories-off,no-redis", "embedder": "hash-ngram-v2"})
+    assert env["ENABLE_MEMORIES"] == "false" and env["REDIS_URL"] == ""
+    assert env["RAG_EMBEDDING_MODEL"] == "hash-ngram-v2" and env["OPENAI_API_BASE_URL"] == model.base_url
+    assert "DATABASE_URL" not in env
+    clean = driver._env(1, model, tmp_path, "s", "postgresql://p/db", "redis://r/1", {})
+    assert clean["ENABLE_MEMORIES"] == "true" and clean["REDIS_URL"] == "redis://r/1"
+    assert clean["MEMORIES_REVIEW_INTERVAL_TURNS"] == "1"
+    on_postgres = load_driver(load_target("open-webui-pgvector"))._env(1, model, tmp_path, "s", "postgresql://p/db",
+                                                                        "redis://r/1", {})
+    assert on_postgres["DATABASE_URL"] == on_postgres["PGVECTOR_DB_URL"] == "postgresql://p/db"
+    assert on_postgres["VECTOR_DB"] == "pgvector"

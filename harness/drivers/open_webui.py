@@ -41,7 +41,7 @@ from harness.polling import wait_until
 from harness.target import Target, fill
 
 ADMIN_FILE = "memtest-admin.json"  # beside the app's data: the admin's credentials and the secret key
-SETTLE_SECONDS = 20.0
+SETTLE_SECONDS = 10.0  # a review lands 0.1-0.5 s after the reply here
 
 # The misconfigurations the kill matrix switches on: each is what an operator really gets wrong, applied the way
 # Open WebUI really takes it (its environment, or its admin procedure).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Latency of memchat's memory write and recall, against a real embedded PostgreSQL 16 + pgvector (pgserver).
 
-    .venv/bin/python tools/bench_memchat.py [--sizes 10000,100000] [--writes 200] [--queries 200]
+    .venv/bin/python -m memchat.bench [--sizes 10000,100000] [--writes 200] [--queries 200]
 
 For each table size the memories table is bulk-loaded (COPY, embeddings from the app's own embedder, computed on all
 cores), the app's index is (re)built the way the app builds it after a load (default settings: hnsw, ann_min_rows
@@ -24,7 +24,6 @@ import random
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -33,7 +32,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 # pgserver reads XDG_RUNTIME_DIR on import (its lock lives there): a private 0700 folder of ours, set first.
 os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="memchat-bench-xdg-", dir="/tmp")

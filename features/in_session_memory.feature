@@ -57,3 +57,21 @@ Feature: In-session memory
     Then the history shows every turn of the conversation in order
     When Ana opens the conversation from the conversation list
     Then the history shows every turn of the conversation in order
+
+  @fault_long_conversation_forgets
+  Scenario: A fact told early in a long conversation is still recalled, and the whole history is kept
+    When Ana tells the assistant "My order number is 4417."
+    And Ana chats about other things for 12 exchanges
+    And Ana asks "What is my order number?"
+    Then the assistant answers "Your order number is 4417."
+    When Ana opens the conversation again from its address
+    Then the history shows every turn of the conversation in order
+
+  @fault_long_conversation_forgets
+  Scenario: A correction early in a long conversation beats the older value from another conversation
+    When Ana tells the assistant "My order number is 4417."
+    And Ana starts a new conversation
+    And Ana tells the assistant "Actually, my order number is 5521."
+    And Ana chats about other things for 12 exchanges
+    And Ana asks "What is my order number?"
+    Then the assistant answers "Your order number is 5521."

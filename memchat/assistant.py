@@ -1,7 +1,7 @@
 """The assistant: deterministic and offline by default; optionally an OpenAI-compatible model.
 
 It answers a question about a fact from the conversation's recent turns first (they are its context window), then
-from memories recalled from other conversations (this conversation's own memories are already in the context).
+from recalled memories, this conversation's included: a long conversation's early turns are outside the window.
 """
 
 from __future__ import annotations

@@ -43,6 +43,9 @@ CATALOG: dict[str, Fault] = {
               "memories are recalled only for near-verbatim questions", "in_session"),
         Fault("ttl-too-short", "retention in days applied as hours",
               "memories expire after about two weeks instead of a year", "cross_session"),
+        Fault("long-conversation-forgets", "prompt keeps the last 20 messages and recall skips the current "
+              "conversation", "a fact told 11 or more exchanges earlier in the same conversation is forgotten, or "
+              "answered with an older value from another conversation", "in_session"),
     )
 }
 

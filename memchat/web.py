@@ -202,7 +202,9 @@ def build_app(state: AppState) -> Starlette:
             return error(404, "conversation not found")
         history = state.conversations.messages(conv.id, last=assistant.CONTEXT_TURNS)
         now = state.clock.now()
-        recalled = (state.memories.search(user.id, text, now, exclude_conversation=conv.id)
+        # Recall includes this conversation: its early turns fall out of the assistant's context window.
+        skip = conv.id if settings.has("long-conversation-forgets") else None
+        recalled = (state.memories.search(user.id, text, now, exclude_conversation=skip)
                     if assistant.asked_key(text) else [])
         turn = assistant.respond(text, history, recalled, settings)
         message = state.conversations.add(conv, "user", text, now)

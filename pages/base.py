@@ -14,8 +14,9 @@ class UnknownLocator(KeyError):
 
 
 def locate(root: Page | Locator, spec: Mapping[str, Any]) -> Locator:
-    """A locator from a spec: {testid}, {role, name}, {role, name_pattern}, {label} or {css}; role and label match
-    names exactly, `name_pattern` is a regular expression for names that carry changing text (a user's name)."""
+    """A locator from a spec: {testid}, {role, name}, {role, name_pattern}, {label}, {text} or {css}; role, label
+    and text match exactly, `name_pattern` is a regular expression for names that carry changing text (a user's
+    name)."""
     if "testid" in spec:
         return root.get_by_test_id(spec["testid"])
     if "role" in spec and "name_pattern" in spec:
@@ -24,9 +25,11 @@ def locate(root: Page | Locator, spec: Mapping[str, Any]) -> Locator:
         return root.get_by_role(spec["role"], name=spec.get("name"), exact=True)
     if "label" in spec:
         return root.get_by_label(spec["label"], exact=True)
+    if "text" in spec:
+        return root.get_by_text(spec["text"], exact=True)
     if "css" in spec:
         return root.locator(spec["css"])
-    raise ValueError(f"locator spec {dict(spec)} needs one of testid, role, label, css")
+    raise ValueError(f"locator spec {dict(spec)} needs one of testid, role, label, text, css")
 
 
 class BasePage:
@@ -47,7 +50,11 @@ class BasePage:
         return name in self._locators
 
     def el(self, name: str, within: Locator | None = None) -> Locator:
-        return locate(within if within is not None else self.page, self.spec(name))
+        """The named element; inside `within`, or inside the element its spec names as `within`."""
+        spec = self.spec(name)
+        if within is None and "within" in spec:
+            within = self.el(spec["within"])
+        return locate(within if within is not None else self.page, spec)
 
     def reveal(self, name: str) -> Locator:
         """The element, made visible: apps that hide parts of the screen behind a toggle (a collapsed sidebar, a

@@ -113,7 +113,13 @@ class ChatPage(BasePage):
         items = self.el("message", within=self.el("messages")).all()
         if items and self.has("reply_complete") and self._role_of(items[-1]) == "assistant":
             expect(self.el("reply_complete", within=items[-1]).first).to_be_attached()
-        return [Turn(self._role_of(item), self.el("message_text", within=item).first.inner_text()) for item in items]
+        return [self._turn(item) for item in items]
+
+    def _turn(self, item: Locator) -> Turn:
+        item.scroll_into_view_if_needed()  # apps may render a message's content only once it is on screen
+        text = self.el("message_text", within=item).first
+        expect(text).not_to_be_empty()  # no turn is empty: an empty one is still being rendered
+        return Turn(self._role_of(item), text.inner_text())
 
     def _conversation_url(self) -> re.Pattern[str]:
         before, _, after = self._paths["conversation_page"].partition("{conversation_id}")

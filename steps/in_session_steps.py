@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pytest_bdd import parsers, then, when
 
-from steps.common_steps import NAME, speaker
+from steps.common_steps import NAME, speak, speaker
 from steps.world import Scenario
 
 
@@ -33,3 +33,11 @@ def history_in_order(world: Scenario) -> None:
     shown = [(t.role, t.text) for t in actor.chat.history()]
     assert shown == actor.turns, (
         f"{actor.name}'s history differs from what was said.\nexpected: {actor.turns}\nshown:    {shown}")
+
+
+@when(parsers.re(f"^{NAME} chats about other things for (?P<count>\\d+) exchanges$"))
+def small_talk(world: Scenario, name: str, count: str) -> None:
+    """Turns that state no fact and ask none: sentences of the scenario's seeded faker."""
+    actor = world.actors[name]
+    for _ in range(int(count)):
+        speak(actor, world.fake.sentence(nb_words=8))

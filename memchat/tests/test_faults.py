@@ -31,7 +31,7 @@ from memchat.tests.helpers import (
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 TESTED = {"recall-ignores-user", "history-idor", "session-not-persistent", "context-dropped", "threshold-too-strict",
           "ttl-too-short", "migration-drops-last-batch", "migration-null-embedding", "ivfflat-before-load",
-          "stale-embeddings", "unload-write-lost", "write-race"}
+          "stale-embeddings", "unload-write-lost", "write-race", "long-conversation-forgets"}
 
 
 def test_every_fault_in_the_catalogue_has_a_test_here() -> None:
@@ -222,3 +222,28 @@ def test_front_end_faults_are_chosen_by_the_page_config(make_app, fault, key, cl
         configs[faulty] = page_config(client.get("/").text)
     assert configs[False][key] == clean_value and configs[True][key] == faulty_value
     assert {k: v for k, v in configs[True].items() if k != key} == {k: v for k, v in configs[False].items() if k != key}
+
+
+@pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
+def test_long_conversation_forgets(make_app, faulty: bool) -> None:
+    """A fact told more than 20 messages back is out of the prompt: recall must still find it in this conversation,
+    and prefer it to an older value told in another one."""
+    app = make_app(faults={"long-conversation-forgets"} if faulty else set())
+    _, ana = app.user("ana")
+
+    def conversation() -> str:
+        return ana.post("/api/conversations", json={}).json()["conversation"]["id"]
+
+    def say(cid: str, text: str) -> str:
+        turn = ana.post(f"/api/conversations/{cid}/messages", json={"text": text}).json()
+        if turn["remember"]:
+            ana.post("/api/memories", json={"items": turn["remember"], "conversation_id": cid})
+        return turn["reply"]["text"]
+
+    say(conversation(), "My order number is 4417.")
+    cid = conversation()
+    say(cid, "Actually, my order number is 5521.")
+    for i in range(11):
+        say(cid, f"Small talk number {i}.")
+    answer = say(cid, "What is my order number?")
+    assert answer == ("Your order number is 4417." if faulty else "Your order number is 5521.")

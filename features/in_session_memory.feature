@@ -75,3 +75,20 @@ Feature: In-session memory
     And Ana chats about other things for 12 exchanges
     And Ana asks "What is my order number?"
     Then the assistant answers "Your order number is 5521."
+
+  Scenario Outline: What Ana types comes back exactly, whatever its characters
+    When Ana tells the assistant "My <fact> is <value>."
+    And Ana asks "What is my <fact>?"
+    Then the assistant answers "Your <fact> is <value>."
+    And her long-term memory soon holds "My <fact> is <value>."
+    When Ana opens the conversation again from its address
+    Then the history shows every turn of the conversation in order
+
+    Examples:
+      | fact        | value               |
+      | nickname    | "Bo" O'Neil         |
+      | home folder | C:\Users\ana\Documents |
+      | dog         | 🐕 Rex the 2nd      |
+      | home city   | 東京 (Tōkyō)         |
+      | greeting    | שלום עולם           |
+      | signature   | <b>Ana</b> & co     |

@@ -1,7 +1,7 @@
 """The assistant: deterministic and offline by default; optionally an OpenAI-compatible model.
 
-It answers a question about a fact from the conversation's recent turns first (they are its context window), then
-from recalled memories, this conversation's included: a long conversation's early turns are outside the window.
+It answers a question about a fact from the conversation's turns first (newest first, however long ago), then from
+recalled memories, this conversation's included.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from memchat.facts import Fact, asked_key, facts_in, parse_fact
 from memchat.memory_store import Recalled
 from memchat.settings import Settings
 
-CONTEXT_TURNS = 20
+CONTEXT_TURNS = 20  # the window of the fault long-conversation-forgets
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,12 @@ def _from_memory(key: str, recalled: list[Recalled]) -> Fact | None:
 
 def respond(text: str, history: list[Message], recalled: list[Recalled], settings: Settings) -> Turn:
     """`history`: the conversation's earlier messages, oldest first, without the new one."""
-    context = [] if settings.has("context-dropped") else history[-CONTEXT_TURNS:]
+    if settings.has("context-dropped"):
+        context = []
+    elif settings.has("long-conversation-forgets"):
+        context = history[-CONTEXT_TURNS:]
+    else:
+        context = history  # the whole conversation: its early facts are answered however long ago they were told
     told = facts_in(text)
     remember = [f.sentence for f in told]
     if settings.llm_base_url:

@@ -200,9 +200,9 @@ def build_app(state: AppState) -> Starlette:
         conv = state.conversations.get(user.id, request.path_params["cid"])
         if conv is None or conv.user_id != user.id:
             return error(404, "conversation not found")
-        history = state.conversations.messages(conv.id, last=assistant.CONTEXT_TURNS)
+        history = state.conversations.messages(conv.id)
         now = state.clock.now()
-        # Recall includes this conversation: its early turns fall out of the assistant's context window.
+        # Recall includes this conversation: a memory of it may be newer than what another conversation holds.
         skip = conv.id if settings.has("long-conversation-forgets") else None
         recalled = (state.memories.search(user.id, text, now, exclude_conversation=skip)
                     if assistant.asked_key(text) else [])

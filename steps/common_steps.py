@@ -8,6 +8,7 @@ from harness.polling import wait_until
 from steps.world import Actor, Fact, Scenario
 
 NAME = r"(?P<name>[A-Z][a-z]+)"
+# A quoted sentence in a step runs to the last quote of the line, so it may hold quotes itself ("My nickname is "Bo".").
 
 
 def speak(actor: Actor, text: str) -> str:
@@ -82,13 +83,13 @@ def new_conversation(world: Scenario, name: str) -> None:
     world.speaker = name
 
 
-@given(parsers.re(f'^{NAME} tells the assistant "(?P<sentence>[^"]+)"$'))
-@when(parsers.re(f'^{NAME} tells the assistant "(?P<sentence>[^"]+)"$'))
+@given(parsers.re(f'^{NAME} tells the assistant "(?P<sentence>.+)"$'))
+@when(parsers.re(f'^{NAME} tells the assistant "(?P<sentence>.+)"$'))
 def tells(world: Scenario, name: str, sentence: str) -> None:
     tell(world.actors[name], sentence)
 
 
-@when(parsers.re(f'^{NAME} (?:says|asks) "(?P<text>[^"]+)"$'))
+@when(parsers.re(f'^{NAME} (?:says|asks) "(?P<text>.+)"$'))
 def says(world: Scenario, name: str, text: str) -> None:
     speak(world.actors[name], text)
 

@@ -101,7 +101,7 @@ def movable_clock(world: Scenario) -> None:
     world.use_variant(Capability.MOVABLE_CLOCK, clock="settable")
 
 
-@given(parsers.re(f'^{NAME} told the assistant "(?P<sentence>[^"]+)" (?P<days>\\d+) days ago$'))
+@given(parsers.re(f'^{NAME} told the assistant "(?P<sentence>.+)" (?P<days>\\d+) days ago$'))
 def told_days_ago(world: Scenario, name: str, sentence: str, days: str) -> None:
     actor = world.actors[name]
     actor.session.remember([sentence])

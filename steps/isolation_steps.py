@@ -57,7 +57,7 @@ def each_asks(world: Scenario, question: str) -> None:
         speak(actor, question)
 
 
-@then(parsers.re(f'^{NAME} hears "(?P<answer>[^"]+)"$'))
+@then(parsers.re(f'^{NAME} hears "(?P<answer>.+)"$'))
 def hears(world: Scenario, name: str, answer: str) -> None:
     actor = world.actors[name]
     assert answered(world, actor.last_reply, answer), (
@@ -122,7 +122,7 @@ def _email_parts(address: str) -> tuple[str, str]:
     return local, domain
 
 
-@given(parsers.re('^a user signed up as "(?P<address>[^"]+)" who told the assistant "(?P<sentence>[^"]+)"$'))
+@given(parsers.re('^a user signed up as "(?P<address>[^"]+)" who told the assistant "(?P<sentence>.+)"$'))
 def signed_up_user(world: Scenario, address: str, sentence: str) -> None:
     role = "First" if "First" not in world.actors else "Second"
     local, domain = _email_parts(address)

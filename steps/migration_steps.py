@@ -80,6 +80,7 @@ def generated_memories(world: Scenario, count: int) -> None:
 
 @given(parsers.parse('an app that searches owners with many memories through an "{index}" index'))
 def app_with_index(world: Scenario, index: str) -> None:
+    world.require(Capability.MIGRATION_TOOLS)  # before starting an app the scenario could not load
     world.use_variant(Capability.APP_SETTINGS, index=index, **{"ann-min-rows": "200"})
 
 

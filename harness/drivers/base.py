@@ -30,7 +30,6 @@ class Capability(StrEnum):
     MIGRATION_TOOLS = "the legacy-store loading and migration tools"
     DATABASE_ACCESS = "direct access to the app's databases"
     SERVER_SIGN_OUT = "server-side sign-out"
-    RECALLED_MEMORIES_ON_PAGE = "the memories recalled for a reply shown on the page"
 
 
 # Given by the suite to a driver: stop `app`, run `between` (a tool on its stopped data), start it again on the same
@@ -76,7 +75,7 @@ class Hit:
 
 
 @dataclass(frozen=True)
-class Refusal:
+class ApiAnswer:
     """What the API answered a user asking for a conversation: status and body, to check that nothing leaked."""
 
     status: int
@@ -101,7 +100,7 @@ class UserSession(ABC):
         """Every turn of one of the user's conversations, oldest first, text exactly as stored."""
 
     @abstractmethod
-    def ask_for_conversation(self, conversation_id: str) -> Refusal:
+    def ask_for_conversation(self, conversation_id: str) -> ApiAnswer:
         """Ask the API for a conversation by id (maybe another user's); status and body as answered."""
 
     @abstractmethod
@@ -175,10 +174,6 @@ class AppDriver(ABC):
     def shown_identity(self, account: Account) -> str:
         """How the signed-in user is named on the page."""
         return account.email
-
-    def normalised_email(self, typed: str) -> str:
-        """The address the app stores for what was typed at sign-up or sign-in."""
-        return typed
 
     # -- memory ----------------------------------------------------------------------------------------------------
     def settle(self, app: RunningApp, session: UserSession, turns_sent: int) -> None:  # noqa: B027

@@ -14,13 +14,13 @@ from harness.app_launcher import RunningApp, attach_app, free_port, start_proces
 from harness.app_tools import run_tool
 from harness.drivers.base import (
     Account,
+    ApiAnswer,
     AppDriver,
     Capability,
     ChatTurn,
     DriverError,
     Hit,
     Memory,
-    Refusal,
     RestartApp,
     UserSession,
 )
@@ -51,9 +51,9 @@ class MemchatSession(UserSession):
         data = _check(self.http.get(self.target.api["conversations"]), "listing conversations")
         return [c["id"] for c in data["conversations"]]
 
-    def ask_for_conversation(self, conversation_id: str) -> Refusal:
+    def ask_for_conversation(self, conversation_id: str) -> ApiAnswer:
         resp = self.http.get(self.target.path_of("messages", conversation_id=conversation_id))
-        return Refusal(resp.status_code, resp.text)
+        return ApiAnswer(resp.status_code, resp.text)
 
     def turns(self, conversation_id: str) -> list[ChatTurn]:
         resp = self.http.get(self.target.path_of("messages", conversation_id=conversation_id))

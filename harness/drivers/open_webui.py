@@ -26,13 +26,13 @@ import httpx
 from harness.app_launcher import RunningApp, attach_app, free_port, start_process
 from harness.drivers.base import (
     Account,
+    ApiAnswer,
     AppDriver,
     Capability,
     ChatTurn,
     DriverError,
     Hit,
     Memory,
-    Refusal,
     RestartApp,
     UserSession,
 )
@@ -120,9 +120,9 @@ class OpenWebUISession(UserSession):
     def conversation_ids(self) -> list[str]:
         return [c["id"] for c in _check(self.http.get("/api/v1/chats/"), "listing chats")]
 
-    def ask_for_conversation(self, conversation_id: str) -> Refusal:
+    def ask_for_conversation(self, conversation_id: str) -> ApiAnswer:
         resp = self.http.get(f"/api/v1/chats/{conversation_id}")
-        return Refusal(resp.status_code, resp.text)
+        return ApiAnswer(resp.status_code, resp.text)
 
     def turns(self, conversation_id: str) -> list[ChatTurn]:
         chat = _check(self.http.get(f"/api/v1/chats/{conversation_id}"), "reading a chat")["chat"]
@@ -305,9 +305,6 @@ class OpenWebUIDriver(AppDriver):
 
     def shown_identity(self, account: Account) -> str:
         return account.name
-
-    def normalised_email(self, typed: str) -> str:
-        return typed.lower()
 
     # -- memory ----------------------------------------------------------------------------------------------------
     def settle(self, app: RunningApp, session: UserSession, turns_sent: int) -> None:

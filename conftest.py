@@ -34,6 +34,7 @@ pytest_plugins = [
     "steps.cross_session_steps",
     "steps.isolation_steps",
     "steps.migration_steps",
+    "steps.account_steps",
 ]
 
 SESSION = pytest.StashKey[dict]()

@@ -179,7 +179,7 @@ class Scenario:
         return self.actors[name]
 
     def open_signed_in_browser(self, actor: Actor) -> Page:
-        actor.page = self.browsers.signed_in(f"{self.app.base_url}|{actor.account.email}",
+        actor.page = self.browsers.signed_in(f"{self.app.base_url}|{actor.account.id}",
                                              lambda: self.driver.browser_state(self.app, actor.session))
         return actor.page
 

@@ -1,0 +1,15 @@
+@isolation @account
+Feature: Account life cycle
+  What a user told the assistant lives and dies with the account: after the account is deleted its sessions are
+  refused, and nothing of it reaches anybody, not even a new account opened with the same e-mail address.
+
+  Scenario: A deleted account leaves nothing behind for a new account with the same address
+    Given Ana is signed in
+    And Ana starts a new conversation
+    And Ana tells the assistant "My bank PIN is 8080."
+    When Ana's account is deleted
+    Then the session Ana had is refused by the app
+    When a new account is opened with Ana's e-mail address and signs in
+    Then she has no conversations and no memories
+    When she asks in a new conversation "What is my bank PIN?"
+    Then the assistant answers "I don't remember your bank pin."

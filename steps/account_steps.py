@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pytest_bdd import parsers, then, when
 
-from harness.drivers.base import Capability
 from steps.common_steps import NAME, sign_in, speak, speaker, start_new_conversation
+from steps.cross_session_steps import old_session_refused
 from steps.world import Scenario
 
 
@@ -17,12 +17,8 @@ def account_deleted(world: Scenario, name: str) -> None:
 
 
 @then(parsers.re(f"^the session {NAME} had is refused by the app$"))
-def old_session_refused(world: Scenario, name: str) -> None:
-    world.require(Capability.SERVER_SIGN_OUT)
-    actor = world.actors[name]
-    assert actor.signed_out_of is not None, f"{name}'s browser held no session"
-    assert not world.driver.accepts(world.app, actor.signed_out_of), (
-        f"after {name}'s account was deleted, the app still accepts the session her browser held")
+def deleted_account_session_refused(world: Scenario, name: str) -> None:
+    old_session_refused(world, name, f"{name}'s account was deleted")
 
 
 @when(parsers.re(f"^a new account is opened with {NAME}'s e-mail address and signs in$"))

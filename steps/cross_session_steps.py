@@ -116,11 +116,17 @@ def signs_out(world: Scenario, name: str) -> None:
     actor.chat.sign_out()
 
 
-@then(parsers.re(f"^the session {NAME} signed out of is refused by the app$"))
-def signed_out_session_refused(world: Scenario, name: str) -> None:
+def old_session_refused(world: Scenario, name: str, after: str) -> None:
+    """The session the actor's browser held before `after` (signing out, the account's deletion) no longer works,
+    as a copied cookie or token would be tried."""
     world.require(Capability.SERVER_SIGN_OUT)
     actor = world.actors[name]
-    assert actor.signed_out_of is not None, f"{name} never signed out"
+    assert actor.signed_out_of is not None, f"{name}'s browser held no session before {after}"
     assert not world.driver.accepts(world.app, actor.signed_out_of), (
-        f"after {name} signed out, the app still accepts the session her browser held (a copied cookie or token "
-        "keeps working)")
+        f"after {after}, the app still accepts the session {name}'s browser held (a copied cookie or token keeps "
+        "working)")
+
+
+@then(parsers.re(f"^the session {NAME} signed out of is refused by the app$"))
+def signed_out_session_refused(world: Scenario, name: str) -> None:
+    old_session_refused(world, name, f"{name} signed out")

@@ -1,12 +1,14 @@
 """The assistant: deterministic and offline by default; optionally an OpenAI-compatible model.
 
-It answers a question about a fact from the conversation's turns first (newest first, however long ago), then from
-recalled memories, this conversation's included.
+It answers a question about a fact with its newest statement: the last one in the conversation's turns (however long
+ago it was told) or the newest recalled memory (this conversation's included), whichever was told later, so a
+correction made in another conversation wins over an older conversation that is reopened.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import httpx
 
@@ -24,21 +26,31 @@ class Turn:
     remember: list[str]
 
 
-def _from_context(key: str, history: list[Message]) -> Fact | None:
+def _from_context(key: str, history: list[Message]) -> tuple[datetime, Fact] | None:
     for msg in reversed(history):
         if msg.role == "user":
             for fact in reversed(facts_in(msg.text)):
                 if fact.key == key:
-                    return fact
+                    return msg.created_at, fact
     return None
 
 
-def _from_memory(key: str, recalled: list[Recalled]) -> Fact | None:
+def _from_memory(key: str, recalled: list[Recalled]) -> tuple[datetime, Fact] | None:
     matching = [r for r in recalled if r.fact_key == key]
     if not matching:
         return None
     newest = max(matching, key=lambda r: (r.created_at, r.id))  # a correction supersedes the fact it corrects
-    return parse_fact(newest.text)
+    fact = parse_fact(newest.text)
+    return (newest.created_at, fact) if fact else None
+
+
+def _newest(key: str, context: list[Message], recalled: list[Recalled], settings: Settings) -> Fact | None:
+    in_context, in_memory = _from_context(key, context), _from_memory(key, recalled)
+    if settings.has("reopened-conversation-wins"):  # the conversation first, memories only after it
+        return (in_context or in_memory or (None, None))[1]
+    found = [c for c in (in_context, in_memory) if c]
+    # The memory written from a turn lands just after that turn's message: on a tie of the same statement, either.
+    return max(found, key=lambda c: c[0])[1] if found else None
 
 
 def respond(text: str, history: list[Message], recalled: list[Recalled], settings: Settings) -> Turn:
@@ -55,7 +67,7 @@ def respond(text: str, history: list[Message], recalled: list[Recalled], setting
         return Turn(_ask_model(text, context, recalled, settings), remember)
     key = asked_key(text)
     if key:
-        fact = _from_context(key, context) or _from_memory(key, recalled)
+        fact = _newest(key, context, recalled, settings)
         if fact:
             return Turn(f"Your {fact.key} is {fact.value}.", remember)
         return Turn(f"I don't remember your {key}.", remember)

@@ -31,7 +31,8 @@ from memchat.tests.helpers import (
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 TESTED = {"recall-ignores-user", "history-idor", "session-not-persistent", "context-dropped", "threshold-too-strict",
           "ttl-too-short", "migration-drops-last-batch", "migration-null-embedding", "ivfflat-before-load",
-          "stale-embeddings", "unload-write-lost", "write-race", "long-conversation-forgets"}
+          "stale-embeddings", "unload-write-lost", "write-race", "long-conversation-forgets",
+          "reopened-conversation-wins"}
 
 
 def test_every_fault_in_the_catalogue_has_a_test_here() -> None:
@@ -224,21 +225,26 @@ def test_front_end_faults_are_chosen_by_the_page_config(make_app, fault, key, cl
     assert {k: v for k, v in configs[True].items() if k != key} == {k: v for k, v in configs[False].items() if k != key}
 
 
+def chat_as(client):  # noqa: ANN001, ANN201 - the app's test client of one signed-in user
+    """Two helpers for one user: open a conversation; say something in it (storing what the page would remember)."""
+    def conversation() -> str:
+        return client.post("/api/conversations", json={}).json()["conversation"]["id"]
+
+    def say(cid: str, text: str) -> str:
+        turn = client.post(f"/api/conversations/{cid}/messages", json={"text": text}).json()
+        if turn["remember"]:
+            client.post("/api/memories", json={"items": turn["remember"], "conversation_id": cid})
+        return turn["reply"]["text"]
+
+    return conversation, say
+
+
 @pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
 def test_long_conversation_forgets(make_app, faulty: bool) -> None:
     """A fact told more than 20 messages back is out of the prompt: recall must still find it in this conversation,
     and prefer it to an older value told in another one."""
     app = make_app(faults={"long-conversation-forgets"} if faulty else set())
-    _, ana = app.user("ana")
-
-    def conversation() -> str:
-        return ana.post("/api/conversations", json={}).json()["conversation"]["id"]
-
-    def say(cid: str, text: str) -> str:
-        turn = ana.post(f"/api/conversations/{cid}/messages", json={"text": text}).json()
-        if turn["remember"]:
-            ana.post("/api/memories", json={"items": turn["remember"], "conversation_id": cid})
-        return turn["reply"]["text"]
+    conversation, say = chat_as(app.user("ana")[1])
 
     say(conversation(), "My order number is 4417.")
     cid = conversation()
@@ -246,4 +252,17 @@ def test_long_conversation_forgets(make_app, faulty: bool) -> None:
     for i in range(11):
         say(cid, f"Small talk number {i}.")
     answer = say(cid, "What is my order number?")
+    assert answer == ("Your order number is 4417." if faulty else "Your order number is 5521.")
+
+
+@pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
+def test_reopened_conversation_wins(make_app, faulty: bool) -> None:
+    """A fact corrected in a newer conversation: an older conversation opened again must answer the correction."""
+    app = make_app(faults={"reopened-conversation-wins"} if faulty else set())
+    conversation, say = chat_as(app.user("ana")[1])
+
+    first = conversation()
+    say(first, "My order number is 4417.")
+    say(conversation(), "Actually, my order number is 5521.")
+    answer = say(first, "What is my order number?")
     assert answer == ("Your order number is 4417." if faulty else "Your order number is 5521.")

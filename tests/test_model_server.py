@@ -29,7 +29,7 @@ import httpx
 import numpy as np
 import pytest
 
-from harness.model_server import embeddings, memory_review
+from harness.model_server import embeddings, language, memory_review
 from harness.model_server.server import build_app, complete
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -162,10 +162,15 @@ def test_memories_in_the_system_prompt_are_recalled() -> None:
     assert chat("What is my shoe size?", system=system) == "I don't remember your shoe size."
 
 
-def test_the_conversation_beats_memories_and_the_first_listed_memory_wins() -> None:
+def test_a_memory_from_another_chat_beats_the_conversation_and_the_first_listed_memory_wins() -> None:
     system = owui_memory_context({"Relevant Context": ["My city is Berlin.", "Actually, my city is Amsterdam."]})
     assert chat("What is my city?", system=system) == "Your city is Amsterdam."  # listed first (alphabetical)
-    assert chat("My city is Rome.", "What is my city?", system=system) == "Your city is Rome."
+    # The app keeps one memory per fact, replaced after each turn: one this chat never stated was written since.
+    assert chat("My city is Rome.", "What is my city?", system=system) == "Your city is Amsterdam."
+    # Once the app holds this chat's statement, the chat's later statement wins over it.
+    rome = owui_memory_context({"Relevant Context": ["My city is Rome."]})
+    assert chat("My city is Rome.", "Hi.", "Actually, my city is Oslo.", "What is my city?", system=rome) == (
+        "Your city is Oslo.")
 
 
 def test_memories_listed_one_a_line_by_other_apps_are_recalled() -> None:
@@ -511,7 +516,27 @@ def test_the_review_log_names_each_review_and_its_operations() -> None:
 
 def test_memories_after_a_review_apply_its_replacements() -> None:
     prompt = owui_review_prompt([("m1", "context", "", "My car is red."), ("m2", "context", "", "My dog is Rex.")],
-                                [("user", "Actually, my car is blue."), ("user", "My cat is Tom.")])
+                                [("user", "My cat is Tom."), ("user", "Actually, my car is blue.")])
     operations = memory_review.review_operations(prompt)
     assert memory_review.memories_after(prompt, operations) == [
         "Actually, my car is blue.", "My dog is Rex.", "My cat is Tom."]
+
+
+def test_a_chat_opened_again_does_not_undo_a_correction_made_elsewhere_since() -> None:
+    """The turn under review decides; an older statement earlier in the transcript only fills a missing key."""
+    prompt = owui_review_prompt([("m1", "context", "", "Actually, my car is blue.")],
+                                [("user", "My car is red."), ("assistant", "Noted."), ("user", "My cat is Tom.")])
+    assert memory_review.review_operations(prompt) == [
+        {"action": "add", "type": "context", "path": "", "content": "My cat is Tom."}]
+
+
+def test_the_newest_statement_wins_between_the_chat_and_a_memory_from_elsewhere() -> None:
+    blue = language.parse_fact("Actually, my car is blue.")
+    # an older chat opened again: the memory was written since, from another chat
+    assert language.reply(["My car is red.", "Hello.", "What is my car?"], [blue]) == "Your car is blue."
+    # just stated in this chat, and already the app's memory: the same answer
+    green = language.parse_fact("Actually, my car is green.")
+    assert language.reply(["Actually, my car is green.", "What is my car?"], [green]) == "Your car is green."
+    # the memory holds what this chat said: the chat's later statement wins
+    assert language.reply(["Actually, my car is blue.", "Hi.", "My car is grey.", "Hi.", "What is my car?"],
+                          [blue]) == "Your car is grey."

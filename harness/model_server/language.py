@@ -71,14 +71,20 @@ def latest_fact(key: str, user_messages: Iterable[str]) -> Fact | None:
 def reply(user_messages: list[str], remembered: list[Fact]) -> str:
     """The answer to the last of `user_messages` (oldest first); `remembered`: memories the app gave, best first.
 
-    The conversation wins over memories: a correction made in this chat must beat an older stored fact.
+    The newest statement wins, as far as a model can tell without dates:
+    1. a memory that this conversation never stated: an app that keeps one memory per fact wrote it after this
+       conversation's own statements were stored (a correction made in another conversation since), so it is newer;
+    2. else the conversation's last statement, however long ago (also an older conversation opened again);
+    3. else a memory.
     """
     if not user_messages:
         return "Noted."
     text = user_messages[-1]
     key = asked_key(text)
     if key:
-        fact = latest_fact(key, user_messages) or next((f for f in remembered if f.key == key), None)
+        stated = {f.sentence for message in user_messages for f in facts_in(message)}
+        elsewhere = next((f for f in remembered if f.key == key and f.sentence not in stated), None)
+        fact = elsewhere or latest_fact(key, user_messages) or next((f for f in remembered if f.key == key), None)
         return f"Your {key} is {fact.value}." if fact else f"I don't remember your {key}."
     told = facts_in(text)
     if told:

@@ -158,16 +158,19 @@ def _user_facts(text: str) -> list[Fact]:
 def review_operations(prompt: str, memory_type: str = "context") -> list[dict[str, str]]:
     """The memory operations for a review prompt: one memory per fact key, holding the sentence as typed.
 
-    Only user turns count. Per key only the last statement in the transcript counts (a correction wins, and an
-    earlier statement of the same chat shown again at the next review does not undo it). Exactly the same text
-    already stored: nothing. The key stored with other wording or value: replace that memory (the first listed).
-    Otherwise add.
+    Only user turns count. The turn under review (the last user turn) decides: per key its last statement is kept,
+    replacing the memory that holds the key with other wording or value (the first listed), or added. Earlier turns
+    of the transcript were reviewed before: their facts are only added where no memory holds the key, so a chat
+    opened again never undoes a correction made in another chat since.
     """
     memories, turns = parse_review_prompt(prompt)
+    user_turns = [text for role, text in turns if role == "user"]
+    held = {f.key for m in memories for f in facts_in(m.content)}
     latest: dict[str, Fact] = {}
-    for role, text in turns:
-        if role == "user":
-            for fact in _user_facts(text):
+    for index, text in enumerate(user_turns):
+        under_review = index == len(user_turns) - 1
+        for fact in _user_facts(text):
+            if under_review or fact.key not in held:
                 latest.pop(fact.key, None)  # re-inserted: order follows the last statement
                 latest[fact.key] = fact
     stored = {m.content.strip() for m in memories}

@@ -8,6 +8,7 @@ ALLURE := .tools/allure/node_modules/.bin/allure
 DEBIAN_CHROMIUM := /usr/lib/chromium/chromium
 N ?= 2
 RUNS ?= 10
+SEEDS ?= 20
 # A target by name: targets/$(TARGET).toml (kill-matrix TARGET=open-webui).
 TARGET ?=
 # Open WebUI, the second maintained target, in its own virtual environment (about 3 GB with a CPU-only torch).
@@ -69,6 +70,11 @@ kill-matrix: setup $(if $(filter open-webui%,$(TARGET)),$(OWUI_STAMP))
 # The clean suite RUNS times in random order (pytest-randomly) with -n $(N); lists every scenario that failed once.
 flake-check: setup
 	$(PY) tools/flake_check.py --runs $(RUNS) -n $(N)
+
+# The long form of the generated sessions (nightly): SEEDS seeds from FIRST_SEED, two at a time.
+long-sessions: setup
+	$(PY) tools/long_sessions.py --runs $(SEEDS) $(if $(FIRST_SEED),--first-seed $(FIRST_SEED)) \
+	  $(if $(TARGET),--target $(TARGET)) $(if $(FAULTS),--faults $(FAULTS)) $(if $(JOBS),--jobs $(JOBS))
 
 # Wall times of the suite (serial, -n 2), one scenario against a bare Playwright script, storage_state vs form login.
 bench: setup

@@ -35,6 +35,7 @@ pytest_plugins = [
     "steps.isolation_steps",
     "steps.migration_steps",
     "steps.account_steps",
+    "steps.generated_session_steps",
 ]
 
 SESSION = pytest.StashKey[dict]()
@@ -88,6 +89,16 @@ def _start_session(config: pytest.Config) -> dict:
         config.stash[RUN] = stack
         info["servers"] = servers.__dict__.copy()
     return info
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The long form of the generated sessions runs only when asked for (--long-form): it is the nightly job."""
+    if config.getoption("--long-form"):
+        return
+    long_form = [item for item in items if item.get_closest_marker("long_form")]
+    if long_form:
+        config.hook.pytest_deselected(items=long_form)
+        items[:] = [item for item in items if not item.get_closest_marker("long_form")]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -266,6 +277,26 @@ def world(request: pytest.FixtureRequest, target: Target, driver: AppDriver, app
 
 
 # -- evidence for the report -----------------------------------------------------------------------------------------
+def pytest_bdd_before_scenario(request: pytest.FixtureRequest, feature, scenario) -> None:  # noqa: ANN001
+    """Each outline example is named with its values in the report's result list, not only the scenario's name."""
+    callspec = getattr(request.node, "callspec", None)
+    example = callspec.params.get("_pytest_bdd_example") if callspec else None
+    if example:
+        report.name_example(scenario.name, example)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_bdd_before_step_call(request, feature, scenario, step, step_func, step_func_args):  # noqa: ANN001, ANN201
+    """The report lists a step's own parameters (a name, a sentence), not the scenario's world object that every step
+    receives: it is taken out while the report records the step, and given back before the step runs."""
+    world = step_func_args.pop("world", None)
+    try:
+        yield
+    finally:
+        if world is not None:
+            step_func_args["world"] = world
+
+
 def pytest_bdd_step_error(request: pytest.FixtureRequest, feature, scenario, step, step_func,  # noqa: ANN001
                           step_func_args, exception) -> None:  # noqa: ANN001
     try:

@@ -36,6 +36,11 @@ def add_options(parser: pytest.Parser) -> None:
                     default=os.environ.get("MEMTEST_ANSWER_CHECK", "exact"),
                     help="exact (default: a deterministic model answers byte for byte) or contains (a real model: "
                          "any reply containing the expected value); env MEMTEST_ANSWER_CHECK")
+    group.addoption("--long-form", action="store_true",
+                    help="also run the long form of the generated sessions (hundreds of actions; nightly)")
+    group.addoption("--shrink-seconds", type=float, default=float(os.environ.get("MEMTEST_SHRINK_SECONDS", "120")),
+                    help="time a failing generated session may spend finding a shorter reproduction (0: none); "
+                         "env MEMTEST_SHRINK_SECONDS")
     group.addoption("--admin-token", default=os.environ.get("MEMTEST_ADMIN_TOKEN"),
                     help="admin token of an app given by --base-url (for seeding users); env MEMTEST_ADMIN_TOKEN")
 

@@ -17,6 +17,15 @@ class ConversationList(BasePage):
         expect(self.el("conversation_list")).to_be_visible()
         return [(a.get_attribute("href") or "").rstrip("/").rsplit("/", 1)[-1] for a in self._items().all()]
 
+    def ids_once_listed(self, count: int, timeout_ms: float = 5000) -> list[str]:
+        """The ids once the list shows `count` conversations (lists load after the page), or what it shows by then."""
+        self.reveal("conversation_list")
+        try:
+            expect(self._items()).to_have_count(count, timeout=timeout_ms)
+        except AssertionError:
+            pass  # the caller compares what is shown with what it expected
+        return self.ids()
+
     def open_by_id(self, conversation_id: str) -> None:
         self.reveal("conversation_list")
         self._items().and_(self.page.locator(f'[href$="/{conversation_id}"]')).click()

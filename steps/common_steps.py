@@ -89,6 +89,14 @@ def tells(world: Scenario, name: str, sentence: str) -> None:
     tell(world.actors[name], sentence)
 
 
+@when(parsers.re(f"^{NAME} tells the assistant, over several lines:$"))
+def tells_over_lines(world: Scenario, name: str, docstring: str) -> None:
+    """One message of several lines (the docstring, exactly); the facts are its lines that state one."""
+    actor = world.actors[name]
+    speak(actor, docstring)
+    actor.told += [Fact.parse(line) for line in docstring.splitlines() if Fact.states_one(line)]
+
+
 @when(parsers.re(f'^{NAME} (?:says|asks) "(?P<text>.+)"$'))
 def says(world: Scenario, name: str, text: str) -> None:
     speak(world.actors[name], text)

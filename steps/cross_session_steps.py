@@ -16,13 +16,24 @@ def open_profile(world: Scenario, actor: Actor) -> None:
     world.speaker = actor.name
 
 
-@given(parsers.re(f"^{NAME} signs in through the login form in her own browser profile$"))
-def sign_in_with_profile(world: Scenario, name: str) -> None:
-    actor = world.actor(name)
+def sign_in_in_own_profile(world: Scenario, actor: Actor) -> None:
+    """A browser profile of the actor's own, signed in through the login form, as a person does once."""
     actor.profile = world.browsers.new_profile()
     open_profile(world, actor)
     actor.login.open().log_in(actor.account.email, actor.account.password)
     actor.chat.expect_signed_in()
+
+
+def reopen_own_browser(world: Scenario, actor: Actor) -> None:
+    """Close the browser as a person does, open it again on the same profile, at the app's start address."""
+    world.browsers.close_browser(actor.page.context)
+    open_profile(world, actor)
+    actor.chat.go_home()
+
+
+@given(parsers.re(f"^{NAME} signs in through the login form in her own browser profile$"))
+def sign_in_with_profile(world: Scenario, name: str) -> None:
+    sign_in_in_own_profile(world, world.actor(name))
 
 
 @when(parsers.re(f"^{NAME} signs in through the login form$"))

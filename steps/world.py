@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from playwright.sync_api import Page
@@ -23,6 +23,9 @@ from pages.chat_page import ChatPage
 from pages.conversation_list import ConversationList
 from pages.login_page import LoginPage
 
+if TYPE_CHECKING:
+    from steps.session_runner import GeneratedSession
+
 _FACT = re.compile(r"^(?:actually,?\s+)?my\s+(?P<key>.+?)\s+is\s+(?P<value>.+?)\.?$", re.IGNORECASE)
 
 
@@ -32,6 +35,10 @@ class Fact:
 
     key: str
     value: str
+
+    @staticmethod
+    def states_one(sentence: str) -> bool:
+        return _FACT.match(sentence.strip()) is not None
 
     @classmethod
     def parse(cls, sentence: str) -> Fact:
@@ -79,6 +86,7 @@ class Actor:
     last_reply: str = ""
     recalled: list[str] = field(default_factory=list)
     signed_out_of: dict | None = None  # the browser's storage_state just before signing out
+    had: tuple[list[str], list[str]] = ([], [])  # (conversation ids, memory ids) the account held when deleted
     _session: UserSession | None = None
     _session_app: RunningApp | None = None
 
@@ -140,6 +148,7 @@ class Scenario:
         self.speaker = ""  # who spoke last: "the assistant answers" is about their last turn
         self.conversation = ""  # the conversation a step left open for a later one
         self.migration = MigrationRun()
+        self.generated: GeneratedSession | None = None  # the generated session, once a step has drawn it
         self.notes: dict[str, Any] = {}  # what one step of an area leaves for a later one of the same area
         self._created: list[tuple[RunningApp, Account]] = []
 
@@ -148,10 +157,11 @@ class Scenario:
             pytest.skip(f"needs {capability.value}, which the {self.driver.name} driver does not offer")
 
     def create_user(self, name: str, email_local: str | None = None, domain: str = "x.test",
-                    user_id: str | None = None) -> Actor:
+                    user_id: str | None = None, tag: str | None = None) -> Actor:
+        """A new account; `tag` (default: the scenario's) makes the address unique to this run."""
         if user_id is not None:
             self.require(Capability.REQUESTED_USER_IDS)
-        email = self.data.email(email_local or name.lower(), self.tag, domain)
+        email = self.data.email(email_local or name.lower(), tag or self.tag, domain)
         account = self.driver.create_user(self.app, name, email, self.data.password(), user_id)
         if user_id is not None and account.id != user_id:
             raise AssertionError(f"the app gave {name} the id {account.id!r} instead of the requested {user_id!r}")

@@ -1,0 +1,153 @@
+"""The actions of a generated session, each with the Gherkin-like line that reproduces it by hand."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+
+def quoted(text: str) -> str:
+    """A message quoted as JSON writes a string: one line, newlines and backslashes escaped, nothing else."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Action:
+    user: str
+
+    kind = "action"
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        """The character classes of the text this action types."""
+        return ()
+
+    def gherkin(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Tell(Action):
+    """States a fact; a correction when the user had stated the key before."""
+
+    key: str = ""
+    value: str = ""
+    sentence: str = ""  # the fact as typed ("Oh, and my dog is Rex.")
+    prefix: str = ""  # small talk typed before it in the same message, if any
+    separator: str = " "
+    value_class: str = "plain"
+    correction: bool = False
+
+    @property
+    def kind(self) -> str:  # type: ignore[override]
+        return "correct" if self.correction else "tell"
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return (self.value_class, *(("newline",) if "\n" in self.separator else ()))
+
+    @property
+    def message(self) -> str:
+        return f"{self.prefix}{self.separator}{self.sentence}" if self.prefix else self.sentence
+
+    def gherkin(self) -> str:
+        return f"When {self.user} tells the assistant {quoted(self.message)}"
+
+
+@dataclass(frozen=True)
+class Ask(Action):
+    key: str = ""
+    question: str = ""
+
+    kind = "ask"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} asks {quoted(self.question)}"
+
+
+@dataclass(frozen=True)
+class Chat(Action):
+    text: str = ""
+    text_class: str = "plain"
+
+    kind = "chat"
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return (self.text_class,)
+
+    def gherkin(self) -> str:
+        return f"When {self.user} says {quoted(self.text)}"
+
+
+@dataclass(frozen=True)
+class NewConversation(Action):
+    kind = "start a conversation"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} starts a new conversation"
+
+
+@dataclass(frozen=True)
+class Reopen(Action):
+    conversation: int = 0  # the user's n-th conversation, counted from 1 in the order they were started
+
+    kind = "reopen a conversation"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} opens her conversation {self.conversation} from the conversation list"
+
+
+@dataclass(frozen=True)
+class ReopenBrowser(Action):
+    kind = "close and reopen the browser"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} closes the browser and opens it again with the same profile"
+
+
+@dataclass(frozen=True)
+class SignOutAndIn(Action):
+    kind = "sign out and back in"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} signs out and signs in again through the login form"
+
+
+@dataclass(frozen=True)
+class PassTime(Action):
+    days: int = 1
+
+    kind = "let time pass"
+
+    def gherkin(self) -> str:
+        return f"When {self.days} days pass"
+
+
+@dataclass(frozen=True)
+class DeleteAccount(Action):
+    kind = "delete an account"
+
+    def gherkin(self) -> str:
+        return f"When {self.user}'s account is deleted"
+
+
+@dataclass(frozen=True)
+class Rejoin(Action):
+    """A new account with a deleted account's address, signed in in a new browser profile."""
+
+    kind = "open an account again"
+
+    def gherkin(self) -> str:
+        return f"When a new account is opened with {self.user}'s e-mail address and signs in"
+
+
+def script(users: list[str], actions: list[Action], numbered: bool = True) -> str:
+    """The Gherkin-like list of actions that reproduces a run."""
+    who = users[0] if len(users) == 1 else ", ".join(users[:-1]) + f" and {users[-1]}"
+    lines = [f"Given {who} {'is' if len(users) == 1 else 'are'} signed in"
+             f"{', in a browser profile of their own' if len(users) == 1 else ', each in their own browser profile'}"]
+    for i, action in enumerate(actions, 1):
+        lines.append(f"{i:>4}. {action.gherkin()}" if numbered else action.gherkin())
+    lines.append("Then everything each user was told is remembered exactly as the model says")
+    return "\n".join(lines)

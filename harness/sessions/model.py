@@ -1,0 +1,172 @@
+"""The plain model of a generated session: what each user must see and be answered, computed from the actions alone
+(never from what the app returned). The promises it encodes are the README's memory contract."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.sessions.actions import (
+    Action,
+    Ask,
+    Chat,
+    DeleteAccount,
+    NewConversation,
+    PassTime,
+    Rejoin,
+    Reopen,
+    ReopenBrowser,
+    SignOutAndIn,
+    Tell,
+)
+
+EVERY_STATEMENT = "every statement"  # each fact as told is a memory of its own, oldest first
+NEWEST_PER_FACT = "newest per fact"  # one memory per fact, holding its newest statement, in the order first told
+MEMORY_POLICIES = (EVERY_STATEMENT, NEWEST_PER_FACT)
+NOTED = "Noted."
+
+
+class NotApplicable(Exception):
+    """The action cannot happen in this state (a deleted user acting, a conversation that does not exist)."""
+
+
+def told_reply(tell: Tell) -> str:
+    return f"Got it. I'll remember that your {tell.key} is {tell.value}."
+
+
+@dataclass(frozen=True)
+class Statement:
+    key: str
+    value: str
+    sentence: str
+    day: int  # when it was told, in days since the session began
+    conversation: int  # the user's conversation it was told in (index)
+    seq: int  # the action's number: a later statement of a key replaces an earlier one
+
+
+@dataclass
+class UserState:
+    conversations: list[list[tuple[str, str]]] = field(default_factory=list)  # (role, text) turns, in order
+    activity: list[int] = field(default_factory=list)  # per conversation: the action number of its last turn
+    current: int | None = None  # the conversation on screen; None: a new one, not yet started
+    statements: list[Statement] = field(default_factory=list)
+    alive: bool = True
+    account: int = 1  # how many accounts this person has opened with their address
+
+
+class SessionModel:
+    def __init__(self, users: list[str], retention_days: float | None = None,
+                 memory_policy: str = EVERY_STATEMENT) -> None:
+        if memory_policy not in MEMORY_POLICIES:
+            raise ValueError(f"unknown memory policy {memory_policy!r}; known: {', '.join(MEMORY_POLICIES)}")
+        self.users = {name: UserState() for name in users}
+        self.retention_days = retention_days
+        self.memory_policy = memory_policy
+        self.day = 0
+        self.seq = 0
+
+    # -- applying actions ------------------------------------------------------------------------------------------
+    def apply(self, action: Action) -> str | None:
+        """Apply one action; return the reply it must get when it is a chat turn."""
+        self.seq += 1
+        if isinstance(action, PassTime):
+            self.day += action.days
+            return None
+        user = self._user(action.user)
+        if isinstance(action, Rejoin):
+            if user.alive:
+                raise NotApplicable(f"{action.user}'s account was not deleted")
+            self.users[action.user] = UserState(account=user.account + 1)
+            return None
+        if not user.alive:
+            raise NotApplicable(f"{action.user}'s account is deleted")
+        if isinstance(action, Tell):
+            for s in user.statements:
+                if s.key == action.key and not action.correction and self._remembered(user, s):
+                    raise NotApplicable(f"{action.user} already told her {action.key}: that is a correction")
+            reply = told_reply(action)
+            conversation = self._turn(user, action.message, reply)
+            user.statements.append(Statement(action.key, action.value, action.sentence, self.day, conversation,
+                                             self.seq))
+            return reply
+        if isinstance(action, Ask):
+            reply = self.answer(action.user, action.key)  # before the question joins the conversation
+            self._turn(user, action.question, reply)
+            return reply
+        if isinstance(action, Chat):
+            self._turn(user, action.text, NOTED)
+            return NOTED
+        if isinstance(action, Reopen):
+            if not 1 <= action.conversation <= len(user.conversations):
+                raise NotApplicable(f"{action.user} has no conversation {action.conversation}")
+            user.current = action.conversation - 1
+            return None
+        if isinstance(action, (NewConversation, ReopenBrowser, SignOutAndIn)):
+            user.current = None
+            return None
+        if isinstance(action, DeleteAccount):
+            user.alive = False
+            return None
+        raise NotApplicable(f"the model knows no action {type(action).__name__}")
+
+    def _user(self, name: str) -> UserState:
+        if name not in self.users:
+            raise NotApplicable(f"{name} is not one of the session's users")
+        return self.users[name]
+
+    def _turn(self, user: UserState, text: str, reply: str) -> int:
+        if user.current is None:
+            user.conversations.append([])
+            user.activity.append(self.seq)
+            user.current = len(user.conversations) - 1
+        user.conversations[user.current] += [("user", text), ("assistant", reply)]
+        user.activity[user.current] = self.seq
+        return user.current
+
+    # -- what users must see ---------------------------------------------------------------------------------------
+    def _remembered(self, user: UserState, s: Statement) -> bool:
+        return self.retention_days is None or self.day - s.day < self.retention_days
+
+    def answer(self, name: str, key: str) -> str:
+        """The newest statement of the key the user can still be answered from: one in the conversation on screen
+        (however old), or one still within the retention period (in any conversation)."""
+        user = self.users[name]
+        usable = [s for s in user.statements if s.key == key
+                  and (s.conversation == user.current or self._remembered(user, s))]
+        if not usable:
+            return f"I don't remember your {key}."
+        return f"Your {key} is {max(usable, key=lambda s: s.seq).value}."
+
+    def memories(self, name: str) -> list[str]:
+        """The user's long-term memories as the app must list them, oldest first."""
+        user = self.users[name]
+        if not user.alive:
+            return []
+        kept = [s for s in user.statements if self._remembered(user, s)]
+        if self.memory_policy == EVERY_STATEMENT:
+            return [s.sentence for s in kept]
+        newest: dict[str, Statement] = {}
+        for s in user.statements:  # first-told order of keys, newest statement of each
+            newest[s.key] = s
+        return [newest[key].sentence for key in newest if self._remembered(user, newest[key])]
+
+    def conversations(self, name: str) -> list[list[tuple[str, str]]]:
+        return self.users[name].conversations if self.users[name].alive else []
+
+    def listed(self, name: str) -> list[int]:
+        """The user's conversations (indexes) as the list shows them: the most recently active first."""
+        user = self.users[name]
+        return sorted(range(len(user.conversations)), key=lambda i: user.activity[i], reverse=True)
+
+    def current(self, name: str) -> int | None:
+        return self.users[name].current
+
+    def alive(self, name: str) -> bool:
+        return self.users[name].alive
+
+    def keys(self, name: str) -> list[str]:
+        """Keys the user has stated, in the order first told (corrections included once)."""
+        return list(dict.fromkeys(s.key for s in self.users[name].statements))
+
+    def values(self) -> list[tuple[str, str]]:
+        """Every (key, value) stated by anyone, to give another user an identical fact."""
+        return [(s.key, s.value) for u in self.users.values() for s in u.statements]

@@ -10,13 +10,24 @@ import allure
 
 PLAYWRIGHT_TRACE = "application/vnd.allure.playwright-trace"
 
-CATEGORIES = [
-    {"name": "Memory lost or leaked (product defect)", "matchedStatuses": ["failed"],
-     "messageRegex": r"(?s).*(recall|memory|remember|answer|history|not found|signed in|conversation).*"},
-    {"name": "Other product defects", "matchedStatuses": ["failed"]},
-    {"name": "Test or environment problem", "matchedStatuses": ["broken"],
-     "description": "The scenario could not run: a browser, database, app start or step definition problem."},
-]
+ALLURERC = Path(__file__).resolve().parent.parent / "allurerc.json"
+
+
+def categories_for_allure2() -> list[dict]:
+    """The failure categories of allurerc.json (which Allure 3 reads) as Allure 2's categories.json has them."""
+    rules = json.loads(ALLURERC.read_text(encoding="utf-8"))["categories"]
+    converted = []
+    for rule in rules:
+        matcher = rule["matchers"]
+        entry = {"name": rule["name"], "matchedStatuses": matcher["statuses"]}
+        if "message" in matcher:
+            entry["messageRegex"] = f"(?s).*(?:{matcher['message']}).*"
+        converted.append(entry)
+    return converted
+
+
+def name_example(scenario: str, example: dict[str, str]) -> None:
+    allure.dynamic.title(f"{scenario} ({', '.join(f'{k}: {v}' for k, v in example.items())})")
 
 
 def alluredir(config) -> Path | None:  # noqa: ANN001 - pytest.Config
@@ -28,7 +39,7 @@ def write_environment(directory: Path, values: dict[str, str]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     lines = [f"{k}={str(v).replace(chr(10), ' ')}" for k, v in values.items() if v not in (None, "")]
     (directory / "environment.properties").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (directory / "categories.json").write_text(json.dumps(CATEGORIES, indent=2), encoding="utf-8")
+    (directory / "categories.json").write_text(json.dumps(categories_for_allure2(), indent=2), encoding="utf-8")
 
 
 def attach_artifacts(artifacts: list[tuple[str, str]]) -> None:

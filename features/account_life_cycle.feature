@@ -13,3 +13,11 @@ Feature: Account life cycle
     Then she has no conversations and no memories
     When she asks in a new conversation "What is my bank PIN?"
     Then the assistant answers "I don't remember your bank pin."
+
+  Scenario: Deleting an account deletes its conversations and memories from the app's store
+    Given Ana is signed in
+    And Ana starts a new conversation
+    When Ana tells the assistant "My bank PIN is 8080."
+    Then her long-term memory soon holds "My bank PIN is 8080."
+    When Ana's account is deleted
+    Then the app's store holds nothing of Ana's account

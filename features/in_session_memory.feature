@@ -76,6 +76,29 @@ Feature: In-session memory
     And Ana asks "What is my order number?"
     Then the assistant answers "Your order number is 5521."
 
+  @fault_reopened_conversation_wins
+  Scenario: A correction made in another conversation wins when an older conversation is opened again
+    When Ana tells the assistant "My order number is 4417."
+    And Ana opens the conversation again from its address
+    And Ana starts a new conversation
+    And Ana tells the assistant "Actually, my order number is 5521."
+    And Ana opens the conversation from the conversation list
+    And Ana asks "What is my order number?"
+    Then the assistant answers "Your order number is 5521."
+
+  Scenario: A message of several lines comes back exactly, and the fact in it is remembered
+    When Ana tells the assistant, over several lines:
+      """
+      Hello again!
+      My postal address is 12 Main Street, Springfield.
+
+      Thanks.
+      """
+    Then her long-term memory holds exactly these facts, in the order she told them
+    And the assistant answers each of her questions about them correctly
+    When Ana opens the conversation again from its address
+    Then the history shows every turn of the conversation in order
+
   Scenario Outline: What Ana types comes back exactly, whatever its characters
     When Ana tells the assistant "My <fact> is <value>."
     And Ana asks "What is my <fact>?"

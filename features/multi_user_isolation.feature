@@ -14,6 +14,18 @@ Feature: Multi-user isolation
     And Ben hears "Your secret word is walrus."
     And the memories recalled for each of them are only their own
 
+  @fault_recall_ignores_user
+  Scenario: Users who hold identical facts each recall only their own memory of it
+    Given Ana and Ben are signed in, each in their own browser
+    When at the same time they tell the assistant their secrets:
+      | user | secret                   |
+      | Ana  | My locker code is 4242.  |
+      | Ben  | My locker code is 4242.  |
+    And each of them starts a new conversation and asks "What is my locker code?"
+    Then Ana hears "Your locker code is 4242."
+    And Ben hears "Your locker code is 4242."
+    And the memories recalled for each of them are only their own
+
   @fault_history_idor
   Scenario: Another user's conversation cannot be opened by its address
     Given Ana is signed in

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pytest_bdd import parsers, then, when
 
+from harness.drivers.base import Capability
 from steps.common_steps import NAME, sign_in, speak, speaker, start_new_conversation
 from steps.cross_session_steps import old_session_refused
 from steps.world import Scenario
@@ -13,12 +14,24 @@ from steps.world import Scenario
 def account_deleted(world: Scenario, name: str) -> None:
     actor = world.actors[name]
     actor.signed_out_of = actor.page.context.storage_state()  # what a copied cookie or token would hold
+    actor.had = (actor.session.conversation_ids(), [m.id for m in actor.session.memories()])
     world.driver.delete_user(world.app, actor.account)
 
 
 @then(parsers.re(f"^the session {NAME} had is refused by the app$"))
 def deleted_account_session_refused(world: Scenario, name: str) -> None:
     old_session_refused(world, name, f"{name}'s account was deleted")
+
+
+@then(parsers.re(f"^the app's store holds nothing of {NAME}'s account$"))
+def store_holds_nothing(world: Scenario, name: str) -> None:
+    world.require(Capability.DATABASE_ACCESS)
+    actor = world.actors[name]
+    conversations, memories = actor.had
+    assert conversations and memories, f"{name}'s account held no conversation or memory to check before deletion"
+    remains = world.driver.remains_of(world.app, actor.account, conversations, memories)
+    left = {kind: n for kind, n in remains.items() if n}
+    assert not left, f"after {name}'s account was deleted, the app's store still holds rows of it: {left}"
 
 
 @when(parsers.re(f"^a new account is opened with {NAME}'s e-mail address and signs in$"))

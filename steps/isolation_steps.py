@@ -16,18 +16,22 @@ def seed_told(actor: Actor, sentence: str) -> str:
 
 
 def only_own_memories(actor: Actor) -> None:
-    """What was recalled for the actor, on the page and through the API, is the actor's own and nobody else's."""
+    """What was recalled for the actor, on the page and through the API, is the actor's own and nobody else's.
+    Ownership is by memory id: users may hold memories with identical text."""
     own = {m.id: m.text for m in actor.session.memories()}
     foreign_shown = [t for t in actor.recalled if t not in own.values()]
     assert not foreign_shown, f"{actor.name} was shown memories that are not theirs: {foreign_shown}"
-    others = {f.sentence for a in actor.scenario.actors.values() if a is not actor for f in a.told}
+    others = {m.id: (a.name, m.text) for a in actor.scenario.actors.values() if a is not actor
+              for m in a.session.memories()}
     for fact in actor.told:
         hits = actor.session.search(fact.question, k=10)
-        foreign = [h.text for h in hits if h.id not in own]
+        foreign = [f"{others[h.id][0]}'s {h.text!r}" if h.id in others else repr(h.text)
+                   for h in hits if h.id not in own]
         assert not foreign, f"searching {actor.name}'s memory for {fact.question!r} found others' {foreign}"
         assert hits and hits[0].text == fact.sentence, (
             f"searching {actor.name}'s memory for {fact.question!r} should find {fact.sentence!r} first, got {hits}")
-    assert not others & set(own.values()), f"{actor.name}'s memory holds other users' memories"
+    shared = [others[i] for i in own.keys() & others.keys()]
+    assert not shared, f"{actor.name}'s memory lists memories of other users: {shared}"
 
 
 @given(parsers.re(f"^{NAME} and (?P<other>[A-Z][a-z]+) are signed in, each in their own browser$"))

@@ -197,6 +197,12 @@ class AppDriver(ABC):
                               f"{', '.join(sorted(known)) or 'nothing'}")
 
     # -- optional capabilities -------------------------------------------------------------------------------------
+    def remains_of(self, app: RunningApp, account: Account, conversation_ids: list[str],
+                   memory_ids: list[str]) -> dict[str, int]:
+        """What the app's stores still hold of a deleted user, counted by kind (e.g. {"memories": 0, ...}): rows of
+        the user's id, and of the conversations and memories the user had. Needs DATABASE_ACCESS."""
+        raise DriverError(f"the {self.name} driver cannot read the app's store")
+
     def advance_clock(self, app: RunningApp, days: float) -> None:
         raise DriverError(f"the {self.name} driver cannot move the app's clock")
 

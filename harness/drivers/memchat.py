@@ -8,6 +8,7 @@ import secrets
 from pathlib import Path
 
 import httpx
+import psycopg
 
 from harness import report
 from harness.app_launcher import RunningApp, attach_app, free_port, start_process
@@ -142,6 +143,19 @@ class MemchatDriver(AppDriver):
         cookies = {c["name"]: c["value"] for c in browser_state.get("cookies", [])}
         with httpx.Client(base_url=app.base_url, timeout=30, cookies=cookies) as http:
             return http.get(self.target.api["me"]).status_code == 200
+
+    def remains_of(self, app: RunningApp, account: Account, conversation_ids: list[str],
+                   memory_ids: list[str]) -> dict[str, int]:
+        queries = {
+            "memories": ("SELECT count(*) FROM memories WHERE user_id = %s OR id = ANY(%s)", (account.id, memory_ids)),
+            "conversations": ("SELECT count(*) FROM conversations WHERE user_id = %s OR id = ANY(%s)",
+                              (account.id, conversation_ids)),
+            "messages": ("SELECT count(*) FROM messages WHERE conversation_id = ANY(%s)", (conversation_ids,)),
+            "sessions": ("SELECT count(*) FROM sessions WHERE user_id = %s", (account.id,)),
+            "users": ("SELECT count(*) FROM users WHERE id = %s", (account.id,)),
+        }
+        with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
+            return {kind: conn.execute(sql, params).fetchone()[0] for kind, (sql, params) in queries.items()}
 
     def advance_clock(self, app: RunningApp, days: float) -> None:
         with self._admin(app) as admin:

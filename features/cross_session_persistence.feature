@@ -54,3 +54,13 @@ Feature: Cross-session persistence
     And Ana's long-term memory holds 12 facts about her
     When Ana starts a new conversation
     Then the assistant answers each of her questions about them correctly
+
+  @fault_sign_out_write_lost
+  Scenario: A fact told right before signing out is remembered after signing in again
+    Given Ana signs in through the login form in her own browser profile
+    When Ana tells the assistant "My locker code is 5150."
+    And Ana signs out
+    And Ana signs in through the login form
+    Then her long-term memory soon holds "My locker code is 5150."
+    When Ana asks "What is my locker code?"
+    Then the assistant answers "Your locker code is 5150."

@@ -46,6 +46,9 @@ CATALOG: dict[str, Fault] = {
         Fault("long-conversation-forgets", "prompt keeps the last 20 messages and recall skips the current "
               "conversation", "a fact told 11 or more exchanges earlier in the same conversation is forgotten, or "
               "answered with an older value from another conversation", "in_session"),
+        Fault("sign-out-write-lost", "front end: pending memory writes left to the unload beacon on sign-out",
+              "a fact told right before signing out is never stored (the beacon leaves after the session ended)",
+              "cross_session"),
         Fault("reopened-conversation-wins", "a fact stated in the open conversation beats any memory, however new",
               "in an older conversation opened again, a fact corrected elsewhere since is answered with its old "
               "value", "in_session"),

@@ -70,11 +70,13 @@ class MemoryStore:
                 ids.append(mid)
         return ids
 
-    def list(self, user_id: str) -> list[dict]:
+    def list(self, user_id: str, now: datetime) -> list[dict]:
+        """The user's memories still within retention, oldest first: an expired memory is forgotten, not listed."""
         with self.pool.connection() as conn:
             rows = conn.execute(
                 "SELECT id, text, conversation_id, created_at, expires_at, embedder FROM memories"
-                " WHERE user_id = %s ORDER BY created_at, id", (user_id,)).fetchall()
+                " WHERE user_id = %s AND (expires_at IS NULL OR expires_at > %s) ORDER BY created_at, id",
+                (user_id, now)).fetchall()
         return [{"id": r[0], "text": r[1], "conversation_id": r[2], "created_at": r[3].isoformat(),
                  "expires_at": r[4].isoformat() if r[4] else None, "embedder": r[5]} for r in rows]
 

@@ -138,7 +138,8 @@ def build_app(state: AppState) -> Starlette:
     def front_end() -> dict:
         return {"writeDebounceMs": WRITE_DEBOUNCE_MS,
                 "flushOn": "beforeunload" if settings.has("unload-write-lost") else "pagehide",
-                "writeQueue": "latest-only" if settings.has("write-race") else "append"}
+                "writeQueue": "latest-only" if settings.has("write-race") else "append",
+                "flushBeforeLogout": not settings.has("sign-out-write-lost")}
 
     def chat(request: Request) -> Response:
         user = current_user(request)
@@ -227,7 +228,7 @@ def build_app(state: AppState) -> Starlette:
         return JSONResponse({"stored": ids}, status_code=201)
 
     def list_memories(request: Request, user: User, body: bytes) -> Response:
-        return JSONResponse({"memories": state.memories.list(user.id)})
+        return JSONResponse({"memories": state.memories.list(user.id, state.clock.now())})
 
     def search_memories(request: Request, user: User, body: bytes) -> Response:
         query = request.query_params.get("q", "")

@@ -27,8 +27,11 @@ class ConversationList(BasePage):
         return self.ids()
 
     def open_by_id(self, conversation_id: str) -> None:
+        """Click the conversation in the list; returns once the browser is at its address (apps may finish what the
+        page was doing before they navigate)."""
         self.reveal("conversation_list")
         self._items().and_(self.page.locator(f'[href$="/{conversation_id}"]')).click()
+        self.page.wait_for_url(self.url_for("conversation_page", conversation_id=conversation_id))
 
     def start_new(self) -> None:
         self.reveal("new_conversation").click()

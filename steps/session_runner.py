@@ -80,6 +80,7 @@ class SessionRunner:
         self.model = self.new_model()
         self.tag = ""
         self._accounts: list = []  # every account a run opened, deleted before the next run
+        self._previous: Action | None = None
 
     def new_model(self) -> SessionModel:
         return SessionModel(self.plan.users, self.retention_days, self.memory_listing)
@@ -101,6 +102,7 @@ class SessionRunner:
             self.world.driver.delete_user(self.world.app, account)
         self._accounts = []
         self.model = self.new_model()
+        self._previous: Action | None = None
         self.tag = self.world.data.unique_tag()
         self.people = {name: self._join(name) for name in self.plan.users}
         for number, action in enumerate(actions, 1):
@@ -112,7 +114,8 @@ class SessionRunner:
                                         "the action to complete", first_line)
             if difference:
                 return difference
-        return self._check_everyone(len(actions), None)
+            self._previous = action
+        return self._check_everyone(len(actions), actions[-1] if actions else None)
 
     def _join(self, name: str) -> Person:
         actor = self.world.create_user(name, self.plan.email_locals[name], tag=self.tag)
@@ -129,6 +132,11 @@ class SessionRunner:
     def _step(self, number: int, action: Action) -> Difference | None:
         model = self.model
         if isinstance(action, PassTime):
+            # Days pass between one action and the next: what the app was still writing has landed by then, with
+            # today's date (the model dates each memory by the action that told it).
+            difference = self._check_everyone(number - 1, self._previous)
+            if difference:
+                return difference
             model.apply(action)
             self.world.driver.advance_clock(self.world.app, action.days)
             return self._check_everyone(number, action)

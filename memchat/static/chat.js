@@ -1,7 +1,7 @@
 // memchat chat page: sends turns, shows replies, and writes what each turn taught to long-term memory.
 // Memory writes are debounced so that quick turns travel together; the queue is flushed at once when the page goes
 // away (pagehide, with sendBeacon, which the browser delivers after the page is gone) and before moving to another
-// conversation (awaited, so that the next page's recall already sees it).
+// conversation or signing out (awaited, so that the next page's recall already sees it and the session still holds).
 (() => {
   "use strict";
   const cfg = window.MEMCHAT;
@@ -128,6 +128,17 @@
     location.href = url;
   }
   document.getElementById("new-conversation").addEventListener("click", () => leaveTo("/"));
+  // Signing out ends the session the pending writes need: they are sent first (a beacon after the logout would be
+  // refused as anonymous).
+  const logout = document.querySelector('[data-testid="logout"]')?.closest("form");
+  if (logout && cfg.flushBeforeLogout) {
+    logout.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      await chain;
+      await flush("fetch");
+      logout.submit();
+    });
+  }
   list.addEventListener("click", (event) => {
     const a = event.target.closest("a");
     if (!a) return;

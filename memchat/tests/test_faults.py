@@ -32,7 +32,7 @@ NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 TESTED = {"recall-ignores-user", "history-idor", "session-not-persistent", "context-dropped", "threshold-too-strict",
           "ttl-too-short", "migration-drops-last-batch", "migration-null-embedding", "ivfflat-before-load",
           "stale-embeddings", "unload-write-lost", "write-race", "long-conversation-forgets",
-          "reopened-conversation-wins"}
+          "reopened-conversation-wins", "sign-out-write-lost"}
 
 
 def test_every_fault_in_the_catalogue_has_a_test_here() -> None:
@@ -106,12 +106,14 @@ def test_ttl_too_short(make_app, faulty: bool) -> None:
     [mid] = client.post("/api/memories", json={"items": ["My gym sessions are on Saturdays."]}).json()["stored"]
     q = {"q": "When are my gym sessions?"}
     assert [r["id"] for r in client.get("/api/memories/search", params=q).json()["results"]] == [mid]
-    client.post("/api/admin/clock", json={"advance_days": 30}, headers=app.admin)
-    results = client.get("/api/memories/search", params=q).json()["results"]
-    assert [r["id"] for r in results] == ([] if faulty else [mid])
     expires = datetime.fromisoformat(client.get("/api/memories").json()["memories"][0]["expires_at"])
     want = datetime(2026, 1, 1, 9, tzinfo=UTC) + (timedelta(hours=365) if faulty else timedelta(days=365))
     assert abs((expires - want).total_seconds()) < 60  # the settable clock keeps running from where it was set
+    client.post("/api/admin/clock", json={"advance_days": 30}, headers=app.admin)
+    results = client.get("/api/memories/search", params=q).json()["results"]
+    assert [r["id"] for r in results] == ([] if faulty else [mid])
+    listed = [m["id"] for m in client.get("/api/memories").json()["memories"]]
+    assert listed == ([] if faulty else [mid])  # an expired memory is forgotten, not listed
 
 
 def _migrate(db: str, redis_url: str, batch_size: int, faults: set[str]):
@@ -214,6 +216,7 @@ def test_stale_embeddings(db, make_store, faulty: bool) -> None:
 @pytest.mark.parametrize(("fault", "key", "clean_value", "faulty_value"), [
     ("unload-write-lost", "flushOn", "pagehide", "beforeunload"),
     ("write-race", "writeQueue", "append", "latest-only"),
+    ("sign-out-write-lost", "flushBeforeLogout", True, False),
 ])
 def test_front_end_faults_are_chosen_by_the_page_config(make_app, fault, key, clean_value, faulty_value) -> None:
     configs = {}

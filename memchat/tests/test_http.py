@@ -290,7 +290,7 @@ def test_the_chat_page_carries_the_front_end_configuration(make_app, faults, flu
     home = client.get("/")
     assert home.status_code == 200
     assert page_config(home.text) == {"conversationId": None, "writeDebounceMs": 1500, "flushOn": flush_on,
-                                      "writeQueue": queue}
+                                      "writeQueue": queue, "flushBeforeLogout": True}
     page = client.get(f"/c/{cid}")
     assert page_config(page.text)["conversationId"] == cid and page_config(page.text)["flushOn"] == flush_on
     assert "<b>bold</b>" not in page.text and "&lt;b&gt;bold&lt;/b&gt;" in page.text

@@ -82,7 +82,10 @@ class MemoryStore:
 
     # -- recall ----------------------------------------------------------------------------------------------------
     def search(self, user_id: str, query: str, now: datetime, k: int | None = None,
-               exclude_conversation: str | None = None) -> list[Recalled]:
+               exclude_conversation: str | None = None, fact_key: str | None = None) -> list[Recalled]:
+        """The k memories closest to `query` above the threshold, best first. With `fact_key` (the fact a question
+        asks about), the newest memory of that fact joins them when it passes the threshold but was outranked: an
+        older statement of a fact may be the closer match, and the newest must still win."""
         vec = self.embedder.embed(query)
         if vec is None:
             return []
@@ -108,6 +111,13 @@ class MemoryStore:
                        " SELECT id, text, conversation_id, created_at, fact_key, embedding <=> %(q)s AS d"
                        " FROM mine ORDER BY d, id LIMIT %(k)s")
             rows = sorted(conn.execute(sql, params).fetchall(), key=lambda r: (float(r[5]), r[0]))[:k]
+            if fact_key is not None:
+                newest = conn.execute(
+                    f"SELECT id, text, conversation_id, created_at, fact_key, embedding <=> %(q)s AS d FROM memories"
+                    f" WHERE {where} AND fact_key = %(key)s ORDER BY created_at DESC, id DESC LIMIT 1",
+                    {**params, "key": fact_key}).fetchone()
+                if newest is not None and newest[0] not in {r[0] for r in rows}:
+                    rows.append(newest)
         hits = [Recalled(r[0], r[1], 1.0 - float(r[5]), r[2], r[3], r[4]) for r in rows]
         return [h for h in hits if h.score >= params["min"]]
 

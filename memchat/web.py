@@ -205,8 +205,8 @@ def build_app(state: AppState) -> Starlette:
         now = state.clock.now()
         # Recall includes this conversation: a memory of it may be newer than what another conversation holds.
         skip = conv.id if settings.has("long-conversation-forgets") else None
-        recalled = (state.memories.search(user.id, text, now, exclude_conversation=skip)
-                    if assistant.asked_key(text) else [])
+        asked = assistant.asked_key(text)
+        recalled = state.memories.search(user.id, text, now, exclude_conversation=skip, fact_key=asked) if asked else []
         turn = assistant.respond(text, history, recalled, settings)
         message = state.conversations.add(conv, "user", text, now)
         reply = state.conversations.add(conv, "assistant", turn.reply, state.clock.now())

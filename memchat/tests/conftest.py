@@ -19,6 +19,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 # pgserver reads XDG_RUNTIME_DIR when it is imported (its lock lives there): a private folder of ours, set first.
 _RUNTIME_DIR = tempfile.mkdtemp(prefix="memchat-tests-xdg-", dir="/tmp")  # mkdtemp makes it 0700
@@ -46,40 +47,54 @@ from memchat.web import build_app  # noqa: E402
 REDIS_START_SECONDS = 10.0
 
 
+PG_DSN_ENV = "MEMCHAT_TEST_PG_DSN"  # a PostgreSQL with pgvector to test on, instead of starting pgserver
+
+
 @dataclass
 class PgServer:
-    socket_dir: str
     admin_dsn: str
+    template: str = "memchat_template"
     _names: Iterator[int] = field(default_factory=itertools.count)
 
     def dsn(self, dbname: str) -> str:
-        return f"postgresql://postgres:@/{dbname}?host={self.socket_dir}"
+        """The admin DSN (a postgresql:// URI) with another database name."""
+        parts = urlsplit(self.admin_dsn)
+        return urlunsplit(parts._replace(path=f"/{dbname}"))
 
-    def create_database(self, prefix: str = "t", template: str = "memchat_template") -> str:
-        """A new database, copied from `template` (the app's schema, no rows); returns its DSN."""
-        name = f"{prefix}_{next(self._names)}"
+    def create_database(self, prefix: str = "t", template: str | None = None) -> str:
+        """A new database, copied from `template` (default: the app's schema, no rows); returns its DSN."""
+        name = f"{prefix}_{os.getpid()}_{next(self._names)}"
         with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template or self.template}"')
         return self.dsn(name)
+
+
+def _prepare(admin: str) -> PgServer:
+    """Throwaway data: no disk flushes (CREATE DATABASE and commits are much faster); a template with the schema."""
+    template = f"memchat_template_{os.getpid()}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+            conn.execute(f"ALTER SYSTEM SET {setting} = off")
+        conn.execute("SELECT pg_reload_conf()")
+        conn.execute(f'DROP DATABASE IF EXISTS "{template}"')
+        conn.execute(f'CREATE DATABASE "{template}"')
+    pg = PgServer(admin_dsn=admin, template=template)
+    create_schema(pg.dsn(template))
+    return pg
 
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer]:
+    given = os.environ.get(PG_DSN_ENV)
+    if given:  # e.g. the container of `make engine`, for its pgvector 0.8
+        yield _prepare(given)
+        return
     import pgserver
 
     base = Path(tempfile.mkdtemp(prefix="memchat-tests-pg-", dir="/tmp"))
     server = pgserver.get_server(base / "pg", cleanup_mode="delete")
     try:
-        admin = server.get_uri()
-        with psycopg.connect(admin, autocommit=True) as conn:
-            # Throwaway data: no disk flushes (CREATE DATABASE and commits are much faster).
-            for setting in ("fsync", "synchronous_commit", "full_page_writes"):
-                conn.execute(f"ALTER SYSTEM SET {setting} = off")
-            conn.execute("SELECT pg_reload_conf()")
-            conn.execute("CREATE DATABASE memchat_template")
-        pg = PgServer(socket_dir=str(base / "pg"), admin_dsn=admin)
-        create_schema(pg.dsn("memchat_template"))
-        yield pg
+        yield _prepare(server.get_uri())
     finally:
         server.cleanup()
         shutil.rmtree(base, ignore_errors=True)

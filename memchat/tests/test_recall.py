@@ -83,6 +83,19 @@ def test_k_limits_the_results_and_defaults_to_top_k(db, make_store) -> None:
     assert len(store.search("u1", "What is my favourite colour?", NOW, k=50)) == 5
 
 
+def test_the_newest_statement_of_the_asked_fact_is_recalled_even_when_outranked(db, make_store) -> None:
+    users(db, "u1")
+    store = make_store(top_k=2)
+    older = [f"My vet is Doctor {name}." for name in ("Ames", "Bell", "Cole")]
+    store.write("u1", None, older, NOW)
+    [newest] = store.write("u1", None, ["Correction: my vet is C:\\Users\\james\\executive."],
+                           NOW + timedelta(days=1))
+    question = "What is my vet?"
+    assert newest not in [h.id for h in store.search("u1", question, NOW + timedelta(days=1))]  # outranked
+    hits = store.search("u1", question, NOW + timedelta(days=1), fact_key="vet")
+    assert len(hits) == 3 and hits[-1].id == newest
+
+
 def test_threshold_keeps_exactly_the_rows_at_or_above_it(db, make_store) -> None:
     users(db, "u1")
     texts = ["My favourite colour is teal.", "I would always pick teal as my favourite colour",

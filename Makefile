@@ -20,7 +20,7 @@ OWUI_STAMP := $(OWUI)/.installed-$(OWUI_VERSION)-$(shell sha1sum targets/open-we
 OWUI_TORCH ?= torch==2.13.0
 OWUI_TORCH_INDEX ?=
 
-.PHONY: setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui
+.PHONY: engine engine-stop long-sessions setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui
 
 setup: $(STAMP) .tools/browser.ok
 
@@ -79,6 +79,14 @@ long-sessions: setup
 # Wall times of the suite (serial, -n 2), one scenario against a bare Playwright script, storage_state vs form login.
 bench: setup
 	$(PY) tools/bench_suite.py
+
+# A Docker-API engine (podman) and locally built PostgreSQL+pgvector 0.8 and Redis images, for --db testcontainers
+# where no Docker runs: `eval "$$(make -s engine)"` exports what testcontainers and the suite need.
+engine: setup
+	@ci/engine.sh start
+
+engine-stop:
+	@ci/engine.sh stop
 
 # Open WebUI in its own virtual environment, at the pinned version with pinned dependencies.
 $(OWUI_STAMP): targets/open-webui.constraints.txt

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import secrets
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,6 +53,10 @@ def _playwright_cache_has_chromium() -> str | None:
     return str(found[-1]) if found else None
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def _start_session(config: pytest.Config) -> dict:
     """Controller (or single process): everything that must exist once per run, or a one-line usage error."""
     opts = SuiteOptions.from_config(config)
@@ -82,12 +87,17 @@ def _start_session(config: pytest.Config) -> dict:
     if not opts.base_url or (opts.pg_dsn and opts.redis_url):
         stack = contextlib.ExitStack()
         try:
-            servers = stack.enter_context(provide_databases(opts.db, pg_dsn=opts.pg_dsn, redis_url=opts.redis_url))
+            servers = stack.enter_context(provide_databases(opts.db, pg_dsn=opts.pg_dsn, redis_url=opts.redis_url,
+                                                            pg_image=opts.pg_image, redis_image=opts.redis_image))
         except ProviderError as e:
             stack.close()
             raise pytest.UsageError(str(e)) from None
         config.stash[RUN] = stack
         info["servers"] = servers.__dict__.copy()
+        if servers.provider == "testcontainers":
+            # Without Ryuk (disabled where its image cannot be pulled) nothing else removes the containers: a run
+            # that is terminated unwinds as if interrupted, and pytest_unconfigure removes them.
+            signal.signal(signal.SIGTERM, _interrupt)
     return info
 
 

@@ -47,9 +47,12 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# Full tags so that a new upstream release cannot change the suite's behaviour behind its back.
+# Full tags so that a new upstream release cannot change the suite's behaviour behind its back. The environment (or
+# --pg-image/--redis-image) may name others, e.g. the images `make engine` builds where no registry is reachable.
 PG_IMAGE = "pgvector/pgvector:0.8.0-pg16"
 REDIS_IMAGE = "redis:7.2-alpine"
+PG_IMAGE_ENV = "MEMTEST_PG_IMAGE"
+REDIS_IMAGE_ENV = "MEMTEST_REDIS_IMAGE"
 
 MODES = ("auto", "dsn", "testcontainers", "embedded")
 DOCKER_PROBE_SECONDS = 2.0
@@ -97,12 +100,17 @@ class DatabaseServers:
 
 @contextlib.contextmanager
 def provide_databases(
-    mode: str = "auto", *, pg_dsn: str | None = None, redis_url: str | None = None, workdir: Path | None = None
+    mode: str = "auto", *, pg_dsn: str | None = None, redis_url: str | None = None, workdir: Path | None = None,
+    pg_image: str | None = None, redis_image: str | None = None,
 ) -> Iterator[DatabaseServers]:
     """Start (or connect to) PostgreSQL+pgvector and Redis; stop what was started when the block ends.
 
     `workdir` is where embedded servers keep their data (a fresh folder inside it, removed afterwards).
+    `pg_image`, `redis_image`: the images testcontainers starts (default: $MEMTEST_PG_IMAGE, $MEMTEST_REDIS_IMAGE,
+    else the pinned public ones).
     """
+    images = (pg_image or os.environ.get(PG_IMAGE_ENV) or PG_IMAGE,
+              redis_image or os.environ.get(REDIS_IMAGE_ENV) or REDIS_IMAGE)
     if mode not in MODES:
         raise ProviderError(f"unknown database mode {mode!r}; use one of: {', '.join(MODES)}")
     pg_dsn = pg_dsn or None
@@ -126,7 +134,7 @@ def provide_databases(
                 f"Docker was asked for (--db testcontainers) but no Docker engine answers at "
                 f"{_docker_host_display()} ({problem}); start one or use --db embedded"
             )
-        with _testcontainers() as servers:
+        with _testcontainers(*images) as servers:
             yield servers
         return
 
@@ -141,7 +149,7 @@ def provide_databases(
         servers = None
         if docker_problem is None:
             try:
-                servers = stack.enter_context(_testcontainers())
+                servers = stack.enter_context(_testcontainers(*images))
             except ProviderError as exc:
                 # Docker answers but cannot run the images (offline, no pull rights...): embedded still works.
                 log.warning("testcontainers unusable, falling back to embedded servers: %s", exc)
@@ -443,7 +451,7 @@ def _probe_docker() -> str | None:
 
 
 @contextlib.contextmanager
-def _testcontainers() -> Iterator[DatabaseServers]:
+def _testcontainers(pg_image: str = PG_IMAGE, redis_image: str = REDIS_IMAGE) -> Iterator[DatabaseServers]:
     try:
         from testcontainers.community.postgres import PostgresContainer
         from testcontainers.community.redis import RedisContainer
@@ -457,12 +465,12 @@ def _testcontainers() -> Iterator[DatabaseServers]:
             ) from exc
 
     with contextlib.ExitStack() as stack:
-        image = PG_IMAGE
+        image = pg_image
         try:
             pg = stack.enter_context(
                 PostgresContainer(image, username="memtest", password="memtest", dbname="memtest", driver=None)
             )
-            image = REDIS_IMAGE
+            image = redis_image
             rd = stack.enter_context(RedisContainer(image))
             pg_dsn = pg.get_connection_url(driver=None)
             redis_url = f"redis://{rd.get_container_host_ip()}:{rd.get_exposed_port(rd.port)}/0"

@@ -21,6 +21,11 @@ def add_options(parser: pytest.Parser) -> None:
                     help="PostgreSQL (with pgvector) to use; env MEMTEST_PG_DSN")
     group.addoption("--redis-url", default=os.environ.get("MEMTEST_REDIS_URL"),
                     help="Redis to use; env MEMTEST_REDIS_URL")
+    group.addoption("--pg-image", default=None,
+                    help="PostgreSQL+pgvector image for --db testcontainers; env MEMTEST_PG_IMAGE "
+                         "(default pgvector/pgvector:0.8.0-pg16)")
+    group.addoption("--redis-image", default=None,
+                    help="Redis image for --db testcontainers; env MEMTEST_REDIS_IMAGE (default redis:7.2-alpine)")
     group.addoption("--faults", default=os.environ.get("MEMTEST_FAULTS", ""),
                     help="faults to switch on in the reference app, e.g. unload-write-lost (kill matrix)")
     group.addoption("--browser-path", default=os.environ.get("MEMTEST_BROWSER_PATH"),
@@ -56,13 +61,15 @@ class SuiteOptions:
     target: str | None
     admin_token: str | None
     base_url: str | None
+    pg_image: str | None = None
+    redis_image: str | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> SuiteOptions:
         opt = config.getoption
         return cls(opt("--db"), opt("--pg-dsn"), opt("--redis-url"), opt("--faults") or "",
                    opt("--browser-path"), opt("--seed"), opt("--target"), opt("--admin-token"),
-                   opt("base_url", default=None))
+                   opt("base_url", default=None), opt("--pg-image"), opt("--redis-image"))
 
 
 def runs_acceptance_suite(config: pytest.Config) -> bool:

@@ -324,3 +324,57 @@ def test_describe_format() -> None:
         redis_version="6.2.14",
     )
     assert servers.describe() == "databases: embedded (PostgreSQL 16.2, pgvector 0.6.2, Redis 6.2.14)"
+
+
+# ------------------------------------------------------------------------------------------ a real engine
+# These run where a Docker-API engine answers (in .ci/run, after `make engine` and its exports), and are skipped
+# with one line elsewhere.
+
+def _engine_or_skip() -> None:
+    if not _docker_answers():
+        pytest.skip(f"no Docker engine answers at {databases._docker_host_display()}: run `make engine` and its "
+                    "exports to test the testcontainers path")
+
+
+def _our_containers() -> list[str]:
+    import docker
+
+    client = docker.from_env()
+    try:
+        return [c.id for c in client.containers.list(all=True, filters={"label": "org.testcontainers.lang=python"})]
+    finally:
+        client.close()
+
+
+def test_auto_picks_docker_over_embedded_and_removes_its_containers() -> None:
+    _engine_or_skip()
+    before = _our_containers()
+    with provide_databases("auto") as servers:
+        assert servers.provider == "testcontainers"
+        assert servers.describe().startswith("databases: testcontainers (PostgreSQL ")
+        assert len(_our_containers()) == len(before) + 2
+        with psycopg.connect(servers.pg_admin_dsn) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            assert conn.execute("SELECT '[1,2]'::vector <=> '[2,4]'::vector").fetchone()[0] == pytest.approx(0)
+        assert redis.Redis.from_url(servers.redis_url).ping()
+    assert _our_containers() == before
+
+
+def test_a_dsn_beats_a_docker_engine_that_answers(embedded: DatabaseServers) -> None:
+    _engine_or_skip()
+    before = _our_containers()
+    with provide_databases("auto", pg_dsn=embedded.pg_admin_dsn, redis_url=embedded.redis_url) as servers:
+        assert servers.provider == "dsn"
+        assert _our_containers() == before  # nothing was started
+
+
+def test_auto_falls_back_to_embedded_when_the_docker_host_does_not_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    _engine_or_skip()  # the engine runs, but this run is pointed at a loopback socket that never answers
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        monkeypatch.setenv("DOCKER_HOST", f"tcp://127.0.0.1:{silent.getsockname()[1]}")
+        started = time.monotonic()
+        with provide_databases("auto") as servers:
+            assert servers.provider == "embedded"
+            assert time.monotonic() - started < 15

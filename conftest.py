@@ -12,6 +12,7 @@ import json
 import secrets
 import signal
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,7 @@ pytest_plugins = [
     "steps.migration_steps",
     "steps.account_steps",
     "steps.generated_session_steps",
+    "steps.upgrade_steps",
 ]
 
 SESSION = pytest.StashKey[dict]()
@@ -216,6 +218,39 @@ def apps(suite_info: dict, driver: AppDriver, worker_id: str, worker_index: int)
                          log_dir=ROOT / "reports" / "app-logs")
     yield factory
     factory.close()
+
+
+@dataclass
+class SecondPostgres:
+    """PostgreSQL with the other pgvector version than the run's: embedded beside containers, or the reverse."""
+
+    servers: DatabaseServers | None
+    apps: AppFactory | None
+    why_not: str = ""
+
+
+@pytest.fixture(scope="session")
+def second_postgres(suite_info: dict, driver: AppDriver, worker_id: str, worker_index: int,
+                    apps: AppFactory | None) -> Iterator[SecondPostgres]:
+    """Started on first use, for the scenarios that compare two pgvector versions; None (with the reason) where
+    only one provider is available."""
+    servers = suite_info.get("servers")
+    if servers is None or apps is None:
+        yield SecondPostgres(None, None, "needs an app the suite starts on databases it provides")
+        return
+    other = "embedded" if servers["provider"] != "embedded" else "testcontainers"
+    with contextlib.ExitStack() as stack:
+        try:
+            second = stack.enter_context(provide_databases(other))
+        except ProviderError as e:
+            yield SecondPostgres(None, None, f"needs a second PostgreSQL with another pgvector version, from "
+                                             f"{other} (`make engine` provides one here); it could not start: {e}")
+            return
+        factory = AppFactory(driver, second.pg_admin_dsn, redis_url_for_db(servers["redis_url"], worker_index + 1),
+                             db_prefix=f"memtest_{suite_info['run']}_{worker_id}_second".lower(),
+                             base_settings=apps.base_settings, log_dir=apps.log_dir)
+        stack.callback(factory.close)
+        yield SecondPostgres(second, factory)
 
 
 @pytest.fixture(scope="session")

@@ -31,6 +31,8 @@ class Target:
     env: dict[str, str] = field(default_factory=dict)
     app: dict[str, Any] = field(default_factory=dict)  # the whole [app] table, for the driver's own keys
     recall: dict[str, Any] = field(default_factory=dict)  # the app's recall settings (top_k, threshold)
+    # Index kinds by name ("hnsw", "no index"...) -> the app settings that make every owner's search use it
+    index_kinds: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def tool(self, name: str, **values: str) -> list[str]:
         """The command line of one of the app's tools (migrate, redis-load, ...), with {placeholders} filled in."""
@@ -103,6 +105,7 @@ def load_target(path: str | Path | None = None) -> Target:
             locators={k: dict(v) for k, v in data["locators"].items()},
             tools={k: list(v) for k, v in data.get("tools", {}).items()}, env=dict(app.get("env", {})),
             app=app, recall=dict(data.get("recall", {})),
+            index_kinds={k: {sk: str(sv) for sk, sv in v.items()} for k, v in data.get("index_kinds", {}).items()},
         )
     except KeyError as e:
         raise TargetError(f"target file {path} lacks the key {e}; see targets/*.toml for the shape") from None

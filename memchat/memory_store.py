@@ -131,11 +131,11 @@ class MemoryStore:
 
     def _tune_ann(self, conn: psycopg.Connection) -> None:
         conn.execute("SET LOCAL enable_seqscan = off")
+        # The planner may cost a filtered vector-index scan above the owner's btree plus a sort (pgvector 0.8 does for
+        # HNSW, both versions for ivfflat): without sorts the index's own order wins, so the ANN path uses the index.
+        conn.execute("SET LOCAL enable_sort = off")
         if self.settings.index == "hnsw":
             conn.execute("SET LOCAL hnsw.ef_search = 400")
-            # pgvector 0.8 costs a filtered HNSW scan higher than the owner's btree plus a sort, and plans the latter:
-            # without sorts the index's own order wins, as on 0.6, so the ANN path really goes through the index.
-            conn.execute("SET LOCAL enable_sort = off")
         elif not self.settings.has("ivfflat-before-load"):
             lists = self._ivfflat_lists(conn)
             conn.execute(f"SET LOCAL ivfflat.probes = {max(1, lists)}")

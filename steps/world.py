@@ -25,6 +25,7 @@ from pages.login_page import LoginPage
 
 if TYPE_CHECKING:
     from steps.session_runner import GeneratedSession
+    from steps.upgrade_steps import VersionRun
 
 _FACT = re.compile(r"^(?:actually,?\s+)?my\s+(?P<key>.+?)\s+is\s+(?P<value>.+?)\.?$", re.IGNORECASE)
 
@@ -149,8 +150,14 @@ class Scenario:
         self.conversation = ""  # the conversation a step left open for a later one
         self.migration = MigrationRun()
         self.generated: GeneratedSession | None = None  # the generated session, once a step has drawn it
+        self.upgrade: list[VersionRun] = []  # the two pgvector versions a snapshot was migrated onto
         self.notes: dict[str, Any] = {}  # what one step of an area leaves for a later one of the same area
         self._created: list[tuple[RunningApp, Account]] = []
+
+    @property
+    def created(self) -> list[tuple[RunningApp, Account]]:
+        """Every account the scenario created, with the app it was created in."""
+        return list(self._created)
 
     def require(self, capability: Capability) -> None:
         if capability not in self.driver.capabilities:

@@ -3,7 +3,7 @@ Feature: Cross-session persistence
   Closing the browser loses nothing: the user stays signed in, finds the conversation and its whole history, and the
   assistant still knows what it was told.
 
-  @smoke @fault_session_not_persistent @fault_unload_write_lost @fault_threshold_too_strict
+  @smoke @fault_session_not_persistent @fault_unload_write_lost
   @fault_memories_off @fault_review_interval_default @fault_memory_permission_off
   Scenario: Everything is still there after closing and reopening the browser
     Given Ana signs in through the login form in her own browser profile
@@ -48,7 +48,7 @@ Feature: Cross-session persistence
     Then Ana is asked to sign in
     And the session Ana signed out of is refused by the app
 
-  @fault_threshold_too_strict @fault_memories_off @fault_memory_permission_off
+  @fault_memories_off @fault_memory_permission_off
   Scenario: More facts than the app recalls for one question are each answered in a later conversation
     Given Ana is signed in
     And Ana's long-term memory holds 12 facts about her

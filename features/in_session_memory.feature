@@ -28,7 +28,7 @@ Feature: In-session memory
       | locker code      | 9-22-31    |
     Then the assistant answers each of her questions about them correctly
 
-  @fault_context_dropped @fault_threshold_too_strict
+  @fault_context_dropped
   @fault_memories_off @fault_review_interval_default @fault_memory_permission_off
   Scenario: A correction replaces the old fact
     When Ana tells the assistant "My order number is 4417."

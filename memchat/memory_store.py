@@ -83,9 +83,9 @@ class MemoryStore:
     # -- recall ----------------------------------------------------------------------------------------------------
     def search(self, user_id: str, query: str, now: datetime, k: int | None = None,
                exclude_conversation: str | None = None, fact_key: str | None = None) -> list[Recalled]:
-        """The k memories closest to `query` above the threshold, best first. With `fact_key` (the fact a question
-        asks about), the newest memory of that fact joins them when it passes the threshold but was outranked: an
-        older statement of a fact may be the closer match, and the newest must still win."""
+        """The k memories closest to `query` at or above the threshold, best first. With `fact_key` (the fact a
+        question asks about), the newest memory of that fact joins them when it was outranked or fell below the
+        threshold: an older statement of a fact may be the closer match, and the newest must still win."""
         vec = self.embedder.embed(query)
         if vec is None:
             return []
@@ -111,15 +111,16 @@ class MemoryStore:
                        " SELECT id, text, conversation_id, created_at, fact_key, embedding <=> %(q)s AS d"
                        " FROM mine ORDER BY d, id LIMIT %(k)s")
             rows = sorted(conn.execute(sql, params).fetchall(), key=lambda r: (float(r[5]), r[0]))[:k]
-            if fact_key is not None:
-                newest = conn.execute(
-                    f"SELECT id, text, conversation_id, created_at, fact_key, embedding <=> %(q)s AS d FROM memories"
-                    f" WHERE {where} AND fact_key = %(key)s ORDER BY created_at DESC, id DESC LIMIT 1",
-                    {**params, "key": fact_key}).fetchone()
-                if newest is not None and newest[0] not in {r[0] for r in rows}:
-                    rows.append(newest)
+            newest = conn.execute(
+                f"SELECT id, text, conversation_id, created_at, fact_key, embedding <=> %(q)s AS d FROM memories"
+                f" WHERE {where} AND fact_key = %(key)s ORDER BY created_at DESC, id DESC LIMIT 1",
+                {**params, "key": fact_key}).fetchone() if fact_key is not None else None
         hits = [Recalled(r[0], r[1], 1.0 - float(r[5]), r[2], r[3], r[4]) for r in rows]
-        return [h for h in hits if h.score >= params["min"]]
+        hits = [h for h in hits if h.score >= params["min"]]
+        if newest is not None and newest[0] not in {h.id for h in hits}:
+            # The asked fact's own newest statement: the same fact by its key, however far its wording has drifted.
+            hits.append(Recalled(newest[0], newest[1], 1.0 - float(newest[5]), newest[2], newest[3], newest[4]))
+        return hits
 
     def _owner_rows(self, conn: psycopg.Connection, user_id: str) -> int:
         return conn.execute("SELECT count(*) FROM memories WHERE user_id = %s", (user_id,)).fetchone()[0]

@@ -94,6 +94,8 @@ def test_the_newest_statement_of_the_asked_fact_is_recalled_even_when_outranked(
     assert newest not in [h.id for h in store.search("u1", question, NOW + timedelta(days=1))]  # outranked
     hits = store.search("u1", question, NOW + timedelta(days=1), fact_key="vet")
     assert len(hits) == 3 and hits[-1].id == newest
+    strict = make_store(top_k=2, threshold=0.99)  # below the threshold too: the same fact, by its key
+    assert [h.id for h in strict.search("u1", question, NOW + timedelta(days=1), fact_key="vet")] == [newest]
 
 
 def test_threshold_keeps_exactly_the_rows_at_or_above_it(db, make_store) -> None:

@@ -181,12 +181,13 @@ class SessionRunner:
                 return difference
         elif isinstance(action, DeleteAccount):
             actor.signed_out_of = actor.page.context.storage_state()
+            had = (actor.session.conversation_ids(), [m.id for m in actor.session.memories()])
             self.world.driver.delete_user(self.world.app, actor.account)
             self.world.browsers.close_browser(actor.page.context)
             actor.page = None
             actor.close()
-            return self._old_session_refused(number, action, actor, "the account's deletion") or \
-                self._check_everyone(number, action)
+            return (self._old_session_refused(number, action, actor, "the account's deletion")
+                    or self._nothing_left(number, action, actor, had) or self._check_everyone(number, action))
         elif isinstance(action, Rejoin):
             self.people[action.user] = self._join(action.user)
             return self._check_everyone(number, action)
@@ -229,6 +230,17 @@ class SessionRunner:
             return None
         if self.world.driver.accepts(self.world.app, actor.signed_out_of or {}):
             return Difference(number, action, f"{action.user}'s old session after {after}", "refused", "accepted")
+        return None
+
+    def _nothing_left(self, number: int, action: Action, actor: Actor,
+                      had: tuple[list[str], list[str]]) -> Difference | None:
+        """Where the driver can read the app's store: no row of the deleted account is left in it."""
+        if Capability.DATABASE_ACCESS not in self.world.driver.capabilities:
+            return None
+        remains = self.world.driver.remains_of(self.world.app, actor.account, *had)
+        left = {kind: n for kind, n in remains.items() if n}
+        if left:
+            return Difference(number, action, f"what the store keeps of {action.user}'s deleted account", {}, left)
         return None
 
     # -- comparing with the model ----------------------------------------------------------------------------------

@@ -47,6 +47,8 @@ def test_shipped_target_loads() -> None:
     assert target.name == "memchat"
     assert target.driver == "memchat"
     assert target.recall == {"threshold": 0.25, "top_k": 5, "retention_days": 365, "memory_listing": "every statement"}
+    assert target.index_kinds["hnsw"] == {"index": "hnsw", "ann-min-rows": "1"}
+    assert set(target.index_kinds) >= {"no index", "hnsw", "ivfflat"}
     assert target.start_command[:3] == ["{python}", "-m", "memchat"]
     assert "{port}" in target.start_command
     assert target.health_path == "/healthz"

@@ -115,3 +115,8 @@ Feature: In-session memory
       | home city   | 東京 (Tōkyō)         |
       | greeting    | שלום עולם           |
       | signature   | <b>Ana</b> & co     |
+
+    @fault_title_splits_emoji
+    Examples: the first message of a conversation, with an emoji across its 80th character
+      | fact  | value                                                                 |
+      | motto | Keep calm and carry on, then keep going and keep smiling all day 🙂🙂🙂 |

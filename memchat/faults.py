@@ -49,6 +49,9 @@ CATALOG: dict[str, Fault] = {
         Fault("sign-out-write-lost", "front end: pending memory writes left to the unload beacon on sign-out",
               "a fact told right before signing out is never stored (the beacon leaves after the session ended)",
               "cross_session"),
+        Fault("title-splits-emoji", "front end: the conversation title cut at 80 UTF-16 code units",
+              "a first message with an emoji across its 80th character cannot be sent (half an emoji is refused)",
+              "in_session"),
         Fault("reopened-conversation-wins", "a fact stated in the open conversation beats any memory, however new",
               "in an older conversation opened again, a fact corrected elsewhere since is answered with its old "
               "value", "in_session"),

@@ -64,6 +64,10 @@ def text_field(data: dict, name: str, required: bool = True, limit: int = MAX_TE
         raise BadRequest(400, f"'{name}' must be a non-empty string")
     if len(value) > limit:
         raise BadRequest(400, f"'{name}' is longer than {limit} characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadRequest(400, f"'{name}' is not valid Unicode text (it holds half of a character)") from None
     return value
 
 
@@ -139,7 +143,8 @@ def build_app(state: AppState) -> Starlette:
         return {"writeDebounceMs": WRITE_DEBOUNCE_MS,
                 "flushOn": "beforeunload" if settings.has("unload-write-lost") else "pagehide",
                 "writeQueue": "latest-only" if settings.has("write-race") else "append",
-                "flushBeforeLogout": not settings.has("sign-out-write-lost")}
+                "flushBeforeLogout": not settings.has("sign-out-write-lost"),
+                "titleByCharacters": not settings.has("title-splits-emoji")}
 
     def chat(request: Request) -> Response:
         user = current_user(request)

@@ -109,9 +109,11 @@ class SessionRunner:
             try:
                 difference = self._step(number, action)
             except (AssertionError, PlaywrightError) as e:
-                first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+                waited = [line for line in lines if line.startswith("- waiting for")][:1]  # which element
+                what_failed = " | ".join(lines[:3] + waited) or type(e).__name__
                 difference = Difference(number, action, f"{action.user or 'the app'}'s app behaviour",
-                                        "the action to complete", first_line)
+                                        "the action to complete", what_failed)
             if difference:
                 return difference
             self._previous = action

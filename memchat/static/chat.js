@@ -81,7 +81,9 @@
 
   async function ensureConversation(firstText) {
     if (conversationId) return;
-    const { conversation } = await api("/api/conversations", { title: firstText.slice(0, 80) });
+    // The title is the message's first 80 characters, never half of one (an emoji is two UTF-16 code units).
+    const title = cfg.titleByCharacters ? Array.from(firstText).slice(0, 80).join("") : firstText.slice(0, 80);
+    const { conversation } = await api("/api/conversations", { title });
     conversationId = conversation.id;
     history.replaceState(null, "", "/c/" + conversationId);
     const li = document.createElement("li");

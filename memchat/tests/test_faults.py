@@ -32,7 +32,7 @@ NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 TESTED = {"recall-ignores-user", "history-idor", "session-not-persistent", "context-dropped", "threshold-too-strict",
           "ttl-too-short", "migration-drops-last-batch", "migration-null-embedding", "ivfflat-before-load",
           "stale-embeddings", "unload-write-lost", "write-race", "long-conversation-forgets",
-          "reopened-conversation-wins", "sign-out-write-lost"}
+          "reopened-conversation-wins", "sign-out-write-lost", "title-splits-emoji"}
 
 
 def test_every_fault_in_the_catalogue_has_a_test_here() -> None:
@@ -217,6 +217,7 @@ def test_stale_embeddings(db, make_store, faulty: bool) -> None:
     ("unload-write-lost", "flushOn", "pagehide", "beforeunload"),
     ("write-race", "writeQueue", "append", "latest-only"),
     ("sign-out-write-lost", "flushBeforeLogout", True, False),
+    ("title-splits-emoji", "titleByCharacters", True, False),
 ])
 def test_front_end_faults_are_chosen_by_the_page_config(make_app, fault, key, clean_value, faulty_value) -> None:
     configs = {}

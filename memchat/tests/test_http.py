@@ -137,6 +137,8 @@ def bad_requests(cid: str) -> list[tuple[str, str, dict, int]]:
         ("POST", "/api/conversations", {"content": b"[1, 2"}, 400),
         ("POST", "/api/conversations", {"json": {"title": 123}}, 400),
         ("POST", "/api/conversations", {"json": {"title": "t" * 201}}, 400),
+        ("POST", "/api/conversations", {"content": b'{"title": "half an emoji \\ud83d"}'}, 400),
+        ("POST", f"/api/conversations/{cid}/messages", {"content": b'{"text": "\\ud83d"}'}, 400),
         ("POST", f"/api/conversations/{cid}/messages", {"json": {}}, 400),
         ("POST", f"/api/conversations/{cid}/messages", {"json": {"text": "   "}}, 400),
         ("POST", f"/api/conversations/{cid}/messages", {"json": {"text": ["My shoe size is 42."]}}, 400),
@@ -290,7 +292,8 @@ def test_the_chat_page_carries_the_front_end_configuration(make_app, faults, flu
     home = client.get("/")
     assert home.status_code == 200
     assert page_config(home.text) == {"conversationId": None, "writeDebounceMs": 1500, "flushOn": flush_on,
-                                      "writeQueue": queue, "flushBeforeLogout": True}
+                                      "writeQueue": queue, "flushBeforeLogout": True,
+                                      "titleByCharacters": True}
     page = client.get(f"/c/{cid}")
     assert page_config(page.text)["conversationId"] == cid and page_config(page.text)["flushOn"] == flush_on
     assert "<b>bold</b>" not in page.text and "&lt;b&gt;bold&lt;/b&gt;" in page.text

@@ -47,7 +47,7 @@ $(ALLURE):
 test: setup
 	$(PYTEST) memchat/tests -q -p no:cacheprovider
 	$(PYTEST) tests -q -p no:cacheprovider
-	$(PYTEST) features -q -n $(N) --alluredir=reports/allure-results --clean-alluredir
+	$(PYTEST) features -q -n $(N) --alluredir=reports/allure-results --clean-alluredir --junitxml=reports/junit.xml
 
 # The main job: the acceptance suite against the reference app, then its Allure report (built even when red).
 report: setup $(ALLURE)
@@ -65,7 +65,7 @@ clean:
 # FAULTS=a,b runs a subset; JOBS pytest processes at once.
 kill-matrix: setup $(if $(filter open-webui%,$(TARGET)),$(OWUI_STAMP))
 	$(PY) tools/kill_matrix.py $(if $(TARGET),--target $(TARGET)) $(if $(FAULTS),--faults $(FAULTS)) \
-	  $(if $(JOBS),--jobs $(JOBS))
+	  $(if $(JOBS),--jobs $(JOBS)) $(if $(CLEAN_JUNIT),--clean-from-junit $(CLEAN_JUNIT))
 
 # The clean suite RUNS times in random order (pytest-randomly) with -n $(N); lists every scenario that failed once.
 flake-check: setup

@@ -217,6 +217,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--target", help="the app: a name in targets/ or a target file (default: the reference app)")
     ap.add_argument("--faults", help="comma-separated fault names to run (default: the whole catalogue)")
     ap.add_argument("--jobs", type=int, default=2, help="child pytest processes at once (default 2)")
+    ap.add_argument("--clean-from-junit", type=Path, metavar="FILE",
+                    help="take the clean run from this JUnit file of the whole suite on the same code and app, just "
+                         "run (e.g. by `make test` in CI), instead of running it again")
     args = ap.parse_args(argv)
     if args.jobs < 1:
         ap.error("--jobs must be at least 1")
@@ -240,14 +243,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     places = Places(str(target.path))
     shutil.rmtree(places.out, ignore_errors=True)
     places.out.mkdir(parents=True)
-    say(f"{len(selected)} fault(s) from the catalogue, plus the clean run; {args.jobs} pytest process(es) at once")
-    jobs = [Job(CLEAN)] + [Job(f["name"]) for f in selected]  # the clean run is the longest: start it first
+    clean_totals = None
+    if args.clean_from_junit is not None:
+        clean_totals = junit_totals(args.clean_from_junit)
+        if not args.clean_from_junit.exists() or not clean_totals["tests"]:
+            print(f"kill-matrix: {args.clean_from_junit} holds no test results; run the suite with --junitxml first, "
+                  "or drop --clean-from-junit", file=sys.stderr)
+            return 2
+    say(f"{len(selected)} fault(s) from the catalogue, plus the clean run"
+        + (f" (from {args.clean_from_junit})" if clean_totals else "") + f"; {args.jobs} pytest process(es) at once")
+    # The clean run is the longest: start it first.
+    jobs = ([] if clean_totals else [Job(CLEAN)]) + [Job(f["name"]) for f in selected]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         done = list(pool.map(lambda j: run_job(j, places, say), jobs))
 
     notes: dict[str, list[str]] = {}
     broken: list[str] = []
-    clean_job, fault_jobs = done[0], done[1:]
+    clean_job = Job(CLEAN) if clean_totals else done[0]
+    fault_jobs = done if clean_totals else done[1:]
     for job in done:
         run = job.run
         if job.error:
@@ -273,11 +286,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 notes.setdefault(job.label, []).append("failed outside the expected: " + ", ".join(unexpected))
 
     clean_res = clean_job.run.results if clean_job.run else None
-    matrix = build_matrix(len(clean_res.passed) if clean_res else 0,
-                          len(clean_res.failed_or_errored) if clean_res else 0,
+    if clean_totals:
+        clean_failed = clean_totals["failures"] + clean_totals["errors"]
+        clean_passed = clean_totals["tests"] - clean_failed - clean_totals["skipped"]
+    else:
+        clean_passed = len(clean_res.passed) if clean_res else 0
+        clean_failed = len(clean_res.failed_or_errored) if clean_res else 0
+    matrix = build_matrix(clean_passed, clean_failed,
                           {j.label: fault_entry(j.expected, j.run.results.failed if j.run and j.run.finished_normally
                                                 else []) for j in fault_jobs})
-    if clean_job.run is None or clean_job.error:
+    if not clean_totals and (clean_job.run is None or clean_job.error):
         matrix["clean"]["failed"] = max(1, matrix["clean"]["failed"])  # a clean run that did not run is not green
     wall = time.perf_counter() - started
 

@@ -99,24 +99,24 @@ Feature: In-session memory
     When Ana opens the conversation again from its address
     Then the history shows every turn of the conversation in order
 
-  Scenario Outline: What Ana types comes back exactly, whatever its characters
-    When Ana tells the assistant "My <fact> is <value>."
-    And Ana asks "What is my <fact>?"
-    Then the assistant answers "Your <fact> is <value>."
-    And her long-term memory soon holds "My <fact> is <value>."
+  Scenario: What Ana types comes back exactly, whatever its characters
+    When Ana tells the assistant these facts:
+      | fact        | value                  |
+      | nickname    | "Bo" O'Neil            |
+      | home folder | C:\Users\ana\Documents |
+      | dog         | 🐕 Rex the 2nd         |
+      | home city   | 東京 (Tōkyō)            |
+      | greeting    | שלום עולם              |
+      | signature   | <b>Ana</b> & co        |
+    Then the assistant answers each of her questions about them correctly
+    And her long-term memory holds exactly these facts, in the order she told them
     When Ana opens the conversation again from its address
     Then the history shows every turn of the conversation in order
 
-    Examples:
-      | fact        | value               |
-      | nickname    | "Bo" O'Neil         |
-      | home folder | C:\Users\ana\Documents |
-      | dog         | 🐕 Rex the 2nd      |
-      | home city   | 東京 (Tōkyō)         |
-      | greeting    | שלום עולם           |
-      | signature   | <b>Ana</b> & co     |
-
-    @fault_title_splits_emoji
-    Examples: the first message of a conversation, with an emoji across its 80th character
-      | fact  | value                                                                 |
-      | motto | Keep calm and carry on, then keep going and keep smiling all day 🙂🙂🙂 |
+  @fault_title_splits_emoji
+  Scenario: A first message with an emoji across its 80th character starts its conversation
+    When Ana tells the assistant "My motto is Keep calm and carry on, then keep going and keep smiling all day 🙂🙂🙂."
+    And Ana asks "What is my motto?"
+    Then the assistant answers "Your motto is Keep calm and carry on, then keep going and keep smiling all day 🙂🙂🙂."
+    When Ana opens the conversation again from its address
+    Then the history shows every turn of the conversation in order

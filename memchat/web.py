@@ -21,7 +21,7 @@ from memchat.app_state import AppState
 COOKIE = "memchat_session"
 MAX_BODY = 64 * 1024
 MAX_TEXT = 4000
-WRITE_DEBOUNCE_MS = 1500
+WRITE_DEBOUNCE_MS = 700
 
 
 class BadRequest(Exception):

@@ -16,7 +16,6 @@ Feature: In-session memory
     Examples:
       | fact             | value         |
       | order number     | 4417          |
-      | favourite colour | teal          |
       | home city        | North Jasonia |
 
   @fault_context_dropped

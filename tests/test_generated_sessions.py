@@ -47,6 +47,12 @@ def test_a_session_draws_every_kind_and_class_over_enough_actions_and_never_a_le
     assert without_clock.left_out == {"let time pass": "no clock"}
 
 
+def test_even_a_short_session_draws_every_kind_and_every_character_class() -> None:
+    counts = generate("20261130", 24, 3).counts()
+    assert set(counts["action kinds"]) == set(ALL_KINDS)
+    assert set(CHAT_CLASSES) <= set(counts["character classes"])
+
+
 def test_an_unknown_left_out_kind_is_refused_with_the_known_ones() -> None:
     with pytest.raises(ValueError, match="unknown action kinds.*known: tell"):
         generate("1", 10, 2, left_out={"teleport": "no"})

@@ -78,6 +78,9 @@ def generate(seed: str, count: int, users: int, left_out: dict[str, str] | None 
                for i, n in enumerate(names)}
     model = SessionModel(names, retention_days)
     kinds = [k for k in WEIGHTS if k not in left_out]
+    # Every kind and every character class early, in a seeded order, so that even a short session covers them all.
+    unseen_kinds = fake.random.sample(kinds, len(kinds))
+    text.unseen = fake.random.sample(CHAT_CLASSES, len(CHAT_CLASSES))
     actions: list[Action] = []
     last = names[0]
     while len(actions) < count:
@@ -87,7 +90,8 @@ def generate(seed: str, count: int, users: int, left_out: dict[str, str] | None 
                 continue
             action: Action | None = Rejoin(name)
         else:
-            kind = fake.random.choices(kinds, weights=[WEIGHTS[k] for k in kinds])[0]
+            kind = (unseen_kinds[0] if unseen_kinds and fake.boolean(60)
+                    else fake.random.choices(kinds, weights=[WEIGHTS[k] for k in kinds])[0])
             if kind in LEAVING and model.alive(last) and fake.boolean(70):
                 name = last  # people close the browser or sign out right after a reply, before a write is done
             action = _draw(kind, name, model, fake, text)
@@ -96,6 +100,8 @@ def generate(seed: str, count: int, users: int, left_out: dict[str, str] | None 
         model.apply(action)
         actions.append(action)
         last = action.user or last
+        if action.kind in unseen_kinds:
+            unseen_kinds.remove(action.kind)
     return Plan(seed, names, locals_, actions, left_out)
 
 
@@ -110,7 +116,7 @@ def _draw(kind: str, name: str, model: SessionModel, fake: Faker, text: TextMake
         if not correction and not fresh:
             return None
         key = fake.random_element(told) if correction else fake.random_element(fresh)
-        value_class = fake.random_element(VALUE_CLASSES)
+        value_class = text.next_class(VALUE_CLASSES)
         value = text.value(value_class)
         others = [(k, v) for k, v in model.values() if k == key]
         if not correction and others and fake.boolean(30):  # another user holds the identical fact
@@ -129,7 +135,7 @@ def _draw(kind: str, name: str, model: SessionModel, fake: Faker, text: TextMake
         key = fake.random_element(pool)
         return Ask(name, key=key, question=fake.random_element(_ASK).format(key=key))
     if kind == "chat":
-        text_class = fake.random_element(CHAT_CLASSES)
+        text_class = text.next_class(CHAT_CLASSES)
         return Chat(name, text=text.small_talk(text_class), text_class=text_class)
     if kind == "start a conversation":
         return NewConversation(name) if model.current(name) is not None else None

@@ -27,6 +27,15 @@ class TextMaker:
 
     def __init__(self, fake: Faker) -> None:
         self.fake = fake
+        self.unseen: list[str] = []  # classes not drawn yet: they come first
+
+    def next_class(self, allowed: tuple[str, ...]) -> str:
+        """A class for the next text: one not drawn yet if any is allowed here, else any."""
+        fresh = [c for c in self.unseen if c in allowed]
+        chosen = fresh[0] if fresh else self.fake.random_element(allowed)
+        if chosen in self.unseen:
+            self.unseen.remove(chosen)
+        return chosen
 
     def _word(self) -> str:
         return self.fake.word().capitalize()

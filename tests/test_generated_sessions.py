@@ -48,7 +48,7 @@ def test_a_session_draws_every_kind_and_class_over_enough_actions_and_never_a_le
 
 
 def test_even_a_short_session_draws_every_kind_and_every_character_class() -> None:
-    counts = generate("20261130", 24, 3).counts()
+    counts = generate("20261130", 22, 3).counts()
     assert set(counts["action kinds"]) == set(ALL_KINDS)
     assert set(CHAT_CLASSES) <= set(counts["character classes"])
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pytest_bdd import given, parsers, then, when
 
 from harness.polling import wait_until
+from harness.sessions.generator import FACT_KEYS
 from steps.world import Actor, Fact, Scenario
 
 NAME = r"(?P<name>[A-Z][a-z]+)"
@@ -151,19 +152,16 @@ def memory_holds_exactly(world: Scenario) -> None:
     assert stored == expected
 
 
-FACT_KINDS = ["locker code", "gate code", "dentist", "plumber", "gym class", "book club", "favourite tea", "bike shop",
-              "tax advisor", "car plate", "library card", "wifi password", "piano teacher", "vet", "bank branch",
-              "passport number", "insurance number", "seat preference", "home city", "sister's birthday"]
 
 
 @given(parsers.re(f"^{NAME}'s long-term memory holds (?P<count>\\d+) facts about (?:her|him|them)$"))
 def memory_holds_generated(world: Scenario, name: str, count: str) -> None:
     """Facts with values from the scenario's seeded faker, stored through the app's memory API."""
-    if int(count) > len(FACT_KINDS):
-        raise ValueError(f"at most {len(FACT_KINDS)} generated facts, not {count}")
+    if int(count) > len(FACT_KEYS):
+        raise ValueError(f"at most {len(FACT_KEYS)} generated facts, not {count}")
     actor = world.actors[name]
     values = [world.fake.city, world.fake.last_name, lambda: f"{world.fake.word()}-{world.fake.random_int(10, 999)}"]
-    facts = [Fact(kind, values[i % len(values)]()) for i, kind in enumerate(FACT_KINDS[:int(count)])]
+    facts = [Fact(kind, values[i % len(values)]()) for i, kind in enumerate(FACT_KEYS[:int(count)])]
     actor.session.remember([f.sentence for f in facts])
     actor.told += facts
     world.speaker = name

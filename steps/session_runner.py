@@ -296,7 +296,6 @@ class GeneratedSession:
     difference: Difference | None = None
     seconds: float = 0.0
     reproduction: list[Action] = field(default_factory=list)
-    summary: dict[str, Any] = field(default_factory=dict)
 
     def act_out(self, shrink_budget_s: float) -> None:
         started = time.monotonic()

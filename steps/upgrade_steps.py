@@ -12,6 +12,7 @@ from pytest_bdd import parsers, then, when
 
 from harness import report
 from harness.app_launcher import RunningApp
+from harness.app_tools import run_tool
 from harness.drivers.base import Capability
 from harness.legacy_seed import MigrationCounts
 from harness.polling import Timeout, wait_until
@@ -51,8 +52,6 @@ def vector_index_scans(pg_dsn: str) -> dict[str, int]:
 
 def _migrate_onto(world: Scenario, app: RunningApp, size: int) -> None:
     """The golden snapshot from the legacy store into this app's database, owners created with their ids."""
-    from harness.app_tools import run_tool
-
     run = world.migration
     previous = world.app
     world.app = app

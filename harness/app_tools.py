@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +27,29 @@ def run_tool(target: Target, name: str, *, stdin: str | None = None, timeout: fl
         last = (proc.stderr.strip() or proc.stdout.strip() or f"exit code {proc.returncode}").splitlines()[-1]
         raise ToolFailed(f"{target.name} {name} failed: {last}")
     return proc.stdout
+
+
+def _embed_part(target: Target, texts: list[str], embedder: str) -> list[bytes | None]:
+    lines = "".join(json.dumps({"text": t}) + "\n" for t in texts)
+    out = run_tool(target, "embed_f32", stdin=lines, embedder=embedder, timeout=900)
+    vectors = [json.loads(line).get("embedding_f32") for line in out.splitlines()]
+    return [base64.b64decode(v) if v else None for v in vectors]
+
+
+def embed_texts_f32(target: Target, texts: list[str], embedder: str) -> list[bytes | None]:
+    """Vectors from the app's own embedder as little-endian float32 bytes (None: no vector), for many texts: on every
+    core, through the target's binary `embed_f32` tool when it has one, else its JSON `embed` tool."""
+    if "embed_f32" not in target.tools:
+        return [v.astype("<f4").tobytes() if v is not None else None for v in embed_texts(target, texts, embedder)]
+    workers = max(1, min(os.cpu_count() or 1, len(texts) // 2000 or 1))
+    step = -(-len(texts) // workers)
+    parts = [texts[i:i + step] for i in range(0, len(texts), step)] or [[]]
+    with ThreadPoolExecutor(workers) as pool:
+        results = list(pool.map(lambda part: _embed_part(target, part, embedder), parts))
+    vectors = [v for part in results for v in part]
+    if len(vectors) != len(texts):
+        raise ToolFailed(f"{target.name} embed_f32 returned {len(vectors)} vectors for {len(texts)} texts")
+    return vectors
 
 
 def embed_texts(target: Target, texts: list[str], embedder: str) -> list[np.ndarray | None]:

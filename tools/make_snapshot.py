@@ -1,10 +1,11 @@
-"""Generate a golden memory snapshot (format memory-snapshot/1, see snapshots/README.md).
+"""Generate a golden memory snapshot (see snapshots/README.md).
 
 The memories come from faker with a fixed seed; the expected recall of every probe is a brute-force cosine ranking
 over the owner's memories, with vectors from the app's own `embed` tool, for every embedding model named. Review the
 diff of a regenerated snapshot like code: a changed expectation is a changed behaviour.
 
-    .venv/bin/python tools/make_snapshot.py --name household [--seed 7] [--per-owner 24]
+    .venv/bin/python tools/make_snapshot.py --name household [--seed 7] [--per-owner 24]    # format 1, small
+    .venv/bin/python tools/make_snapshot.py --memories 100000 --out /tmp/history.jsonl.gz   # format 2, any size
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from faker import Faker
@@ -20,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.app_tools import embed_texts  # noqa: E402
 from harness.recall import brute_force  # noqa: E402
-from harness.snapshots import FORMAT, SNAPSHOT_DIR, load_snapshot  # noqa: E402
+from harness.snapshots import FORMAT, SNAPSHOT_DIR, SnapshotWriter, load_snapshot, read_history  # noqa: E402
+from harness.snapshots.generate import generate_history  # noqa: E402
 from harness.target import load_target  # noqa: E402
 
 OWNERS = ["ana", "ana1", "ben", "bea", "carl"]  # near-colliding names on purpose
@@ -52,6 +55,28 @@ FACTS = [
 ]
 
 
+def write_history(args: argparse.Namespace) -> int:
+    """Format 2: `--memories` nominal memories (+3), streamed to --out."""
+    if not 100 <= args.memories <= 100_000:
+        raise SystemExit(f"make_snapshot: --memories must be from 100 to 100000, not {args.memories}")
+    out = Path(args.out or SNAPSHOT_DIR / f"{args.name}.jsonl.gz")
+    started = time.perf_counter()
+    history = generate_history(load_target(args.target), nominal=args.memories, seed=args.seed,
+                               embedders=args.embedders.split(","), threshold=args.threshold, k=args.k,
+                               progress=lambda what: print(f"  {time.perf_counter() - started:5.1f} s  {what}"))
+    with SnapshotWriter(out, history.header) as writer:
+        for memory in history.memories:
+            writer.memory(memory)
+        for probe in history.probes:
+            writer.probe(probe)
+    if args.check:
+        sum(1 for _ in read_history(out))  # what we write must be what we can read
+    h = history.header
+    print(f"wrote {out} ({h.memories} memories of {h.owners} owners, {h.probes} probes) in "
+          f"{time.perf_counter() - started:.1f} s")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--name", default="household")
@@ -60,7 +85,13 @@ def main() -> int:
     ap.add_argument("--embedders", default="hash-ngram-v1,hash-ngram-v2")
     ap.add_argument("--threshold", type=float, default=0.25)
     ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--memories", type=int, help="format 2: this many memories (+3), 100 to 100000")
+    ap.add_argument("--out", help="format 2: where to write (.jsonl, or .jsonl.gz for gzip)")
+    ap.add_argument("--target", default=None, help="the app whose embed tool makes the vectors (default: reference)")
+    ap.add_argument("--check", action="store_true", help="format 2: read the written file back and validate it")
     args = ap.parse_args()
+    if args.memories is not None:
+        return write_history(args)
 
     fake = Faker("en_US")
     fake.seed_instance(args.seed)
@@ -72,7 +103,7 @@ def main() -> int:
         for key, _ in fake.random_sample(FACTS[: args.per_owner], length=6):
             probes.append({"owner": owner, "query": f"What is my {key}?"})
         probes.append({"owner": owner, "query": "Which city do I live in, my home city?"})
-    target = load_target()
+    target = load_target(args.target)
     for embedder in args.embedders.split(","):
         texts = [m["text"] for m in memories] + [p["query"] for p in probes]
         vectors = embed_texts(target, texts, embedder)

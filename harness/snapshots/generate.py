@@ -1,0 +1,232 @@
+"""Generated histories at scale (format 2): what a team's memory store looks like after years, from a fixed seed.
+
+- Owners from one memory to thousands: one large owner (1/25 of the history, at most 4,000), the rest log-uniform
+  from 1 to 300; owner ids collide nearly on purpose (`ana`, `ana1`, `ana-1`, `ana_1`, `ana.1`).
+- Each owner talks mostly about four topics of their own (clustered), as people do.
+- Texts users type: plain, quotes, backslashes, newlines, emoji, CJK, right-to-left, HTML-like, very long; exact and
+  near repeats (same words, other case and punctuation) of the owner's earlier texts and of other owners'; and texts
+  with no content words (";)", "Where is it?", CJK only), which a word-hashing embedder gives no vector.
+- Probes: questions about an owner's topics, paraphrases of their memories, questions about nothing they said, and
+  questions without content words; expected results by exact cosine over the owner's vectors from the app's own
+  embedder, independently of any index, ties by id. A memory without a vector is never a hit, and never a crash.
+
+The history holds `nominal + 3` memories (100,003 for 100k), so that every batch size leaves a partial batch.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+from faker import Faker
+
+from harness.app_tools import embed_texts_f32
+from harness.recall import Hit
+from harness.sessions.text import VALUE_CLASSES, TextMaker
+from harness.snapshots.format2 import GoldenProbe, Header, HistoricalMemory
+from harness.target import Target
+
+EXTRA = 3  # memories beyond the nominal size: a partial last batch at every batch size
+TOPICS = ("order number", "locker code", "gate code", "dentist", "plumber", "gym class", "book club", "favourite tea",
+          "bike shop", "tax advisor", "car plate", "library card", "wifi password", "piano teacher", "vet",
+          "bank branch", "passport number", "seat preference", "home city", "sister's birthday", "dog", "nickname",
+          "train to work", "parking spot", "insurance number", "favourite colour", "employer", "anniversary")
+NO_CONTENT = (";)", "Where is it?", "Ok!", "🙂🙂", "…", "?!", "It is what it is.", "東京", "שלום", "And then?")
+_TEMPLATES = ("My {key} is {value}.", "Note to self: my {key} is {value}.", "Remember that my {key} is {value}.",
+              "Actually, my {key} is {value}.", "{chat} My {key} is {value}.", "My {key}? It is {value}.")
+_SUFFIXES = ("1", "-1", "_1", ".1", "2")
+_EPOCH = datetime(2023, 1, 1, tzinfo=UTC)
+
+
+@dataclass
+class History:
+    header: Header
+    memories: list[HistoricalMemory]
+    probes: list[GoldenProbe]
+
+
+class _Pools:
+    """Words and names drawn once from the seeded faker: sampling them keeps 100k texts fast and still faker's."""
+
+    def __init__(self, fake: Faker) -> None:
+        self.words = [w.capitalize() for w in fake.words(nb=3000)]
+        self.cities = [fake.city() for _ in range(600)]
+        self.names = [fake.last_name() for _ in range(600)]
+        self.first = [fake.first_name().lower() for _ in range(1200)]
+        self.sentences = [fake.sentence(nb_words=8) for _ in range(400)]
+
+
+def _owner_ids(rng: random.Random, pools: _Pools, count: int) -> list[str]:
+    """Owner ids, a fifth of them near-collisions of another (`ana`, `ana1`, `ana-1`...)."""
+    ids: list[str] = []
+    seen: set[str] = set()
+    while len(ids) < count:
+        if ids and rng.random() < 0.2:
+            candidate = rng.choice(ids).split("-")[0].split("_")[0].split(".")[0].rstrip("0123456789")
+            candidate += rng.choice(_SUFFIXES)
+        else:
+            candidate = rng.choice(pools.first) + (str(rng.randrange(100)) if rng.random() < 0.3 else "")
+        candidate = "".join(ch for ch in candidate if ch.isascii() and (ch.isalnum() or ch in "._-")) or "owner"
+        if candidate not in seen:
+            seen.add(candidate)
+            ids.append(candidate)
+    return ids
+
+
+def _owner_sizes(rng: random.Random, total: int) -> list[int]:
+    biggest = max(1, min(4000, total // 25))
+    sizes, left = [biggest], total - biggest
+    top = max(2, min(300, total // 10))
+    while left > 0:
+        size = min(left, max(1, int(math.exp(rng.uniform(0, math.log(top))))))
+        sizes.append(size)
+        left -= size
+    return sizes
+
+
+class _Texts:
+    def __init__(self, rng: random.Random, fake: Faker, pools: _Pools) -> None:
+        self.rng, self.pools, self.maker = rng, pools, TextMaker(fake)
+
+    def value(self) -> str:
+        rng, p = self.rng, self.pools
+        if rng.random() < 0.12:
+            return self.maker.value(rng.choice(VALUE_CLASSES))
+        return rng.choice([f"{rng.choice(p.words)}-{rng.randrange(10, 9999)}", rng.choice(p.cities),
+                           f"{rng.choice(p.words)} {rng.choice(p.names)}", str(rng.randrange(1000, 99999))])
+
+    def fact(self, key: str) -> str:
+        rng = self.rng
+        text = rng.choice(_TEMPLATES).format(key=key, value=self.value(), chat=rng.choice(self.pools.sentences))
+        roll = rng.random()
+        if roll < 0.02:
+            text = f"{text}\n{rng.choice(self.pools.sentences)}\n\n{rng.choice(self.pools.sentences)}"
+        elif roll < 0.025:  # very long: a pasted note
+            text = " ".join(rng.choice(self.pools.sentences) for _ in range(rng.randrange(30, 60))) + " " + text
+        return text
+
+
+def _near_repeat(rng: random.Random, text: str) -> str:
+    """The same words in another case and punctuation ("Take care, bye!" and "take care bye")."""
+    changed = text.lower() if rng.random() < 0.5 else text.upper()
+    return changed.replace(".", "!") if "." in changed else changed + "!"
+
+
+def _memories(rng: random.Random, fake: Faker, nominal: int) -> list[tuple[str, str, str | None]]:
+    """(owner, text, conversation) for every memory, in the order they were told."""
+    pools = _Pools(fake)
+    texts = _Texts(rng, fake, pools)
+    total = nominal + EXTRA
+    sizes = _owner_sizes(rng, total)
+    owners = _owner_ids(rng, pools, len(sizes))
+    rows: list[tuple[str, str, str | None]] = []
+    said: list[str] = []
+    for owner, size in zip(owners, sizes, strict=True):
+        topics = rng.sample(TOPICS, 4)
+        own: list[str] = []
+        conversations = max(1, size // 8)
+        for _ in range(size):
+            roll = rng.random()
+            if roll < 0.005:
+                text = rng.choice(NO_CONTENT)
+            elif roll < 0.015 and own:
+                text = rng.choice(own)  # told again, word for word
+            elif roll < 0.025 and own:
+                text = _near_repeat(rng, rng.choice(own))
+            elif roll < 0.035 and said:
+                text = rng.choice(said)  # the same words as another owner
+            else:
+                text = texts.fact(rng.choice(topics) if rng.random() < 0.8 else rng.choice(TOPICS))
+            own.append(text)
+            conversation = f"c-{owner}-{rng.randrange(conversations)}" if rng.random() < 0.8 else None
+            rows.append((owner, text, conversation))
+        said.extend(rng.sample(own, min(3, len(own))))
+    rng.shuffle(rows)  # owners' histories interleave in time, as in a real store
+    return rows
+
+
+def _questions(rng: random.Random, by_owner: dict[str, list[int]], texts: list[str], count: int,
+               ) -> list[tuple[str, str, list[int]]]:
+    """(owner, question, evidence) from up to 100 owners: the largest, some with one memory, the rest at random."""
+    owners = sorted(by_owner, key=lambda o: -len(by_owner[o]))
+    singles = [o for o in owners if len(by_owner[o]) == 1][:5]
+    chosen = list(dict.fromkeys([owners[0], *singles, *rng.sample(owners, min(len(owners), 100))]))[:100]
+    out = []
+    for n in range(count):
+        owner = chosen[n % len(chosen)]
+        mine = by_owner[owner]
+        roll = rng.random()
+        if roll < 0.5:
+            key = next((t for t in TOPICS if t in texts[rng.choice(mine)]), rng.choice(TOPICS))
+            out.append((owner, f"What is my {key}?", [i for i in mine if f"my {key} " in texts[i]]))
+        elif roll < 0.8:
+            i = rng.choice(mine)
+            words = texts[i].split()
+            out.append((owner, " ".join(words[1:9]) or texts[i], [i]))
+        elif roll < 0.95:
+            out.append((owner, f"Which {rng.choice(TOPICS)} did I mention?", []))
+        else:
+            out.append((owner, rng.choice(NO_CONTENT), []))
+    return out
+
+
+def _exact(matrix: np.ndarray, ids: list[str], query: bytes | None, k: int, threshold: float) -> list[Hit]:
+    if query is None or not ids:
+        return []
+    scores = matrix @ np.frombuffer(query, dtype="<f4").astype(np.float64)
+    order = sorted(range(len(ids)), key=lambda i: (-round(float(scores[i]), 9), ids[i]))
+    return [Hit(ids[i], float(scores[i])) for i in order if scores[i] >= threshold][:k]
+
+
+def generate_history(target: Target, *, nominal: int, seed: int, embedders: list[str], threshold: float, k: int,
+                     progress: Callable[[str], None] = lambda _: None) -> History:
+    """`nominal + 3` memories and their probes; vectors from the target's own `embed` tool."""
+    fake = Faker("en_US")
+    fake.seed_instance(seed)
+    rng = random.Random(seed)
+    rows = _memories(rng, fake, nominal)
+    texts = [text for _, text, _ in rows]
+    legacy = embedders[0]
+    vectors = embed_texts_f32(target, texts, legacy)
+    progress(f"embedded {len(texts)} memories with {legacy}")
+    by_owner: dict[str, list[int]] = defaultdict(list)
+    for i, (owner, _, _) in enumerate(rows):
+        by_owner[owner].append(i)
+    ids = [f"h{i:06d}" for i in range(len(rows))]
+    questions = _questions(rng, by_owner, texts, max(40, min(2000, nominal // 50)))
+    expected: list[dict[str, list[Hit]]] = [{} for _ in questions]
+    asked = sorted({owner for owner, _, _ in questions})
+    for embedder in embedders:
+        if embedder == legacy:
+            own_vectors = vectors
+        else:  # another model's expectations need only the asked owners' memories
+            needed = [i for o in asked for i in by_owner[o]]
+            own_vectors = [None] * len(rows)
+            for i, vec in zip(needed, embed_texts_f32(target, [texts[i] for i in needed], embedder), strict=True):
+                own_vectors[i] = vec
+        query_vectors = embed_texts_f32(target, [q for _, q, _ in questions], embedder)
+        matrices = {}
+        for owner in asked:
+            rows_with_vector = [i for i in by_owner[owner] if own_vectors[i] is not None]
+            matrix = np.frombuffer(b"".join(own_vectors[i] for i in rows_with_vector), dtype="<f4")
+            matrices[owner] = (matrix.reshape(len(rows_with_vector), -1).astype(np.float64),
+                               [ids[i] for i in rows_with_vector])
+        for n, ((owner, _, _), qvec) in enumerate(zip(questions, query_vectors, strict=True)):
+            expected[n][embedder] = _exact(*matrices[owner], qvec, k, threshold)
+    start = _EPOCH
+    memories = []
+    for i, ((owner, text, conversation), vec) in enumerate(zip(rows, vectors, strict=True)):
+        created = start + timedelta(seconds=rng.randrange(0, 700 * 86400))
+        expires = (created + timedelta(days=3650)).isoformat() if rng.random() < 0.1 else None
+        memories.append(HistoricalMemory(ids[i], owner, text, created.isoformat(), expires, conversation, legacy,
+                                         vec, vec is not None))
+    probes = [GoldenProbe(owner, question, k, expected[n], [ids[i] for i in evidence])
+              for n, (owner, question, evidence) in enumerate(questions)]
+    header = Header(f"{nominal:,} generated memories (+{EXTRA}) of {len(by_owner)} owners, faker seed {seed}",
+                    embedders, legacy, threshold, k, len(memories), len(probes), len(by_owner))
+    return History(header, memories, probes)

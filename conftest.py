@@ -103,14 +103,17 @@ def _start_session(config: pytest.Config) -> dict:
     return info
 
 
+# Scenarios that run only when asked for: the long form of the generated sessions (the nightly job), and the replays
+# of histories at scale (their own make target).
+OPT_IN = {"long_form": "--long-form", "scale": "--scale"}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The long form of the generated sessions runs only when asked for (--long-form): it is the nightly job."""
-    if config.getoption("--long-form"):
-        return
-    long_form = [item for item in items if item.get_closest_marker("long_form")]
-    if long_form:
-        config.hook.pytest_deselected(items=long_form)
-        items[:] = [item for item in items if not item.get_closest_marker("long_form")]
+    left_out = {marker for marker, option in OPT_IN.items() if not config.getoption(option)}
+    deselected = [item for item in items if any(item.get_closest_marker(m) for m in left_out)]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if item not in deselected]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -18,6 +18,24 @@ Feature: Recall survives the migration from Redis to PostgreSQL + pgvector
       | 500        | hash-ngram-v1 |
       | 16         | hash-ngram-v2 |
 
+  @fault_migration_drops_last_batch @fault_migration_null_embedding @fault_threshold_too_strict
+  Scenario Outline: Every memory of a long history is recalled after the migration, memory by memory
+    Given the legacy Redis store holds a generated history of <size> memories
+    When the memories are migrated to PostgreSQL in batches of 500 with the "hash-ngram-v1" embedding model
+    Then the migration reports every memory read and written
+    And every historical memory is recalled for its owner and for nobody else
+    And every golden question recalls the expected memories, in order, with the expected scores
+
+    Examples:
+      | size  |
+      | 1,000 |
+
+    @scale
+    Examples: at scale (make replay-scale)
+      | size    |
+      | 10,000  |
+      | 100,000 |
+
   Scenario: Running the migration again changes nothing
     Given the legacy Redis store holds the golden snapshot "household"
     And the memories are migrated to PostgreSQL in batches of 50 with the "hash-ngram-v1" embedding model

@@ -3,6 +3,8 @@ the app's migration and re-embedding, and recall compared with what it must be."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import allure
 import pytest
 from pytest_bdd import given, parsers, then, when
@@ -12,7 +14,10 @@ from harness.app_tools import embed_texts, run_tool
 from harness.drivers.base import Capability
 from harness.legacy_seed import LegacyMemory, MigrationCounts, empty_legacy_store, load_legacy_store
 from harness.recall import Hit, RecallComparison, as_csv, as_text, brute_force
-from harness.snapshots import load_snapshot
+from harness.replay.checks import ReplayChecks, check_memories, check_probes, query_vectors
+from harness.replay.history import import_owners, read_for_replay
+from harness.snapshots import SnapshotWriter, is_format2, load_snapshot, snapshot_path
+from harness.snapshots.generate import generate_history
 from steps.common_steps import NAME
 from steps.world import Scenario
 
@@ -51,13 +56,41 @@ def as_hits(results: list) -> list[Hit]:
     return [Hit(h.id, h.score) for h in results]
 
 
+def replay_into_legacy_store(world: Scenario, snapshot: Path, legacy_input: Path) -> None:
+    """A snapshot of any format into the legacy store, through the app's loading tool; owners are created when
+    migrating (a migration may start the app anew on other settings)."""
+    _, redis_url = stores_of(world)
+    with allure.step(f"load {snapshot.name} into the legacy store"):
+        history = read_for_replay(snapshot, world.tag, legacy_input)
+        empty_legacy_store(redis_url)
+        run_tool(world.target, "redis_load", redis_url=redis_url, file=str(legacy_input),
+                 embedder=history.header.legacy_embedder, timeout=900)
+    world.migration.replay = history
+    world.migration.owners = {o: history.user_id(o) for o in sorted(set(history.owners))}
+    if not is_format2(snapshot):
+        world.migration.snapshot = load_snapshot(snapshot)
+
+
 @given(parsers.parse('the legacy Redis store holds the golden snapshot "{name}"'))
-def golden_snapshot(world: Scenario, name: str) -> None:
-    snapshot = load_snapshot(name)
-    owners = {o: f"{world.tag}-{o}" for o in snapshot.owners}
-    memories = [LegacyMemory(f"{world.tag}-{m.id}", owners[m.owner], m.text, m.created_at) for m in snapshot.memories]
-    world.migration.snapshot = snapshot
-    legacy_load(world, memories, owners, snapshot.legacy_embedder)
+def golden_snapshot(world: Scenario, name: str, tmp_path: Path) -> None:
+    replay_into_legacy_store(world, snapshot_path(name), tmp_path / "legacy.jsonl")
+
+
+@given(parsers.re(r"the legacy Redis store holds a generated history of (?P<size>[\d,]+) memories"))
+def generated_history(world: Scenario, size: str, tmp_path: Path) -> None:
+    stores_of(world)
+    nominal = int(size.replace(",", ""))
+    threshold, k = recall_settings(world)
+    with allure.step(f"generate {nominal:,} memories (+3) with the app's embedder, seed {world.data.seed}"):
+        history = generate_history(world.target, nominal=nominal, seed=world.data.seed,
+                                   embedders=["hash-ngram-v1", "hash-ngram-v2"], threshold=threshold, k=k)
+        path = tmp_path / "history.jsonl"
+        with SnapshotWriter(path, history.header) as writer:
+            for memory in history.memories:
+                writer.memory(memory)
+            for probe in history.probes:
+                writer.probe(probe)
+    replay_into_legacy_store(world, path, tmp_path / "legacy.jsonl")
 
 
 @given(parsers.parse("the legacy Redis store holds {count:d} generated memories of one owner"))
@@ -94,13 +127,17 @@ def migrate(world: Scenario, size: int, embedder: str) -> None:
         world.use_variant(Capability.APP_SETTINGS, embedder=embedder)
     pg_dsn, redis_url = stores_of(world)
     if not run.owners_created:
-        for owner, user_id in run.owners.items():
-            world.create_user(owner.capitalize(), email_local=owner, user_id=user_id)
+        if run.replay is not None:
+            world.require(Capability.REQUESTED_USER_IDS)
+            run.accounts = import_owners(world.driver, world.app, run.replay)
+        else:
+            for owner, user_id in run.owners.items():
+                world.create_user(owner.capitalize(), email_local=owner, user_id=user_id)
         run.owners_created = True
     with allure.step(f"run the app's migration (batch size {size}, {embedder})"):
         output = run_tool(world.target, "migrate", redis_url=redis_url, pg_dsn=pg_dsn, batch_size=str(size),
                           embedder=embedder, index=world.app.health.get("index", "hnsw"),
-                          faults=world.app.settings.get("faults", ""))
+                          faults=world.app.settings.get("faults", ""), timeout=900)
         report.attach_text("migration output", output)
     run.counts.append(MigrationCounts.parse(output))
     run.embedder = embedder
@@ -108,51 +145,54 @@ def migrate(world: Scenario, size: int, embedder: str) -> None:
 
 @then("the migration reports every memory read and written")
 def every_memory_written(world: Scenario) -> None:
-    counts, total = world.migration.counts[-1], len(world.migration.legacy)
+    counts, total = world.migration.counts[-1], world.migration.total
     assert (counts.read, counts.written, counts.skipped) == (total, total, 0), (
         f"the migration of {total} memories read {counts.read}, wrote {counts.written} and skipped {counts.skipped}")
 
 
 @then("the second migration writes nothing and skips every memory as already present")
 def second_run_changes_nothing(world: Scenario) -> None:
-    counts, total = world.migration.counts[-1], len(world.migration.legacy)
+    counts, total = world.migration.counts[-1], world.migration.total
     assert (counts.read, counts.written, counts.already_present) == (total, 0, total), (
         f"running the migration again read {counts.read}, wrote {counts.written} and found "
         f"{counts.already_present} of {total} already present")
 
 
+def replay_checks(world: Scenario) -> ReplayChecks:
+    """Memory by memory through the store's similarity query, probe by probe through the search API: made once,
+    reported with their figures whether they pass or not."""
+    run = world.migration
+    if run.checks is None:
+        assert run.replay is not None, "no snapshot or generated history was loaded"
+        world.require(Capability.DATABASE_ACCESS)
+        _, k = recall_settings(world)
+        with allure.step(f"check {run.replay.size:,} memories and {len(run.replay.probes):,} probes"):
+            vectors = query_vectors(world.target, run.replay, run.embedder)
+            run.checks = ReplayChecks(check_memories(world.driver, world.app, run.replay, vectors),
+                                      check_probes(world.driver, world.app, run.replay, run.accounts, run.embedder, k))
+            report.attach_text("replay figures", run.checks.figures())
+            if run.checks.probes.failing:
+                report.attach_table(f"worst probes ({len(run.checks.probes.failing)} of "
+                                    f"{len(run.checks.probes.outcomes)} differ)", run.checks.probes.worst_as_csv())
+            print(run.checks.figures())
+    return run.checks
+
+
 @then("every historical memory is recalled for its owner and for nobody else")
 def every_memory_recalled(world: Scenario) -> None:
-    _, k = recall_settings(world)
-    by_owner: dict[str, list[LegacyMemory]] = {}
-    for m in world.migration.legacy:
-        by_owner.setdefault(m.user_id, []).append(m)
-    actors = {a.account.id: a for a in world.actors.values()}
-    lost, leaked = [], []
-    for user_id, memories in by_owner.items():
-        own = {m.id for m in memories}
-        for m in memories:
-            hits = actors[user_id].session.search(m.text, k=k)
-            if not hits or hits[0].id != m.id:
-                lost.append(f"  {m.id} {m.text!r}: first hit {hits[0].id if hits else 'nothing'}")
-            leaked += [f"  {h.id} for {user_id}" for h in hits if h.id not in own]
-    assert not lost and not leaked, (
-        f"{len(lost)} of {len(world.migration.legacy)} memories are no longer recalled by their own text:\n"
-        + "\n".join(lost[:15]) + ("\nand memories recalled for another owner:\n" + "\n".join(leaked[:15])
-                                  if leaked else ""))
+    checks = replay_checks(world)
+    leaks = checks.leaks(world.migration.replay)
+    assert checks.memories.ok and not leaks, (
+        f"{checks.figures()}\n" + (checks.lost_memories() if not checks.memories.ok else "")
+        + (f"\nand {len(leaks)} hits of another owner:\n" + "\n".join(leaks[:15]) if leaks else ""))
 
 
 @then("every golden question recalls the expected memories, in order, with the expected scores")
 def golden_questions(world: Scenario) -> None:
-    run = world.migration
-    assert run.snapshot is not None, "no golden snapshot was loaded"
-    actors = {a.account.id: a for a in world.actors.values()}
-    comparisons = []
-    for probe in run.snapshot.probes:
-        expected = [Hit(f"{world.tag}-{h.id}", h.score) for h in run.snapshot.expected_for(probe, run.embedder)]
-        hits = actors[run.owners[probe.owner]].session.search(probe.query, k=run.snapshot.k)
-        comparisons.append(RecallComparison(probe.query, probe.owner, expected, as_hits(hits)))
-    check_recall(comparisons, "golden questions")
+    checks = replay_checks(world)
+    failing = checks.probes.failing
+    assert not failing, (f"{len(failing)} of {len(checks.probes.outcomes)} golden questions recalled differently\n"
+                         f"{checks.figures()}\nthe worst:\n{checks.probes.worst_as_text()}")
 
 
 @then(parsers.parse("{count:d} questions of that owner recall exactly what a full scan of the owner's memories "

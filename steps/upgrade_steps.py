@@ -65,8 +65,8 @@ def _migrate_onto(world: Scenario, app: RunningApp, size: int) -> None:
                       index=str(app.health.get("index", "hnsw")), faults=app.settings.get("faults", ""))
     report.attach_text(f"migration output ({app.health.get('pgvector')})", output)
     counts = MigrationCounts.parse(output)
-    assert counts.written == len(run.legacy), (
-        f"the migration onto pgvector {app.health.get('pgvector')} wrote {counts.written} of {len(run.legacy)}")
+    assert counts.written == run.total, (
+        f"the migration onto pgvector {app.health.get('pgvector')} wrote {counts.written} of {run.total}")
 
 
 @when(parsers.parse('it is migrated onto the other pgvector version too, with "{index_here}" here and '

@@ -16,6 +16,8 @@ from harness.app_launcher import RunningApp
 from harness.browser_sessions import BrowserSessions
 from harness.drivers.base import Account, AppDriver, Capability, UserSession
 from harness.legacy_seed import LegacyMemory, MigrationCounts
+from harness.replay.checks import ReplayChecks
+from harness.replay.history import ReplayHistory
 from harness.snapshots import Snapshot
 from harness.target import Target
 from harness.test_data import TestData
@@ -65,13 +67,21 @@ class Fact:
 class MigrationRun:
     """What the migration scenarios seed, run and compare."""
 
-    legacy: list[LegacyMemory] = field(default_factory=list)  # what the legacy store held
+    legacy: list[LegacyMemory] = field(default_factory=list)  # what the legacy store held (generated in a step)
     owners: dict[str, str] = field(default_factory=dict)  # owner name -> user id, created when migrating
-    snapshot: Snapshot | None = None
+    snapshot: Snapshot | None = None  # a format-1 golden snapshot, whole (the pgvector-upgrade scenario reads it)
+    replay: ReplayHistory | None = None  # a snapshot of any format, as the replay checks read it
+    accounts: dict[str, Account] = field(default_factory=dict)  # replayed owners who can sign in (probes' owners)
+    checks: ReplayChecks | None = None  # both checks of the replay, made once, read by two steps
     questions: list[str] = field(default_factory=list)
     counts: list[MigrationCounts] = field(default_factory=list)  # one per migration run, in order
     embedder: str = ""
     owners_created: bool = False
+
+    @property
+    def total(self) -> int:
+        """How many memories the legacy store was given."""
+        return self.replay.size if self.replay is not None else len(self.legacy)
 
 
 @dataclass

@@ -10,6 +10,7 @@ skipped with one line naming it (`Scenario.require`), never passed without testi
 
 from __future__ import annotations
 
+import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,6 +73,38 @@ class Hit:
     id: str
     text: str
     score: float
+
+
+@dataclass(frozen=True)
+class NewUser:
+    """A user to import in bulk (the owners of a replayed history); without a password the account cannot sign in."""
+
+    id: str
+    email: str
+    name: str
+    password: str | None = None
+
+
+@dataclass(frozen=True)
+class OwnTextQuery:
+    """Search `owner_id`'s memories with the vector of memory `memory_id`'s own text (None: the text has none)."""
+
+    memory_id: str
+    owner_id: str
+    vector: bytes | None  # little-endian float32
+
+
+@dataclass(frozen=True)
+class OwnTextResult:
+    """What the store holds of one memory, and what its similarity query ranks first for the memory's own text."""
+
+    memory_id: str
+    owner_id: str | None  # None: no such row
+    text: str | None
+    has_vector: bool
+    own_score: float | None  # the memory's own score, None when the query cannot reach it (stale model, expired)
+    top_id: str | None
+    top_score: float | None
 
 
 @dataclass(frozen=True)
@@ -202,6 +235,27 @@ class AppDriver(ABC):
         """What the app's stores still hold of a deleted user, counted by kind (e.g. {"memories": 0, ...}): rows of
         the user's id, and of the conversations and memories the user had. Needs DATABASE_ACCESS."""
         raise DriverError(f"the {self.name} driver cannot read the app's store")
+
+    def import_users(self, app: RunningApp, users: list[NewUser]) -> None:
+        """Create many users at once (REQUESTED_USER_IDS); one by one through the admin API unless the app has a bulk
+        import. Users without a password get a random one nobody knows."""
+        for user in users:
+            self.create_user(app, user.name, user.email, user.password or secrets.token_urlsafe(18), user.id)
+
+    def recall_by_own_text(self, app: RunningApp, queries: list[OwnTextQuery]) -> list[OwnTextResult]:
+        """For every query, set-based, with the store's own similarity query (its operator, filters and index
+        choice): the memory's row and the owner's best match. Needs DATABASE_ACCESS."""
+        raise DriverError(f"the {self.name} driver cannot query the app's store")
+
+    def nearest(self, app: RunningApp, owner_id: str, vectors: list[bytes | None], k: int) -> list[list[Hit]]:
+        """The store's top k of the owner's memories for each vector, as the app ranks them now (capture).
+        Needs DATABASE_ACCESS."""
+        raise DriverError(f"the {self.name} driver cannot query the app's store")
+
+    def export_memories(self, app: RunningApp, path: Path) -> None:
+        """Every memory of the app's store as JSON Lines (the target's `export` tool): id, user_id, conversation_id,
+        text, created_at, expires_at, embedder, embedding_f32. Needs DATABASE_ACCESS."""
+        raise DriverError(f"the {self.name} driver cannot export the app's memories")
 
     def advance_clock(self, app: RunningApp, days: float) -> None:
         raise DriverError(f"the {self.name} driver cannot move the app's clock")

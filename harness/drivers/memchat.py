@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 import secrets
+import zlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
+import numpy as np
 import psycopg
+from pgvector.psycopg import register_vector
 
 from harness import report
 from harness.app_launcher import RunningApp, attach_app, free_port, start_process
@@ -22,6 +26,9 @@ from harness.drivers.base import (
     DriverError,
     Hit,
     Memory,
+    NewUser,
+    OwnTextQuery,
+    OwnTextResult,
     RestartApp,
     UserSession,
 )
@@ -156,6 +163,101 @@ class MemchatDriver(AppDriver):
         }
         with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
             return {kind: conn.execute(sql, params).fetchone()[0] for kind, (sql, params) in queries.items()}
+
+    def import_users(self, app: RunningApp, users: list[NewUser]) -> None:
+        with self._admin(app) as admin:
+            for start in range(0, len(users), 50_000):
+                body = {"users": [{"id": u.id, "email": u.email, **({"password": u.password} if u.password else {})}
+                                  for u in users[start:start + 50_000]]}
+                _check(admin.post(self.target.api["admin_users_import"], json=body, timeout=300),
+                       f"importing {len(body['users'])} users")
+
+    # memchat's recall, set-based: an owner's rows scored inside that owner's rows, ties by id (the exact path); owners
+    # with at least ann-min-rows memories through the vector index, as the app's search does.
+    _OWN_ROW = ("SELECT q.memory_id, m.user_id, m.text, m.embedding IS NOT NULL,"
+                " CASE WHEN m.embedder = %(embedder)s AND (m.expires_at IS NULL OR m.expires_at > now())"
+                " THEN 1 - (m.embedding <=> q.vec) END, top.id, top.score"
+                " FROM own_text q LEFT JOIN memories m ON m.id = q.memory_id")
+    _CANDIDATES = ("FROM memories x WHERE x.user_id = q.owner_id AND x.embedding IS NOT NULL"
+                   " AND x.embedder = %(embedder)s AND (x.expires_at IS NULL OR x.expires_at > now())")
+
+    def _ann(self, app: RunningApp) -> tuple[str, int]:
+        index = str(app.health.get("index", "hnsw"))
+        return index, int(app.settings.get("ann-min-rows", 100_000)) if index != "none" else 1 << 62
+
+    def _tune_ann(self, conn: psycopg.Connection, app: RunningApp) -> None:
+        """The session settings of the app's ANN path (memory_store.MemoryStore._tune_ann)."""
+        conn.execute("SET LOCAL enable_seqscan = off")
+        conn.execute("SET LOCAL enable_sort = off")
+        index, _ = self._ann(app)
+        if index == "hnsw":
+            conn.execute("SET LOCAL hnsw.ef_search = 400")
+        elif "ivfflat-before-load" not in app.health.get("faults", []):
+            row = conn.execute("SELECT (regexp_match(indexdef, 'lists=''?(\\d+)'))[1] FROM pg_indexes"
+                               " WHERE indexname = 'memories_embedding_ivfflat'").fetchone()
+            conn.execute(f"SET LOCAL ivfflat.probes = {int(row[0]) if row and row[0] else 1}")
+
+    def _own_text_part(self, app: RunningApp, rows: list[OwnTextQuery], ann_owners: set[str]) -> list[tuple]:
+        params = {"embedder": str(app.health.get("embedder", "hash-ngram-v1"))}
+        exact = (f"{self._OWN_ROW} LEFT JOIN LATERAL (SELECT x.id, 1 - (x.embedding <=> q.vec) AS score"
+                 f" {self._CANDIDATES} ORDER BY x.embedding <=> q.vec, x.id LIMIT 1) top ON q.vec IS NOT NULL"
+                 " WHERE NOT q.ann")
+        ann = (f"{self._OWN_ROW} LEFT JOIN LATERAL (SELECT id, score FROM (SELECT x.id, 1 - (x.embedding <=> q.vec)"
+               f" AS score, x.embedding <=> q.vec AS d {self._CANDIDATES} ORDER BY x.embedding <=> q.vec LIMIT 26)"
+               " fetched ORDER BY d, id LIMIT 1) top ON q.vec IS NOT NULL WHERE q.ann")
+        with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
+            register_vector(conn)
+            conn.execute("CREATE TEMP TABLE own_text (memory_id text, owner_id text, vec vector, ann bool)")
+            with conn.cursor() as cur, cur.copy("COPY own_text FROM STDIN WITH (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "text", "vector", "bool"])
+                for q in rows:
+                    vec = np.frombuffer(q.vector, dtype="<f4") if q.vector is not None else None
+                    copy.write_row((q.memory_id, q.owner_id, vec, q.owner_id in ann_owners))
+            found = conn.execute(exact, params).fetchall()
+            if ann_owners:
+                self._tune_ann(conn, app)
+                found += conn.execute(ann, params).fetchall()
+            conn.rollback()
+        return found
+
+    def recall_by_own_text(self, app: RunningApp, queries: list[OwnTextQuery]) -> list[OwnTextResult]:
+        _, ann_min_rows = self._ann(app)
+        owners = sorted({q.owner_id for q in queries})
+        with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
+            counts = dict(conn.execute("SELECT user_id, count(*) FROM memories WHERE user_id = ANY(%s)"
+                                       " GROUP BY user_id", (owners,)).fetchall())
+        ann_owners = {o for o, n in counts.items() if n >= ann_min_rows}
+        # Two connections, owners split between them: PostgreSQL runs each on a core of its own.
+        parts: list[list[OwnTextQuery]] = [[], []]
+        for q in queries:
+            parts[zlib.crc32(q.owner_id.encode()) % 2].append(q)
+        with ThreadPoolExecutor(2) as pool:
+            found = [row for part in pool.map(lambda p: self._own_text_part(app, p, ann_owners), parts)
+                     for row in part]
+        return [OwnTextResult(r[0], r[1], r[2], bool(r[3]), float(r[4]) if r[4] is not None else None, r[5],
+                              float(r[6]) if r[6] is not None else None) for r in found]
+
+    def nearest(self, app: RunningApp, owner_id: str, vectors: list[bytes | None], k: int) -> list[list[Hit]]:
+        embedder = str(app.health.get("embedder", "hash-ngram-v1"))
+        out: list[list[Hit]] = []
+        with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
+            register_vector(conn)
+            for vector in vectors:
+                if vector is None:
+                    out.append([])
+                    continue
+                rows = conn.execute(
+                    "WITH mine AS MATERIALIZED (SELECT id, text, embedding FROM memories WHERE user_id = %s AND"
+                    " embedding IS NOT NULL AND embedder = %s AND (expires_at IS NULL OR expires_at > now()))"
+                    " SELECT id, text, 1 - (embedding <=> %s) AS score FROM mine"
+                    " ORDER BY embedding <=> %s, id LIMIT %s",
+                    (owner_id, embedder, np.frombuffer(vector, dtype="<f4"), np.frombuffer(vector, dtype="<f4"),
+                     k)).fetchall()
+                out.append([Hit(r[0], r[1], float(r[2])) for r in rows])
+        return out
+
+    def export_memories(self, app: RunningApp, path: Path) -> None:
+        run_tool(self.target, "export", store=str(app.pg_dsn), file=str(path), timeout=600)
 
     def advance_clock(self, app: RunningApp, days: float) -> None:
         with self._admin(app) as admin:

@@ -1,0 +1,255 @@
+"""The replay's two checks, and the figures a team reads after every change of its memory store.
+
+Memory by memory: every memory's row is there, with its owner and text unchanged, and the store's own similarity
+query ranks it first for its own text (set-based, through the driver). What is a property of the data is told apart
+from what was lost: a memory whose text equals another of its owner's ties with it at the top and counts as
+recalled; a memory with no content words has no vector in any version of the store and is checked for owner and text
+only; a memory past its expiry is not expected to be recalled.
+
+Probe by probe: every golden question through the app's search API, compared with the snapshot's expectation (ids in
+order, scores within the tolerance, ties in either order), summarised as recall@k, nDCG@k, empty results, unexpected
+ids, rank moves and score deltas, with the worst probes as a table.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from harness.app_launcher import RunningApp
+from harness.app_tools import embed_texts_f32
+from harness.drivers.base import Account, AppDriver, OwnTextQuery, OwnTextResult
+from harness.recall import SCORE_TOLERANCE, Hit, RecallComparison, as_text
+from harness.replay.history import ReplayHistory
+from harness.target import Target
+
+TIE = 1e-6  # identical vectors score identically in any store: a tie at the top is this close
+
+
+# -- memory by memory --------------------------------------------------------------------------------------------------
+
+LOST = ("missing", "owner changed", "text changed", "no vector", "unreachable", "outranked")
+DATA = ("tied with an identical text", "cannot be embedded", "expired")
+
+
+@dataclass
+class MemoryCheck:
+    checked: int = 0
+    recalled: int = 0
+    verdicts: Counter = field(default_factory=Counter)
+    lost: list[str] = field(default_factory=list)  # one line per lost memory: id, text, what happened
+    extra_rows: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.lost
+
+    def summary(self) -> str:
+        data = ", ".join(f"{self.verdicts[v]} {v}" for v in DATA if self.verdicts[v]) or "none"
+        lost = ", ".join(f"{self.verdicts[v]} {v}" for v in LOST if self.verdicts[v]) or "none"
+        return (f"memories checked: {self.checked:,}; recalled by their own text: {self.recalled:,}; "
+                f"properties of the data (not failures): {data}; LOST: {lost}")
+
+
+def _verdict(result: OwnTextResult | None, run_owner: str, text: str, embeddable: bool,
+             expired: bool) -> str:
+    if result is None or result.owner_id is None:
+        return "missing"
+    if result.owner_id != run_owner:
+        return "owner changed"
+    if result.text != text:
+        return "text changed"
+    if not embeddable:
+        return "cannot be embedded"
+    if expired:
+        return "expired"
+    if not result.has_vector:
+        return "no vector"
+    if result.own_score is None:
+        return "unreachable"
+    if result.top_score is not None and result.own_score < result.top_score - TIE:
+        return "outranked"
+    return "tied with an identical text" if result.top_id != result.memory_id else "recalled"
+
+
+def _expired(when: str | None, now: datetime) -> bool:
+    return when is not None and datetime.fromisoformat(when) <= now
+
+
+def query_vectors(target: Target, history: ReplayHistory, embedder: str) -> list[bytes | None]:
+    """Each memory's own text as the app's current model embeds it: the snapshot's vectors when they are that
+    model's, else the target's embed tool."""
+    if embedder == history.header.legacy_embedder and all(
+            v is not None or not e for v, e in zip(history.vectors, history.embeddable, strict=True)):
+        return history.vectors
+    return embed_texts_f32(target, history.texts, embedder)
+
+
+def check_memories(driver: AppDriver, app: RunningApp, history: ReplayHistory,
+                   vectors: list[bytes | None]) -> MemoryCheck:
+    queries = [OwnTextQuery(history.memory_id(mid), history.user_id(owner), vec)
+               for mid, owner, vec in zip(history.ids, history.owners, vectors, strict=True)]
+    found = {r.memory_id: r for r in driver.recall_by_own_text(app, queries)}
+    now = datetime.now(UTC)
+    check = MemoryCheck(checked=history.size)
+    for i, mid in enumerate(history.ids):
+        result = found.get(history.memory_id(mid))
+        verdict = _verdict(result, history.user_id(history.owners[i]), history.texts[i], history.embeddable[i],
+                           _expired(history.expires_at[i], now))
+        check.verdicts[verdict] += 1
+        if verdict in ("recalled", "tied with an identical text"):
+            check.recalled += 1
+        elif verdict in LOST:
+            detail = ""
+            if verdict == "outranked" and result is not None:
+                detail = (f": {history.snapshot_id(result.top_id or '')} scores {result.top_score:.4f}, "
+                          f"its own {result.own_score:.4f}")
+            elif verdict == "owner changed" and result is not None:
+                detail = f": now {result.owner_id}"
+            check.lost.append(f"  {mid} of {history.owners[i]} {history.texts[i][:60]!r}: {verdict}{detail}")
+    return check
+
+
+# -- probe by probe ----------------------------------------------------------------------------------------------------
+
+@dataclass
+class ProbeOutcome:
+    comparison: RecallComparison
+    k: int
+
+    @property
+    def expected_ids(self) -> list[str]:
+        return [h.id for h in self.comparison.expected]
+
+    @property
+    def recall(self) -> float | None:
+        expected = set(self.expected_ids)
+        if not expected:
+            return None
+        return len(expected & {h.id for h in self.comparison.actual}) / len(expected)
+
+    @property
+    def ndcg(self) -> float | None:
+        """Graded by the expected rank (the first expected memory counts most)."""
+        gain = {h.id: len(self.expected_ids) - r for r, h in enumerate(self.comparison.expected)}
+        if not gain:
+            return None
+        dcg = sum(gain.get(h.id, 0) / math.log2(r + 2) for r, h in enumerate(self.comparison.actual[:self.k]))
+        ideal = sum(g / math.log2(r + 2) for r, g in enumerate(sorted(gain.values(), reverse=True)))
+        return dcg / ideal
+
+    def faults(self) -> Counter:
+        c = self.comparison
+        expected, actual = {h.id: r for r, h in enumerate(c.expected)}, {h.id: r for r, h in enumerate(c.actual)}
+        out: Counter = Counter()
+        out["missing ids"] = len(set(expected) - set(actual))
+        out["unexpected ids"] = len(set(actual) - set(expected))
+        out["rank moves"] = sum(1 for i in set(expected) & set(actual)
+                                if expected[i] != actual[i] and not self._tied(i))
+        scores = {h.id: h.score for h in c.expected}
+        out["score deltas"] = sum(1 for h in c.actual if h.id in scores and abs(h.score - scores[h.id]) > c.tolerance)
+        out["empty results"] = int(bool(expected) and not actual)
+        return out
+
+    def _tied(self, mid: str) -> bool:
+        score = next(h.score for h in self.comparison.expected if h.id == mid)
+        return sum(1 for h in self.comparison.expected if abs(h.score - score) <= self.comparison.tolerance) > 1
+
+
+@dataclass
+class ProbeCheck:
+    outcomes: list[ProbeOutcome]
+
+    @property
+    def failing(self) -> list[ProbeOutcome]:
+        return [o for o in self.outcomes if not o.comparison.matches]
+
+    def figures(self) -> dict[str, float | int]:
+        recalls = [r for o in self.outcomes if (r := o.recall) is not None]
+        ndcgs = [n for o in self.outcomes if (n := o.ndcg) is not None]
+        faults = sum((o.faults() for o in self.outcomes), Counter())
+        k = self.outcomes[0].k if self.outcomes else 0
+        return {"probes": len(self.outcomes), "differing": len(self.failing),
+                f"recall@{k}": round(sum(recalls) / len(recalls), 4) if recalls else 1.0,
+                f"nDCG@{k}": round(sum(ndcgs) / len(ndcgs), 4) if ndcgs else 1.0,
+                **{name: faults[name] for name in ("empty results", "missing ids", "unexpected ids", "rank moves",
+                                                   "score deltas")}}
+
+    def summary(self) -> str:
+        return "probes: " + ", ".join(f"{name} {value}" for name, value in self.figures().items())
+
+    def worst(self, limit: int = 20) -> list[ProbeOutcome]:
+        return sorted(self.failing, key=lambda o: (o.recall if o.recall is not None else 1.0,
+                                                   o.ndcg if o.ndcg is not None else 1.0))[:limit]
+
+    def worst_as_csv(self) -> str:
+        buf = io.StringIO()
+        writer = csv.writer(buf)
+        writer.writerow(["owner", "query", f"recall@{self.outcomes[0].k if self.outcomes else 0}", "nDCG",
+                         *RecallComparison.HEADER])
+        for o in self.worst():
+            recall, ndcg = (1.0 if v is None else v for v in (o.recall, o.ndcg))
+            for row in o.comparison.rows():
+                writer.writerow([o.comparison.owner, o.comparison.query, f"{recall:.2f}", f"{ndcg:.2f}", *row])
+        return buf.getvalue()
+
+    def worst_as_text(self) -> str:
+        return as_text([o.comparison for o in self.worst()])
+
+
+def check_probes(driver: AppDriver, app: RunningApp, history: ReplayHistory, accounts: dict[str, Account],
+                 embedder: str, k: int) -> ProbeCheck:
+    """Every probe through the app's search API, each owner's on one session, four owners at a time."""
+    by_owner: dict[str, list[int]] = {}
+    for n, probe in enumerate(history.probes):
+        by_owner.setdefault(probe.owner, []).append(n)
+    outcomes: list[ProbeOutcome | None] = [None] * len(history.probes)
+
+    def ask(owner: str) -> None:
+        session = driver.session(app, accounts[owner])
+        try:
+            for n in by_owner[owner]:
+                probe = history.probes[n]
+                expected = [Hit(history.memory_id(h.id), h.score) for h in probe.expected.get(embedder, [])]
+                actual = [Hit(h.id, h.score) for h in session.search(probe.query, k=probe.k)]
+                outcomes[n] = ProbeOutcome(RecallComparison(probe.query, owner, expected, actual,
+                                                            tolerance=SCORE_TOLERANCE), k)
+        finally:
+            session.close()
+
+    missing = [p for p in history.probes if embedder not in p.expected]
+    if missing:
+        raise AssertionError(f"the snapshot has no expectations for the {embedder} embedding model (e.g. "
+                             f"{missing[0].owner} asking {missing[0].query!r}); regenerate it with that model")
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(ask, by_owner))
+    return ProbeCheck([o for o in outcomes if o is not None])
+
+
+@dataclass
+class ReplayChecks:
+    """Both checks of one replay, and the figures a report shows whether they pass or fail."""
+
+    memories: MemoryCheck
+    probes: ProbeCheck
+
+    def figures(self) -> str:
+        return f"{self.memories.summary()}\n{self.probes.summary()}"
+
+    def lost_memories(self, limit: int = 15) -> str:
+        m = self.memories
+        more = f"\n  ... and {len(m.lost) - limit} more" if len(m.lost) > limit else ""
+        return (f"{len(m.lost)} of {m.checked:,} memories are lost (a property of the data is never counted here):\n"
+                + "\n".join(m.lost[:limit]) + more)
+
+    def leaks(self, history: ReplayHistory) -> list[str]:
+        """Hits of a probe that belong to another owner (or to nobody in the snapshot)."""
+        owner_of = {history.memory_id(mid): owner for mid, owner in zip(history.ids, history.owners, strict=True)}
+        return [f"  {o.comparison.owner} asked {o.comparison.query!r} and got {h.id} "
+                f"({'of ' + owner_of[h.id] if h.id in owner_of else 'not in the snapshot'})"
+                for o in self.probes.outcomes for h in o.comparison.actual if owner_of.get(h.id) != o.comparison.owner]

@@ -1,0 +1,98 @@
+"""A snapshot read once for a replay, kept compact, and what the replay writes and creates from it.
+
+A replay maps the snapshot's symbolic owners and ids to the run's own (`<tag>-<owner>`, `<tag>-<id>`), so that
+replays of one snapshot never share a row, and streams the memories into the input file of the app's loading tool.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.app_launcher import RunningApp
+from harness.drivers.base import Account, AppDriver, NewUser
+from harness.snapshots import GoldenProbe, Header, HistoricalMemory, read_history
+
+
+@dataclass
+class ReplayHistory:
+    """Every memory's id, owner, text and flags (and vector, when the snapshot has one), and every probe."""
+
+    tag: str
+    header: Header
+    ids: list[str] = field(default_factory=list)
+    owners: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    embeddable: list[bool] = field(default_factory=list)
+    expires_at: list[str | None] = field(default_factory=list)
+    vectors: list[bytes | None] = field(default_factory=list)  # by header.legacy_embedder, when the snapshot has it
+    probes: list[GoldenProbe] = field(default_factory=list)
+
+    def memory_id(self, snapshot_id: str) -> str:
+        return f"{self.tag}-{snapshot_id}"
+
+    def user_id(self, owner: str) -> str:
+        return f"{self.tag}-{owner}"
+
+    def snapshot_id(self, run_id: str) -> str:
+        return run_id.removeprefix(f"{self.tag}-")
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+    def by_owner(self) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = defaultdict(list)
+        for i, owner in enumerate(self.owners):
+            out[owner].append(i)
+        return out
+
+
+def _legacy_line(history: ReplayHistory, m: HistoricalMemory) -> str:
+    line = {"id": history.memory_id(m.id), "user_id": history.user_id(m.owner),
+            "conversation_id": f"{history.tag}-{m.conversation}" if m.conversation else None, "text": m.text,
+            "created_at": m.created_at, "expires_at": m.expires_at}
+    if m.embedder is not None and (m.embedding is not None or not m.embeddable):
+        line["embedder"] = m.embedder
+        line["embedding_f32"] = base64.b64encode(m.embedding).decode() if m.embedding is not None else None
+    return json.dumps(line, ensure_ascii=False) + "\n"
+
+
+def read_for_replay(snapshot: str | Path, tag: str, legacy_input: Path) -> ReplayHistory:
+    """One streamed pass: validates the snapshot, writes the loading tool's JSON Lines input, keeps the rest."""
+    records = read_history(snapshot)
+    header = next(records)
+    assert isinstance(header, Header)
+    history = ReplayHistory(tag, header)
+    with legacy_input.open("w", encoding="utf-8") as out:
+        for record in records:
+            if isinstance(record, HistoricalMemory):
+                out.write(_legacy_line(history, record))
+                history.ids.append(record.id)
+                history.owners.append(record.owner)
+                history.texts.append(record.text)
+                history.embeddable.append(record.embeddable)
+                history.expires_at.append(record.expires_at)
+                history.vectors.append(record.embedding if record.embedder == header.legacy_embedder else None)
+            elif isinstance(record, GoldenProbe):
+                history.probes.append(record)
+    return history
+
+
+def import_owners(driver: AppDriver, app: RunningApp, history: ReplayHistory) -> dict[str, Account]:
+    """Every owner as a user of the app, in bulk; only the owners some probe asks for can sign in (their accounts
+    are returned), since signing in is what costs (a password hash each)."""
+    asked = {p.owner for p in history.probes}
+    users, accounts = [], {}
+    for n, owner in enumerate(sorted(set(history.owners))):
+        password = secrets.token_urlsafe(12) if owner in asked else None
+        user = NewUser(history.user_id(owner), f"{history.tag}-o{n}@replay.test", owner, password)
+        users.append(user)
+        if password is not None:
+            accounts[owner] = Account(user.id, user.email, password, owner)
+    driver.import_users(app, users)
+    return accounts

@@ -1,0 +1,176 @@
+"""Bench of the migration replay at 1k, 10k and 100k memories: each size a fresh run on fresh databases.
+
+For each size, with new embedded PostgreSQL + pgvector and Redis and the reference app started on them (not timed):
+  generate_s  tools/make_snapshot.py --memories N: texts, the app's vectors, probes and their exact expectations
+  load_s      the snapshot streamed into the app's legacy Redis store with its own loading tool, owners imported
+  migrate_s   the app's own migration tool on the loaded store (index build included)
+  verify_s    every memory by its own text through the store's similarity query, every probe through the search API
+  total_s     wall time from the start of generation to the end of verification
+  peak_rss_mb the peak of the summed proportional set size (PSS) of this process, its children, PostgreSQL and Redis,
+              sampled every 0.1 s
+Every memory and probe must check out (the clean app): a failing check fails the bench.
+
+    python tools/bench_migration.py [--sizes 1000,10000,100000]    # prints JSON; bench_suite.py calls main()
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import psycopg  # noqa: E402
+
+from harness.app_tools import run_tool  # noqa: E402
+from harness.databases import create_database, provide_databases  # noqa: E402
+from harness.drivers import load_driver  # noqa: E402
+from harness.legacy_seed import MigrationCounts, empty_legacy_store  # noqa: E402
+from harness.replay.checks import ReplayChecks, check_memories, check_probes, query_vectors  # noqa: E402
+from harness.replay.history import import_owners, read_for_replay  # noqa: E402
+from harness.target import load_target  # noqa: E402
+
+SIZES = (1000, 10_000, 100_000)
+SAMPLE_S = 0.1
+EMBEDDER = "hash-ngram-v1"
+
+
+def _pss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        tree.setdefault(ppid, []).append(int(entry))
+    return tree
+
+
+def _tree(roots: list[int]) -> set[int]:
+    tree, seen, todo = _children(), set(), list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in seen:
+            seen.add(pid)
+            todo += tree.get(pid, [])
+    return seen
+
+
+class PeakPss:
+    """Samples the summed PSS of the process trees under `roots()` until stopped; keeps the peak."""
+
+    def __init__(self, roots: Callable[[], list[int]]) -> None:
+        self.roots, self.peak_kb = roots, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak_kb = max(self.peak_kb, sum(_pss_kb(pid) for pid in _tree(self.roots())))
+            self._stop.wait(SAMPLE_S)
+
+    def __enter__(self) -> PeakPss:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _postmaster_pid(dsn: str) -> int:
+    with psycopg.connect(dsn, connect_timeout=10) as conn:
+        data_dir = conn.execute("SHOW data_directory").fetchone()[0]
+    return int(Path(data_dir, "postmaster.pid").read_text().split()[0])
+
+
+@contextmanager
+def _phase(times: dict[str, float], name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    yield
+    times[name] = round(time.perf_counter() - started, 2)
+
+
+def bench_size(size: int, say: Callable[[str], None]) -> dict[str, float]:
+    target = load_target(None)
+    driver = load_driver(target)
+    work = Path(tempfile.mkdtemp(prefix=f"memtest-bench-{size}-"))
+    with provide_databases("embedded", workdir=Path("/tmp")) as servers:
+        pg_dsn = create_database(servers.pg_admin_dsn, "bench_replay")
+        app = driver.start(pg_dsn=pg_dsn, redis_url=servers.redis_url, settings={}, log_path=work / "app.log")
+        try:
+            postmaster = _postmaster_pid(pg_dsn)
+            times: dict[str, float] = {}
+            with PeakPss(lambda: [os.getpid(), postmaster]) as memory:
+                started = time.perf_counter()
+                with _phase(times, "generate_s"):
+                    subprocess.run([sys.executable, str(ROOT / "tools" / "make_snapshot.py"), "--memories",
+                                    str(size), "--out", str(work / "history.jsonl"), "--embedders", EMBEDDER],
+                                   check=True, capture_output=True, text=True, cwd=ROOT)
+                with _phase(times, "load_s"):
+                    history = read_for_replay(work / "history.jsonl", "b", work / "legacy.jsonl")
+                    empty_legacy_store(servers.redis_url)
+                    run_tool(target, "redis_load", redis_url=servers.redis_url, file=str(work / "legacy.jsonl"),
+                             embedder=EMBEDDER, timeout=900)
+                    accounts = import_owners(driver, app, history)
+                with _phase(times, "migrate_s"):
+                    output = run_tool(target, "migrate", redis_url=servers.redis_url, pg_dsn=pg_dsn,
+                                      batch_size="500", embedder=EMBEDDER, index="hnsw", faults="", timeout=900)
+                with _phase(times, "verify_s"):
+                    checks = ReplayChecks(
+                        check_memories(driver, app, history, query_vectors(target, history, EMBEDDER)),
+                        check_probes(driver, app, history, accounts, EMBEDDER, history.header.k))
+                times["total_s"] = round(time.perf_counter() - started, 2)
+            times["peak_rss_mb"] = round(memory.peak_kb / 1024, 1)
+        finally:
+            app.stop()
+    counts = MigrationCounts.parse(output)
+    say(f"  {size:>7,}: {json.dumps(times)}\n           {checks.figures()}")
+    if counts.written != history.size or not checks.memories.ok or checks.probes.failing or checks.leaks(history):
+        raise SystemExit(f"bench_migration: the clean app failed the replay of {size:,} memories:\n"
+                         f"{output.strip()}\n{checks.figures()}\n{checks.lost_memories()}")
+    return {**times, "memories": history.size, "probes": len(history.probes),
+            "owners": len(set(history.owners))}
+
+
+def bench_migration(sizes: tuple[int, ...] = SIZES, say: Callable[[str], None] = print) -> dict[str, dict]:
+    say("migration replay (fresh databases per size):")
+    return {str(size): bench_size(size, say) for size in sizes}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    args = ap.parse_args(argv)
+    result = bench_migration(tuple(int(s) for s in args.sizes.split(",")))
+    print(json.dumps({"migration": result}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

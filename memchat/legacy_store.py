@@ -11,6 +11,8 @@ from memchat.embedders import get_embedder
 
 PREFIX = "memchat:"
 ALL = PREFIX + "mems"
+# fetch() marks a record stored without a vector on purpose (migrated as such, never embedded) with this key.
+NO_VECTOR = "no_vector"
 
 
 def memory_key(mid: str) -> str:
@@ -26,20 +28,26 @@ def connect(url: str) -> redis.Redis:
 
 
 def put(client: redis.Redis, records: Iterable[dict], default_embedder: str) -> int:
-    """Store records ({id, user_id, text, ...}); those without an embedding get one from `default_embedder`."""
+    """Store records ({id, user_id, text, ...}) in one pipeline. A record without an "embedding" key gets one from
+    its embedder (or `default_embedder`); one whose "embedding" is None is kept without a vector, as a legacy row
+    stored so: its hash then has no embedding field at all (an empty one means the text had nothing to embed)."""
     n = 0
     pipe = client.pipeline(transaction=False)
     for rec in records:
         embedder = rec.get("embedder") or default_embedder
-        vec = rec.get("embedding")
-        vec = np.asarray(vec, dtype=np.float32) if vec is not None else get_embedder(embedder).embed(rec["text"])
         fields = {
             "id": rec["id"], "user_id": rec["user_id"], "conversation_id": rec.get("conversation_id") or "",
             "text": rec["text"], "embedder": embedder, "created_at": rec.get("created_at") or "",
             "expires_at": rec.get("expires_at") or "",
-            "embedding": vec.tobytes() if vec is not None else b"",
         }
-        pipe.hset(memory_key(rec["id"]), mapping=fields)
+        if "embedding" not in rec:
+            vec = get_embedder(embedder).embed(rec["text"])
+            fields["embedding"] = vec.tobytes() if vec is not None else b""
+        elif rec["embedding"] is not None:
+            fields["embedding"] = np.asarray(rec["embedding"], dtype=np.float32).tobytes()
+        key = memory_key(rec["id"])
+        pipe.delete(key)  # a record loaded again must not keep an embedding field of its earlier version
+        pipe.hset(key, mapping=fields)
         pipe.zadd(user_key(rec["user_id"]), {rec["id"]: 0})
         pipe.zadd(ALL, {rec["id"]: 0})
         n += 1
@@ -61,9 +69,11 @@ def fetch(client: redis.Redis, ids: list[str]) -> list[dict]:
         if not raw:
             continue
         rec = {k.decode(): v for k, v in raw.items()}
+        kept_null = "embedding" not in rec
         emb = rec.pop("embedding", b"")
         rec = {k: v.decode() for k, v in rec.items()}
         rec["embedding"] = np.frombuffer(emb, dtype=np.float32).copy() if emb else None
+        rec[NO_VECTOR] = kept_null
         out.append(rec)
     return out
 

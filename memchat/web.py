@@ -15,11 +15,12 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from memchat import __version__, assistant, html_pages
-from memchat.accounts import SESSION_DAYS, AccountError, User
+from memchat.accounts import MAX_IMPORT, SESSION_DAYS, AccountError, NewUser, User, check_new_user
 from memchat.app_state import AppState
 
 COOKIE = "memchat_session"
 MAX_BODY = 64 * 1024
+MAX_IMPORT_BODY = 64 * 1024 * 1024  # 100,000 users of a long e-mail and password each
 MAX_TEXT = 4000
 WRITE_DEBOUNCE_MS = 700
 
@@ -34,16 +35,17 @@ def error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-async def read_body(request: Request) -> bytes:
+async def read_body(request: Request, limit: int = MAX_BODY) -> bytes:
     declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > MAX_BODY:
-        raise BadRequest(413, f"body larger than {MAX_BODY} bytes")
-    body = b""
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise BadRequest(413, f"body larger than {limit} bytes")
+    chunks, size = [], 0
     async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY:
-            raise BadRequest(413, f"body larger than {MAX_BODY} bytes")
-    return body
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise BadRequest(413, f"body larger than {limit} bytes")
+    return b"".join(chunks)
 
 
 def parse_json(body: bytes) -> dict:
@@ -92,10 +94,10 @@ def build_app(state: AppState) -> Starlette:
             return error(401, "admin token required")
         return None
 
-    def api(handler, admin: bool = False, auth: bool = True):
+    def api(handler, admin: bool = False, auth: bool = True, max_body: int = MAX_BODY):
         async def endpoint(request: Request) -> Response:
             try:
-                body = await read_body(request)
+                body = await read_body(request, max_body)
                 return await run_in_threadpool(guarded, request, body)
             except BadRequest as e:
                 return error(e.status, str(e))
@@ -257,6 +259,33 @@ def build_app(state: AppState) -> Starlette:
                                      uid)
         return JSONResponse({"user": user.as_json()}, status_code=201)
 
+    def import_entry(i: int, entry: object) -> NewUser:
+        """users[i] of an import, by the rules of admin_create_user; a bad one is a 400 naming its index."""
+        if not isinstance(entry, dict):
+            raise BadRequest(400, f"users[{i}] must be an object with 'id', 'email' and optionally 'password'")
+        try:
+            uid = text_field(entry, "id", limit=64)
+            email = text_field(entry, "email", limit=254)
+            password = text_field(entry, "password", limit=200) if entry.get("password") is not None else None
+            return NewUser(uid, check_new_user(email, password, uid), password)
+        except (BadRequest, AccountError) as e:
+            raise BadRequest(400, f"users[{i}]: {e}") from None
+
+    def admin_import_users(request: Request, _: None, body: bytes) -> Response:
+        entries = parse_json(body).get("users")
+        if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_IMPORT:
+            raise BadRequest(400, f"'users' must be a list of 1 to {MAX_IMPORT} users")
+        users = [import_entry(i, e) for i, e in enumerate(entries)]
+        seen_ids: dict[str, int] = {}
+        seen_emails: dict[str, int] = {}
+        for i, user in enumerate(users):
+            for seen, key, what in ((seen_ids, user.id, f"id '{user.id}'"),
+                                    (seen_emails, user.email.lower(), f"email '{user.email}'")):
+                if key in seen:
+                    raise BadRequest(400, f"users[{i}]: {what} is given twice in the request (also users[{seen[key]}])")
+                seen[key] = i
+        return JSONResponse({"created": state.accounts.import_users(users)}, status_code=201)
+
     def admin_delete_user(request: Request, _: None, body: bytes) -> Response:
         if not state.accounts.delete(request.path_params["uid"]):
             return error(404, "user not found")
@@ -295,6 +324,8 @@ def build_app(state: AppState) -> Starlette:
         Route("/api/memories", api(write_memories), methods=["POST"]),
         Route("/api/memories/search", api(search_memories)),
         Route("/api/admin/users", api(admin_create_user, admin=True), methods=["POST"]),
+        Route("/api/admin/users/import", api(admin_import_users, admin=True, max_body=MAX_IMPORT_BODY),
+              methods=["POST"]),
         Route("/api/admin/users/{uid}", api(admin_delete_user, admin=True), methods=["DELETE"]),
         Route("/api/admin/clock", api(admin_clock, admin=True), methods=["POST"]),
         Mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import queue
@@ -17,7 +18,7 @@ import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 
-from memchat import legacy_store
+from memchat import cli, legacy_store
 from memchat.db import Pool
 from memchat.embedders import get_embedder
 from memchat.faults import CATALOG
@@ -215,3 +216,132 @@ def test_serve_answers_http_promptly_and_stops_on_sigterm(db, redis_url) -> None
         proc.terminate()
         proc.wait(timeout=20)
     assert proc.returncode == 0  # exits through Python (its clean-up runs), not killed by the re-raised SIGTERM
+
+
+# -- the bulk paths: base64 vectors, streamed loads, strict records ---------------------------------------------------
+
+
+def f32(text: str | None) -> np.ndarray | None:
+    return np.frombuffer(base64.b64decode(text), dtype="<f4") if text is not None else None
+
+
+def test_embed_base64_carries_the_same_vectors_as_json() -> None:
+    texts = [json.dumps({"text": t, "id": i}) for i, t in enumerate(["My dog is called Rex.", "and so it is", "Ünï"])]
+    as_json = run_cli("embed", stdin="\n".join(texts) + "\n")
+    as_b64 = run_cli("embed", "--encoding", "base64", stdin="\n".join(texts) + "\n")
+    assert as_json.returncode == as_b64.returncode == 0, as_b64.stderr
+    for j, b in zip(map(json.loads, as_json.stdout.splitlines()), map(json.loads, as_b64.stdout.splitlines()),
+                    strict=True):
+        assert "embedding" not in b and b["embedder"] == j["embedder"] == "hash-ngram-v1"
+        assert {k: v for k, v in b.items() if k != "embedding_f32"} == {k: v for k, v in j.items() if k != "embedding"}
+        want = get_embedder("hash-ngram-v1").embed(b["text"])
+        if want is None:
+            assert b["embedding_f32"] is None and j["embedding"] is None
+        else:
+            assert np.array_equal(f32(b["embedding_f32"]), want)  # exact: the float32 bits themselves
+            assert np.allclose(f32(b["embedding_f32"]), j["embedding"], atol=1e-7)
+
+
+def legacy_lines(tmp_path, records: list[dict]) -> str:
+    path = tmp_path / "legacy.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return str(path)
+
+
+def test_redis_load_refuses_a_bad_record_naming_file_line_and_field(redis_url, tmp_path, capsys) -> None:
+    good = legacy_records(6, ghosts=())
+    vec = get_embedder("hash-ngram-v1").embed("My dog is called Rex.")
+    cases = [
+        ({"created_at": "1:56 pm on 8 May, 2023"},
+         "created_at '1:56 pm on 8 May, 2023' is not ISO-8601 with a time zone"),
+        ({"expires_at": "2024-05-08T13:56:00"}, "expires_at '2024-05-08T13:56:00' is not ISO-8601 with a time zone"),
+        ({"embedding": vec[:255].tolist()}, "embedding has 255 dimensions, not the embedder's 256"),
+        ({"embedding_f32": base64.b64encode(vec[:10].tobytes()).decode()},
+         "embedding_f32 has 10 dimensions, not the embedder's 256"),
+        ({"id": ""}, '"id" and "user_id" must be strings ("id" is not a non-empty string)'),
+        ({"id": None}, '"id" and "user_id" must be strings ("id" is missing)'),
+    ]
+    for change, message in cases:  # in-process (the same main() as the command line): a subprocess costs 0.5 s
+        path = legacy_lines(tmp_path, good[:4] + [{**good[4], **change}] + good[5:])
+        assert cli.main(["redis-load", "--to", redis_url, "--file", path]) == 2
+        assert one_line(capsys.readouterr().err) == f"memchat: {path}:5: {message}"
+    client = legacy_store.connect(redis_url)
+    try:
+        assert legacy_store.all_ids(client) == []  # a refused file loads nothing, not even its good first lines
+    finally:
+        client.close()
+    # from standard input, what was loaded before the refused chunk is said
+    lines = "".join(json.dumps({**r, "id": f"s{i:05d}"}) + "\n" for i, r in enumerate(good * 400))
+    done = run_cli("redis-load", "--to", redis_url, stdin=lines + '{"id": "x", "user_id": "u1", "text": 3}\n')
+    assert done.returncode == 2
+    assert one_line(done.stderr) == 'memchat: -:2401: "text" must be a string (2000 records were loaded before it)'
+
+
+def test_redis_load_takes_base64_and_null_vectors_and_null_stays_null_through_migrate(db, redis_url, tmp_path) -> None:
+    add_user(db, "u1", "x")
+    v1 = get_embedder("hash-ngram-v1")
+    texts = ["My dog is called Rex.", "My car is a Fiat Panda.", "My shoe size is 42.", "My flight is BA117."]
+    records = [
+        {"id": "a", "user_id": "u1", "text": texts[0], "embedding_f32": base64.b64encode(v1.embed(texts[0])).decode(),
+         "created_at": "2024-05-08T13:56:00+00:00", "expires_at": ""},
+        {"id": "b", "user_id": "u1", "text": texts[1], "embedding": None, "created_at": "2024-05-08T13:56:00+02:00"},
+        {"id": "c", "user_id": "u1", "text": texts[2], "embedding_f32": None},
+        {"id": "d", "user_id": "u1", "text": texts[3], "conversation_id": "c1"},
+    ]
+    done = run_cli("redis-load", "--to", redis_url, "--file", legacy_lines(tmp_path, records))
+    assert done.returncode == 0 and done.stdout.strip() == f"loaded 4 memories into {redis_url}", done.stderr
+    client = legacy_store.connect(redis_url)
+    try:
+        back = {r["id"]: r for r in legacy_store.iter_all(client)}
+    finally:
+        client.close()
+    assert np.array_equal(back["a"]["embedding"], v1.embed(texts[0]))
+    assert np.array_equal(back["d"]["embedding"], v1.embed(texts[3]))
+    assert back["b"]["embedding"] is None and back["c"]["embedding"] is None
+    done = run_cli("migrate", "--from", redis_url, "--to", db, "--index-build-memory", "64MB")
+    assert done.stdout.strip() == ("migrated: read 4, written 4, skipped 0 (0 already present, 0 with an unknown"
+                                   " owner), re-embedded 0"), done.stderr
+    with psycopg.connect(db) as conn:
+        register_vector(conn)
+        got = {r[0]: r[1:] for r in conn.execute("SELECT id, embedding, created_at, conversation_id FROM memories")}
+    assert got["b"][0] is None and got["c"][0] is None  # kept without a vector, not embedded on the way
+    assert np.array_equal(got["a"][0].to_numpy(), v1.embed(texts[0])) and got["d"][2] == "c1"
+    assert got["b"][1] == datetime(2024, 5, 8, 11, 56, tzinfo=UTC)
+
+
+def test_migrate_stops_at_a_bad_timestamp_naming_the_memory(db, redis_url) -> None:
+    add_user(db, "u1", "x")
+    client = legacy_store.connect(redis_url)
+    try:
+        legacy_store.put(client, [{"id": "m1", "user_id": "u1", "text": "My dog is called Rex.",
+                                   "created_at": "1:56 pm on 8 May, 2023"}], "hash-ngram-v1")
+    finally:
+        client.close()
+    done = run_cli("migrate", "--from", redis_url, "--to", db)
+    assert done.returncode == 2 and one_line(done.stderr).startswith(
+        "memchat: memory m1: created_at '1:56 pm on 8 May, 2023' is not ISO-8601 with a time zone")
+    bad = run_cli("migrate", "--from", redis_url, "--to", db, "--index-build-memory", "lots")
+    assert bad.returncode == 2 and "--index-build-memory 'lots'" in one_line(bad.stderr)
+
+
+def test_export_base64_round_trips_through_redis_load(db, redis_url, tmp_path) -> None:
+    add_user(db, "u1", "x")
+    pool = Pool(db, size=2)
+    try:
+        ids = MemoryStore(pool, settings_for(db)).write("u1", "c9", ["My shoe size is 42.", "so it is"], NOW)
+    finally:
+        pool.close()
+    path = tmp_path / "out.jsonl"
+    done = run_cli("export", "--from", db, "--out", str(path), "--encoding", "base64")
+    assert done.returncode == 0 and done.stderr.strip() == "exported 2 memories"
+    out = {r["id"]: r for r in map(json.loads, path.read_text().splitlines())}
+    assert set(out) == set(ids) and all("embedding" not in r for r in out.values())
+    shoe = next(r for r in out.values() if r["text"] == "My shoe size is 42.")
+    assert np.array_equal(f32(shoe["embedding_f32"]), get_embedder("hash-ngram-v1").embed(shoe["text"]))
+    assert (shoe["user_id"], shoe["conversation_id"], shoe["embedder"]) == ("u1", "c9", "hash-ngram-v1")
+    assert datetime.fromisoformat(shoe["created_at"]) == NOW and datetime.fromisoformat(shoe["expires_at"]) > NOW
+    assert next(r for r in out.values() if r["text"] == "so it is")["embedding_f32"] is None
+    assert run_cli("redis-load", "--to", redis_url, "--file", str(path)).returncode == 0
+    again = run_cli("export", "--from", redis_url, "--encoding", "base64")
+    assert {r["id"]: r["embedding_f32"] for r in map(json.loads, again.stdout.splitlines())} == {
+        i: r["embedding_f32"] for i, r in out.items()}

@@ -237,6 +237,43 @@ def test_admin_creates_and_deletes_users_with_everything_they_own(make_app) -> N
     assert admin.delete("/api/admin/users/carol", headers=app.admin).status_code == 404
 
 
+def test_admin_imports_users_all_or_nothing(make_app) -> None:
+    app = make_app()
+    admin = app.client()
+    app.user("taken")  # id "taken", email taken@example.test
+    users = [{"id": f"imp-{i}", "email": f"imp{i}@example.test"} for i in range(3000)]
+    users[1] = {**users[1], "password": PASSWORD}
+    before = table_counts(app.dsn)
+    refused = [  # (body, status, what the one-line error names)
+        ({"users": users[:5] + [{"email": "x@example.test"}]}, 400, "users[5]: 'id'"),
+        ({"users": users[:5] + [{"id": "x"}]}, 400, "users[5]: 'email'"),
+        ({"users": users[:5] + [{"id": "x", "email": "x@example.test", "password": 12345678}]}, 400,
+         "users[5]: 'password'"),
+        ({"users": users[:5] + [{"id": "imp-2", "email": "x@example.test"}]}, 400, "users[5]: id 'imp-2'"),
+        ({"users": users[:5] + [{"id": "x", "email": "IMP3@example.test"}]}, 400, "users[5]: email 'IMP3@"),
+        ({"users": users[:5] + [{"id": "has space", "email": "x@example.test"}]}, 400, "users[5]: id may hold"),
+        ({"users": []}, 400, "'users'"),
+        ({"users": users[:5] + [{"id": "x", "email": "TAKEN@example.test"}, {"id": "taken", "email": "y@e.test"}]},
+         409, "email 'TAKEN@example.test'"),
+        ({"users": users[:5] + [{"id": "taken", "email": "y@example.test"}]}, 409, "id 'taken'"),
+    ]
+    for body, status, named in refused:
+        resp = admin.post("/api/admin/users/import", json=body, headers=app.admin)
+        assert resp.status_code == status and named in resp.json()["error"], (named, resp.text)
+        assert "\n" not in resp.json()["error"]
+    assert table_counts(app.dsn) == before
+    assert admin.post("/api/admin/users/import", json={"users": users}).status_code == 401
+    resp = admin.post("/api/admin/users/import", json={"users": users}, headers=app.admin)
+    assert resp.status_code == 201 and resp.json() == {"created": 3000}
+    assert table_counts(app.dsn)["users"] == before["users"] + 3000
+    client = app.client()
+    assert client.post("/api/login", json={"email": "imp1@example.test", "password": PASSWORD}).status_code == 200
+    for password in (PASSWORD, "!", ""):  # a user imported without a password cannot sign in, with anything
+        resp = client.post("/api/login", json={"email": "imp0@example.test", "password": password})
+        assert resp.status_code in (400, 401), password
+    assert client.post("/login", data={"email": "imp0@example.test", "password": "!"}).status_code == 401
+
+
 def test_the_clock_moves_only_when_settable(make_app) -> None:
     wall = make_app()
     resp = wall.client().post("/api/admin/clock", json={"advance_days": 1}, headers=wall.admin)

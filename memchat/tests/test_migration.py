@@ -14,7 +14,7 @@ from pgvector.psycopg import register_vector
 from memchat import legacy_store
 from memchat.db import Pool
 from memchat.embedders import get_embedder
-from memchat.memory_store import MemoryStore
+from memchat.memory_store import IndexBuildError, MemoryStore
 from memchat.migration import migrate
 from memchat.tests.helpers import LEGACY_GHOST, LEGACY_OWNERS, add_user, legacy_records, settings_for
 
@@ -160,3 +160,21 @@ def test_a_batch_size_below_one_is_refused(legacy, target, db) -> None:
     with pytest.raises(ValueError, match="batch-size"):
         migrate(legacy, target, settings_for(db), batch_size=0)
     assert rows(db) == {}
+
+
+def test_an_index_made_at_start_on_the_empty_table_is_built_again_after_loading(legacy, target, db) -> None:
+    MemoryStore(target, settings_for(db)).ensure_index()  # as a server started on the new database does
+    with target.connection() as conn:
+        default = conn.execute("SHOW maintenance_work_mem").fetchone()[0]
+    migrate(legacy, target, settings_for(db, index_build_memory="96MB"), batch_size=7)
+    with psycopg.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'memories_embedding_hnsw'"
+                            ).fetchone()[0] == 1
+    with target.connection() as one, target.connection() as two:  # the build's settings stay on no connection
+        assert [c.execute("SHOW maintenance_work_mem").fetchone()[0] for c in (one, two)] == [default, default]
+    assert default != "96MB"
+
+
+def test_an_index_build_memory_postgresql_refuses_is_one_clear_error(target, db) -> None:
+    with pytest.raises(IndexBuildError, match="index build memory '100TB' refused by PostgreSQL"):
+        MemoryStore(target, settings_for(db, index_build_memory="100TB")).build_index()

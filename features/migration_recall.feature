@@ -36,6 +36,14 @@ Feature: Recall survives the migration from Redis to PostgreSQL + pgvector
       | 10,000  |
       | 100,000 |
 
+  Scenario: A history captured from the running app replays into a fresh store with every answer unchanged
+    Given users have told the app facts in several conversations
+    When the app's memory is captured as a snapshot, with questions sampled from it
+    And the snapshot is replayed into a fresh store through the migration
+    Then the migration reports every memory read and written
+    And every historical memory is recalled for its owner and for nobody else
+    And every golden question recalls the expected memories, in order, with the expected scores
+
   Scenario: Running the migration again changes nothing
     Given the legacy Redis store holds the golden snapshot "household"
     And the memories are migrated to PostgreSQL in batches of 50 with the "hash-ngram-v1" embedding model

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -40,15 +41,25 @@ class HashNgramEmbedder:
 
     def embed(self, text: str) -> np.ndarray | None:
         """The unit vector of `text`, or None when it has no content words (nothing to remember or recall)."""
-        vec = np.zeros(self.dims, dtype=np.float64)
+        slots, weights = [], []
         for feat, weight in self.features(text):
-            digest = hashlib.blake2b(f"{self.salt}|{feat}".encode(), digest_size=8).digest()
-            h = int.from_bytes(digest, "little")
-            vec[h % self.dims] += weight if (h >> 32) & 1 else -weight
+            slot, sign = _slot(self.salt, feat, self.dims)
+            slots.append(slot)
+            weights.append(sign * weight)
+        # Summed slot by slot in the order of the features, as adding them one at a time would.
+        vec = np.bincount(slots, weights=weights, minlength=self.dims) if slots else np.zeros(self.dims)
         norm = float(np.linalg.norm(vec))
         if norm == 0.0:
             return None
         return (vec / norm).astype(np.float32)
+
+
+@lru_cache(maxsize=1 << 20)
+def _slot(salt: str, feature: str, dims: int) -> tuple[int, float]:
+    """Where a feature lands and with which sign: the same words recur across texts, so it is hashed once (bulk
+    embedding of a whole history is several times faster)."""
+    h = int.from_bytes(hashlib.blake2b(f"{salt}|{feature}".encode(), digest_size=8).digest(), "little")
+    return h % dims, 1.0 if (h >> 32) & 1 else -1.0
 
 
 EMBEDDERS: dict[str, HashNgramEmbedder] = {

@@ -131,6 +131,8 @@ class ProbeOutcome:
         expected = set(self.expected_ids)
         if not expected:
             return None
+        if self.comparison.matches:
+            return 1.0  # a tie beyond k in the place of the k-th is as good
         return len(expected & {h.id for h in self.comparison.actual}) / len(expected)
 
     @property
@@ -139,12 +141,16 @@ class ProbeOutcome:
         gain = {h.id: len(self.expected_ids) - r for r, h in enumerate(self.comparison.expected)}
         if not gain:
             return None
+        if self.comparison.matches:
+            return 1.0
         dcg = sum(gain.get(h.id, 0) / math.log2(r + 2) for r, h in enumerate(self.comparison.actual[:self.k]))
         ideal = sum(g / math.log2(r + 2) for r, g in enumerate(sorted(gain.values(), reverse=True)))
         return dcg / ideal
 
     def faults(self) -> Counter:
         c = self.comparison
+        if c.matches:
+            return Counter()
         expected, actual = {h.id: r for r, h in enumerate(c.expected)}, {h.id: r for r, h in enumerate(c.actual)}
         out: Counter = Counter()
         out["missing ids"] = len(set(expected) - set(actual))
@@ -216,9 +222,11 @@ def check_probes(driver: AppDriver, app: RunningApp, history: ReplayHistory, acc
             for n in by_owner[owner]:
                 probe = history.probes[n]
                 expected = [Hit(history.memory_id(h.id), h.score) for h in probe.expected.get(embedder, [])]
+                tied = [Hit(history.memory_id(h.id), h.score) for h in probe.tied_beyond_k.get(embedder, [])]
                 actual = [Hit(h.id, h.score) for h in session.search(probe.query, k=probe.k)]
                 outcomes[n] = ProbeOutcome(RecallComparison(probe.query, owner, expected, actual,
-                                                            tolerance=SCORE_TOLERANCE), k)
+                                                            tolerance=SCORE_TOLERANCE,
+                                                            candidates=expected + tied), k)
         finally:
             session.close()
 

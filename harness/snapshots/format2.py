@@ -7,11 +7,13 @@ histories of any size (documented in snapshots/README.md):
      "expires_at": ISO-8601 | null, "embedder": ..., "embedding_f32": base64 | null, "embeddable": false}
     ...
     {"type": "probe", "owner": ..., "query": ..., "k": 5, "expected": {"<embedder>": [{"id": ..., "score": ...}]},
-     "evidence": [ids]}
+     "tied_beyond_k": {"<embedder>": [{"id": ..., "score": ...}]}, "evidence": [ids]}
 
 Memory lines come before probe lines. The embedding is optional (the little-endian float32 bytes in base64, with the
 embedder that made it); `"embeddable": false` marks a memory the target cannot embed (no content words), which is
-checked for its owner and text only. A line that breaks a rule is refused with the file, its line number and field.
+checked for its owner and text only. `tied_beyond_k` lists the memories beyond the k-th that score the same as the
+k-th: a store may return any of them in its place. A line that breaks a rule is refused with the file, its line
+number and field.
 """
 
 from __future__ import annotations
@@ -82,11 +84,14 @@ class GoldenProbe:
     k: int
     expected: dict[str, list[Hit]]  # per embedder: ids in order, with scores
     evidence: list[str] = field(default_factory=list)  # the memories the question is about, when known
+    tied_beyond_k: dict[str, list[Hit]] = field(default_factory=dict)  # per embedder: as good as the k-th hit
 
     def as_json(self) -> dict:
+        def hits(by_embedder: dict[str, list[Hit]]) -> dict:
+            return {e: [{"id": h.id, "score": round(h.score, 6)} for h in rows] for e, rows in by_embedder.items()}
+        ties = {e: rows for e, rows in self.tied_beyond_k.items() if rows}
         return {"type": "probe", "owner": self.owner, "query": self.query, "k": self.k,
-                "expected": {e: [{"id": h.id, "score": round(h.score, 6)} for h in hits]
-                             for e, hits in self.expected.items()},
+                "expected": hits(self.expected), **({"tied_beyond_k": hits(ties)} if ties else {}),
                 **({"evidence": self.evidence} if self.evidence else {})}
 
 
@@ -94,7 +99,8 @@ Record = Header | HistoricalMemory | GoldenProbe
 
 
 def is_format2(path: Path) -> bool:
-    """Told by the first line (or gzip's magic bytes), without reading the rest."""
+    """Told by gzip's magic bytes or a first line that is a whole JSON object (format 1 is one indented document),
+    without reading the rest; the header's own "format" is checked by the reader."""
     with path.open("rb") as raw:
         start = raw.read(2)
         if start == GZIP_MAGIC:
@@ -105,7 +111,7 @@ def is_format2(path: Path) -> bool:
         data = json.loads(first)
     except ValueError:
         return False
-    return isinstance(data, dict) and data.get("format") == FORMAT2
+    return isinstance(data, dict)
 
 
 def _open_text(path: Path) -> IO[str]:
@@ -210,21 +216,27 @@ def _probe(line: _Line, owner_of: dict[str, str], owners: set[str]) -> GoldenPro
     expected = line.data.get("expected")
     if not isinstance(expected, dict) or not expected:
         raise line.refuse("expected", "must map each embedder to its hits in order")
-    hits: dict[str, list[Hit]] = {}
-    for embedder, rows in expected.items():
-        where = f"expected.{embedder}"
-        if not isinstance(rows, list) or len(rows) > k:
-            raise line.refuse(where, f"must be a list of at most k={k} hits")
-        hits[embedder] = []
-        for rank, row in enumerate(rows):
-            mid = row.get("id") if isinstance(row, dict) else None
-            if owner_of.get(mid) != owner:
-                raise line.refuse(f"{where}[{rank}].id", f"{mid!r} is not a memory of {owner!r}")
-            hits[embedder].append(Hit(mid, line.number_(f"{where}[{rank}].score", row.get("score"))))
+    ties = line.data.get("tied_beyond_k", {})
+    if not isinstance(ties, dict):
+        raise line.refuse("tied_beyond_k", "must map embedders to hits")
+    hits = {e: _hits(line, f"expected.{e}", rows, owner, owner_of, k) for e, rows in expected.items()}
+    tied = {e: _hits(line, f"tied_beyond_k.{e}", rows, owner, owner_of, None) for e, rows in ties.items()}
     evidence = line.data.get("evidence", [])
     if not isinstance(evidence, list) or any(owner_of.get(e) != owner for e in evidence):
         raise line.refuse("evidence", f"must list memories of {owner!r}")
-    return GoldenProbe(owner, query, k, hits, list(evidence))
+    return GoldenProbe(owner, query, k, hits, list(evidence), tied)
+
+
+def _hits(line: _Line, where: str, rows: object, owner: str, owner_of: dict[str, str], k: int | None) -> list[Hit]:
+    if not isinstance(rows, list) or (k is not None and len(rows) > k):
+        raise line.refuse(where, "must be a list of hits" + (f", at most k={k}" if k is not None else ""))
+    out = []
+    for rank, row in enumerate(rows):
+        mid = row.get("id") if isinstance(row, dict) else None
+        if owner_of.get(mid) != owner:
+            raise line.refuse(f"{where}[{rank}].id", f"{mid!r} is not a memory of {owner!r}")
+        out.append(Hit(mid, line.number_(f"{where}[{rank}].score", row.get("score"))))
+    return out
 
 
 def read_snapshot(path: Path) -> Iterator[Record]:

@@ -1,7 +1,8 @@
 """Generated histories at scale (format 2): what a team's memory store looks like after years, from a fixed seed.
 
-- Owners from one memory to thousands: one large owner (1/25 of the history, at most 4,000), the rest log-uniform
-  from 1 to 300; owner ids collide nearly on purpose (`ana`, `ana1`, `ana-1`, `ana_1`, `ana.1`).
+- Thousands of owners, from one memory to thousands: one large owner (1/33 of the history, at most 3,000), the rest
+  log-uniform from 1 to 120 (about 4,000 owners in 100k memories); owner ids collide nearly on purpose (`ana`,
+  `ana1`, `ana-1`, `ana_1`, `ana.1`).
 - Each owner talks mostly about four topics of their own (clustered), as people do.
 - Texts users type: plain, quotes, backslashes, newlines, emoji, CJK, right-to-left, HTML-like, very long; exact and
   near repeats (same words, other case and punctuation) of the owner's earlier texts and of other owners'; and texts
@@ -79,9 +80,9 @@ def _owner_ids(rng: random.Random, pools: _Pools, count: int) -> list[str]:
 
 
 def _owner_sizes(rng: random.Random, total: int) -> list[int]:
-    biggest = max(1, min(4000, total // 25))
+    biggest = max(1, min(3000, total // 33))
     sizes, left = [biggest], total - biggest
-    top = max(2, min(300, total // 10))
+    top = max(2, min(120, total // 10))
     while left > 0:
         size = min(left, max(1, int(math.exp(rng.uniform(0, math.log(top))))))
         sizes.append(size)
@@ -106,8 +107,8 @@ class _Texts:
         roll = rng.random()
         if roll < 0.02:
             text = f"{text}\n{rng.choice(self.pools.sentences)}\n\n{rng.choice(self.pools.sentences)}"
-        elif roll < 0.025:  # very long: a pasted note
-            text = " ".join(rng.choice(self.pools.sentences) for _ in range(rng.randrange(30, 60))) + " " + text
+        elif roll < 0.022:  # very long: a pasted note of 1 to 3 kB
+            text = " ".join(rng.choice(self.pools.sentences) for _ in range(rng.randrange(15, 45))) + " " + text
         return text
 
 
@@ -175,12 +176,20 @@ def _questions(rng: random.Random, by_owner: dict[str, list[int]], texts: list[s
     return out
 
 
-def _exact(matrix: np.ndarray, ids: list[str], query: bytes | None, k: int, threshold: float) -> list[Hit]:
+TIE = 1e-6  # scores this close are equal to any store (float32 vectors): either may come first
+
+
+def _exact(matrix: np.ndarray, ids: list[str], query: bytes | None, k: int,
+           threshold: float) -> tuple[list[Hit], list[Hit]]:
+    """The top k by exact cosine, ties by id, and the hits beyond k that tie with the k-th."""
     if query is None or not ids:
-        return []
+        return [], []
     scores = matrix @ np.frombuffer(query, dtype="<f4").astype(np.float64)
     order = sorted(range(len(ids)), key=lambda i: (-round(float(scores[i]), 9), ids[i]))
-    return [Hit(ids[i], float(scores[i])) for i in order if scores[i] >= threshold][:k]
+    ranked = [Hit(ids[i], float(scores[i])) for i in order if scores[i] >= threshold]
+    top = ranked[:k]
+    tied = [h for h in ranked[k:k + 50] if top and len(top) == k and abs(h.score - top[-1].score) <= TIE]
+    return top, tied
 
 
 def generate_history(target: Target, *, nominal: int, seed: int, embedders: list[str], threshold: float, k: int,
@@ -192,14 +201,16 @@ def generate_history(target: Target, *, nominal: int, seed: int, embedders: list
     rows = _memories(rng, fake, nominal)
     texts = [text for _, text, _ in rows]
     legacy = embedders[0]
-    vectors = embed_texts_f32(target, texts, legacy)
-    progress(f"embedded {len(texts)} memories with {legacy}")
     by_owner: dict[str, list[int]] = defaultdict(list)
     for i, (owner, _, _) in enumerate(rows):
         by_owner[owner].append(i)
     ids = [f"h{i:06d}" for i in range(len(rows))]
     questions = _questions(rng, by_owner, texts, max(40, min(2000, nominal // 50)))
+    both = embed_texts_f32(target, texts + [q for _, q, _ in questions], legacy)  # one run of the tool
+    vectors = both[:len(texts)]
+    progress(f"embedded {len(texts)} memories and {len(questions)} questions with {legacy}")
     expected: list[dict[str, list[Hit]]] = [{} for _ in questions]
+    tied: list[dict[str, list[Hit]]] = [{} for _ in questions]
     asked = sorted({owner for owner, _, _ in questions})
     for embedder in embedders:
         if embedder == legacy:
@@ -209,15 +220,16 @@ def generate_history(target: Target, *, nominal: int, seed: int, embedders: list
             own_vectors = [None] * len(rows)
             for i, vec in zip(needed, embed_texts_f32(target, [texts[i] for i in needed], embedder), strict=True):
                 own_vectors[i] = vec
-        query_vectors = embed_texts_f32(target, [q for _, q, _ in questions], embedder)
+        query_vectors = (both[len(texts):] if embedder == legacy
+                         else embed_texts_f32(target, [q for _, q, _ in questions], embedder))
         matrices = {}
         for owner in asked:
             rows_with_vector = [i for i in by_owner[owner] if own_vectors[i] is not None]
             matrix = np.frombuffer(b"".join(own_vectors[i] for i in rows_with_vector), dtype="<f4")
-            matrices[owner] = (matrix.reshape(len(rows_with_vector), -1).astype(np.float64),
-                               [ids[i] for i in rows_with_vector])
+            shape = (len(rows_with_vector), -1) if rows_with_vector else (0, 1)  # an owner with no vector at all
+            matrices[owner] = (matrix.reshape(shape).astype(np.float64), [ids[i] for i in rows_with_vector])
         for n, ((owner, _, _), qvec) in enumerate(zip(questions, query_vectors, strict=True)):
-            expected[n][embedder] = _exact(*matrices[owner], qvec, k, threshold)
+            expected[n][embedder], tied[n][embedder] = _exact(*matrices[owner], qvec, k, threshold)
     start = _EPOCH
     memories = []
     for i, ((owner, text, conversation), vec) in enumerate(zip(rows, vectors, strict=True)):
@@ -225,7 +237,7 @@ def generate_history(target: Target, *, nominal: int, seed: int, embedders: list
         expires = (created + timedelta(days=3650)).isoformat() if rng.random() < 0.1 else None
         memories.append(HistoricalMemory(ids[i], owner, text, created.isoformat(), expires, conversation, legacy,
                                          vec, vec is not None))
-    probes = [GoldenProbe(owner, question, k, expected[n], [ids[i] for i in evidence])
+    probes = [GoldenProbe(owner, question, k, expected[n], [ids[i] for i in evidence], tied[n])
               for n, (owner, question, evidence) in enumerate(questions)]
     header = Header(f"{nominal:,} generated memories (+{EXTRA}) of {len(by_owner)} owners, faker seed {seed}",
                     embedders, legacy, threshold, k, len(memories), len(probes), len(by_owner))

@@ -1,0 +1,110 @@
+"""Capture a format-2 snapshot from a running app, so that a team freezes "before" from its own store.
+
+Memories come from the app's export (through its driver); each probe's expected results are what the app's store
+ranks now for the question (the driver's similarity query, as the app runs it), with the app's current embedding
+model. Probes come from a file of questions per owner (JSON Lines `{"owner": ..., "query": ...}`, the owner being the
+app's user id) or are sampled from the memories (a memory's first words, with that memory as evidence).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.app_launcher import RunningApp
+from harness.app_tools import embed_texts_f32
+from harness.drivers.base import AppDriver
+from harness.recall import Hit
+from harness.snapshots import GoldenProbe, Header, HistoricalMemory, MalformedSnapshot, SnapshotWriter
+from harness.snapshots.generate import TIE
+from harness.target import Target
+
+
+@dataclass(frozen=True)
+class Question:
+    owner: str
+    query: str
+    evidence: tuple[str, ...] = ()
+
+
+def read_questions(path: Path) -> list[Question]:
+    """A questions file: one `{"owner": user id, "query": text}` per line; refused by line and field."""
+    questions = []
+    with path.open(encoding="utf-8") as lines:
+        for n, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except ValueError as e:
+                raise MalformedSnapshot(f"{path.name}:{n}: not valid JSON ({e})") from None
+            if not (isinstance(data, dict) and isinstance(data.get("owner"), str) and data["owner"]
+                    and isinstance(data.get("query"), str) and data["query"]):
+                raise MalformedSnapshot(f'{path.name}:{n}: needs "owner" (a user id) and "query", both non-empty')
+            questions.append(Question(data["owner"], data["query"]))
+    return questions
+
+
+def _exported(path: Path) -> list[HistoricalMemory]:
+    memories = []
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            r = json.loads(line)
+            vector = base64.b64decode(r["embedding_f32"]) if r.get("embedding_f32") else None
+            memories.append(HistoricalMemory(r["id"], r["user_id"], r["text"], r["created_at"], r.get("expires_at"),
+                                             r.get("conversation_id"), r.get("embedder"), vector))
+    return memories
+
+
+def sample_questions(memories: list[HistoricalMemory], count: int, seed: int) -> list[Question]:
+    """`count` memories at random, each asked back by its first eight words."""
+    rng = random.Random(seed)
+    chosen = rng.sample(memories, min(count, len(memories)))
+    return [Question(m.owner, " ".join(m.text.split()[:8]) or m.text, (m.id,)) for m in chosen]
+
+
+def capture(driver: AppDriver, app: RunningApp, target: Target, out: Path, *, questions: list[Question] | None,
+            sample: int, seed: int, k: int, description: str) -> Header:
+    """Write the snapshot of the app's store as it is now to `out` (format 2)."""
+    with tempfile.TemporaryDirectory(prefix="memtest-capture-") as folder:
+        export = Path(folder) / "export.jsonl"
+        driver.export_memories(app, export)
+        stored = _exported(export)
+    embedder = str(app.health.get("embedder") or Counter(m.embedder for m in stored).most_common(1)[0][0])
+    own = embed_texts_f32(target, [m.text for m in stored], embedder)
+    memories = [HistoricalMemory(m.id, m.owner, m.text, m.created_at, m.expires_at, m.conversation,
+                                 embedder if m.embedder == embedder else None,
+                                 m.embedding if m.embedder == embedder else None, vec is not None)
+                for m, vec in zip(stored, own, strict=True)]
+    owners = {m.owner for m in memories}
+    asked = questions if questions is not None else sample_questions(memories, sample, seed)
+    unknown = sorted({q.owner for q in asked} - owners)
+    if unknown:
+        raise MalformedSnapshot(f"questions for owners with no memory in the app: {', '.join(unknown[:5])}")
+    vectors = embed_texts_f32(target, [q.query for q in asked], embedder)
+    by_owner: dict[str, list[int]] = defaultdict(list)
+    for n, q in enumerate(asked):
+        by_owner[q.owner].append(n)
+    threshold = float(target.recall.get("threshold", 0.0))
+    answers: dict[int, list[Hit]] = {}
+    for owner, numbers in by_owner.items():
+        ranked = driver.nearest(app, owner, [vectors[n] for n in numbers], k + 50)
+        for n, hits in zip(numbers, ranked, strict=True):
+            answers[n] = [Hit(h.id, h.score) for h in hits if h.score >= threshold]
+    probes = []
+    for n, q in enumerate(asked):
+        top = answers[n][:k]
+        tied = [h for h in answers[n][k:] if len(top) == k and abs(h.score - top[-1].score) <= TIE]
+        probes.append(GoldenProbe(q.owner, q.query, k, {embedder: top}, list(q.evidence), {embedder: tied}))
+    header = Header(description, [embedder], embedder, threshold, k, len(memories), len(probes), len(owners))
+    with SnapshotWriter(out, header) as writer:
+        for memory in memories:
+            writer.memory(memory)
+        for probe in probes:
+            writer.probe(probe)
+    return header

@@ -1,0 +1,141 @@
+"""harness.snapshots, format memory-snapshot/2: written and read back line by line (plain or gzip), and one line
+naming the file, the line number and the field for each way a line can be wrong."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.recall import Hit
+from harness.snapshots import (
+    FORMAT2,
+    GoldenProbe,
+    Header,
+    HistoricalMemory,
+    MalformedSnapshot,
+    SnapshotWriter,
+    read_history,
+)
+
+VECTOR = bytes(range(16))  # four float32 values
+
+
+def _records() -> tuple[Header, list[HistoricalMemory], list[GoldenProbe]]:
+    memories = [
+        HistoricalMemory("m1", "ana", "My cat is called \"Miso\" 🐈.", "2024-01-02T03:04:05+00:00",
+                         conversation="c1", embedder="e1", embedding=VECTOR),
+        HistoricalMemory("m2", "ana", "Where is it?", "2024-01-03T03:04:05Z", embedder="e1", embeddable=False),
+        HistoricalMemory("m3", "ana1", "Line one\nline two <b>東京</b>", "2024-01-04T03:04:05+02:00",
+                         expires_at="2034-01-04T03:04:05+02:00"),
+    ]
+    probes = [GoldenProbe("ana", "What is my cat called?", 1, {"e1": [Hit("m1", 0.79)]}, ["m1"],
+                          {"e1": [Hit("m2", 0.79)]})]
+    return Header("two owners", ["e1"], "e1", 0.25, 2, 3, 1, 2), memories, probes
+
+
+def _write(path: Path) -> Path:
+    header, memories, probes = _records()
+    with SnapshotWriter(path, header) as writer:
+        for m in memories:
+            writer.memory(m)
+        for p in probes:
+            writer.probe(p)
+    return path
+
+
+def _lines(tmp_path: Path) -> list[dict]:
+    return [json.loads(line) for line in _write(tmp_path / "ok.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def _refusal(tmp_path: Path, lines: list[dict | str]) -> str:
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines), encoding="utf-8")
+    with pytest.raises(MalformedSnapshot) as info:
+        list(read_history(path))
+    message = str(info.value)
+    assert "\n" not in message, f"not one line: {message!r}"
+    return message
+
+
+@pytest.mark.parametrize("name", ["h.jsonl", "h.jsonl.gz"])
+def test_written_records_read_back_the_same(tmp_path: Path, name: str) -> None:
+    path = _write(tmp_path / name)
+    if name.endswith(".gz"):
+        assert path.read_bytes()[:2] == b"\x1f\x8b"
+    header, memories, probes = _records()
+    assert list(read_history(path)) == [header, *memories, *probes]
+
+
+def test_gzip_is_told_by_its_magic_bytes_not_its_name(tmp_path: Path) -> None:
+    plain = _write(tmp_path / "h.jsonl")
+    renamed = tmp_path / "history.data"
+    renamed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert len(list(read_history(renamed))) == 5
+
+
+def test_a_line_that_is_not_json_is_refused_by_number(tmp_path: Path) -> None:
+    lines = _lines(tmp_path)
+    message = _refusal(tmp_path, [lines[0], lines[1], '{"type": "memory", "id": ', *lines[3:]])
+    assert message.startswith("bad.jsonl:3: not valid JSON")
+
+
+@pytest.mark.parametrize("value", ["1:56 pm on 8 May, 2023", "2024-05-08T13:56:00", ""])
+def test_a_timestamp_that_is_not_iso_with_a_zone_is_refused_by_line_and_field(tmp_path: Path, value: str) -> None:
+    lines = _lines(tmp_path)
+    lines[2]["created_at"] = value
+    message = _refusal(tmp_path, lines)
+    assert message.startswith("bad.jsonl:3: created_at: ")
+
+
+@pytest.mark.parametrize(("line", "change", "field"), [
+    (0, {"format": "memory-snapshot/1"}, "format"),
+    (0, {"embedders": []}, "embedders"),
+    (1, {"id": ""}, "id"),
+    (1, {"embedding_f32": "not base64!"}, "embedding_f32"),
+    (1, {"embedder": None}, "embedder"),
+    (2, {"type": "thought"}, "type"),
+    (2, {"embeddable": "no"}, "embeddable"),
+    (4, {"owner": "zoe"}, "owner"),
+    (4, {"expected": {"e1": [{"id": "m3", "score": 0.5}]}}, "expected.e1[0].id"),
+    (4, {"expected": {"e1": [{"id": "m1", "score": "high"}]}}, "expected.e1[0].score"),
+    (4, {"k": 0, "expected": {"e1": [{"id": "m1", "score": 0.5}]}}, "expected.e1"),
+])
+def test_each_broken_field_is_named(tmp_path: Path, line: int, change: dict, field: str) -> None:
+    lines = _lines(tmp_path)
+    lines[line].update(change)
+    message = _refusal(tmp_path, lines)
+    assert message.startswith(f"bad.jsonl:{line + 1}: {field}: "), message
+    assert FORMAT2 in message
+
+
+def test_a_duplicate_id_is_refused(tmp_path: Path) -> None:
+    lines = _lines(tmp_path)
+    lines[2]["id"] = "m1"
+    assert _refusal(tmp_path, lines).startswith("bad.jsonl:3: id: duplicate id 'm1'")
+
+
+def test_memories_must_come_before_probes(tmp_path: Path) -> None:
+    lines = _lines(tmp_path)
+    message = _refusal(tmp_path, [lines[0], lines[1], lines[2], lines[4], lines[3]])
+    assert message.startswith("bad.jsonl:5: type: memory lines must all come before the probe lines")
+
+
+def test_a_truncated_file_is_refused_at_its_end(tmp_path: Path) -> None:
+    lines = _lines(tmp_path)
+    message = _refusal(tmp_path, lines[:-1])
+    assert message.startswith("bad.jsonl:4: end of file: the header counts memories, probes, owners (3, 1, 2)")
+
+
+def test_a_missing_snapshot_names_the_known_ones() -> None:
+    with pytest.raises(MalformedSnapshot, match="household"):
+        list(read_history("no-such-snapshot"))
+
+
+def test_format_1_reads_as_the_same_records() -> None:
+    records = list(read_history("household"))
+    header = records[0]
+    assert isinstance(header, Header) and header.memories == 120 and header.probes == 35
+    assert sum(isinstance(r, HistoricalMemory) for r in records) == 120

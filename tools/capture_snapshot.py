@@ -1,0 +1,66 @@
+"""Capture a golden snapshot (format memory-snapshot/2) from a running app: its memories, and what it answers now.
+
+    .venv/bin/python tools/capture_snapshot.py --base-url http://app:8000 --pg-dsn postgresql://... \\
+        --out before.jsonl.gz [--target targets/your-app.toml] [--questions questions.jsonl | --sample 200]
+
+Freeze "before" from your own store, then replay the snapshot through the change (a migration, a new embedding model,
+an index, a pgvector upgrade) with a scenario that names it: `Given the legacy Redis store holds the golden snapshot
+"path/to/before.jsonl.gz"` (see snapshots/README.md). The app's driver needs direct access to its database (the
+memchat driver: --pg-dsn).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from harness.drivers import load_driver  # noqa: E402
+from harness.drivers.base import Capability, DriverError  # noqa: E402
+from harness.replay.capture import capture, read_questions  # noqa: E402
+from harness.snapshots import MalformedSnapshot  # noqa: E402
+from harness.target import load_target  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base-url", required=True, help="the running app")
+    ap.add_argument("--pg-dsn", default=os.environ.get("MEMTEST_PG_DSN"), help="its PostgreSQL (env MEMTEST_PG_DSN)")
+    ap.add_argument("--admin-token", default=os.environ.get("MEMTEST_ADMIN_TOKEN"))
+    ap.add_argument("--target", default=os.environ.get("MEMTEST_TARGET"))
+    ap.add_argument("--out", required=True, type=Path, help="the snapshot to write (.jsonl, or .jsonl.gz)")
+    source = ap.add_mutually_exclusive_group()
+    source.add_argument("--questions", type=Path, help='JSON Lines {"owner": user id, "query": ...} to ask')
+    source.add_argument("--sample", type=int, default=200, help="else: this many questions sampled from memories")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--k", type=int, help="hits per question (default: the target's [recall] top_k)")
+    ap.add_argument("--description", default="")
+    args = ap.parse_args(argv)
+    target = load_target(args.target)
+    driver = load_driver(target)
+    try:
+        if Capability.DATABASE_ACCESS not in driver.capabilities:
+            raise DriverError(f"the {driver.name} driver cannot read the app's store, which capture needs")
+        if not args.pg_dsn:
+            raise DriverError("capture reads the app's store: give --pg-dsn (or MEMTEST_PG_DSN)")
+        app = dataclasses.replace(driver.attach(args.base_url, args.admin_token), pg_dsn=args.pg_dsn)
+        started = time.perf_counter()
+        header = capture(driver, app, target, args.out,
+                         questions=read_questions(args.questions) if args.questions else None, sample=args.sample,
+                         seed=args.seed, k=args.k or driver.recall_k(app),
+                         description=args.description or f"captured from {args.base_url}")
+    except (DriverError, MalformedSnapshot) as e:
+        print(f"capture_snapshot: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out}: {header.memories} memories of {header.owners} owners, {header.probes} probes "
+          f"({header.embedders[0]}) in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -20,7 +20,7 @@ OWUI_STAMP := $(OWUI)/.installed-$(OWUI_VERSION)-$(shell sha1sum targets/open-we
 OWUI_TORCH ?= torch==2.13.0
 OWUI_TORCH_INDEX ?=
 
-.PHONY: engine engine-stop long-sessions setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui
+.PHONY: engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui
 
 setup: $(STAMP) .tools/browser.ok
 
@@ -76,7 +76,14 @@ long-sessions: setup
 	$(PY) tools/long_sessions.py --runs $(SEEDS) $(if $(FIRST_SEED),--first-seed $(FIRST_SEED)) \
 	  $(if $(TARGET),--target $(TARGET)) $(if $(FAULTS),--faults $(FAULTS)) $(if $(JOBS),--jobs $(JOBS))
 
-# Wall times of the suite (serial, -n 2), one scenario against a bare Playwright script, storage_state vs form login.
+# The migration replays at scale (10k and 100k generated memories, every memory and probe checked): the @scale
+# examples of features/migration_recall.feature, left out of the default run.
+replay-scale: setup
+	$(PYTEST) features -m scale --scale -p no:cacheprovider $(if $(TARGET),--target $(TARGET)) \
+	  --alluredir=reports/allure-results-scale --clean-alluredir
+
+# Wall times of the suite (serial, -n 2), one scenario against a bare Playwright script, storage_state vs form login,
+# and the migration replay at 1k, 10k and 100k memories (reports/bench.json keys "suite" and "migration").
 bench: setup
 	$(PY) tools/bench_suite.py
 

@@ -36,6 +36,17 @@ Feature: Recall survives the migration from Redis to PostgreSQL + pgvector
       | 10,000  |
       | 100,000 |
 
+  Scenario Outline: A vector lost after the migration is named, among <size> memories
+    Given the legacy Redis store holds a generated history of <size> memories
+    And the memories are migrated to PostgreSQL in batches of 500 with the "hash-ngram-v1" embedding model
+    When one migrated memory's vector is removed from the store by hand
+    Then the replay names exactly that memory as lost, and only it
+
+    @scale
+    Examples: at scale (make replay-scale)
+      | size    |
+      | 100,000 |
+
   Scenario: A history captured from the running app replays into a fresh store with every answer unchanged
     Given users have told the app facts in several conversations
     When the app's memory is captured as a snapshot, with questions sampled from it

@@ -209,6 +209,9 @@ def replay_checks(world: Scenario) -> ReplayChecks:
             run.checks = ReplayChecks(check_memories(world.driver, world.app, run.replay, vectors),
                                       check_probes(world.driver, world.app, run.replay, run.accounts, run.embedder, k))
             report.attach_text("replay figures", run.checks.figures())
+            if run.checks.memories.lost:
+                report.attach_text(f"lost memories ({len(run.checks.memories.lost)}, every one)",
+                                   "\n".join(run.checks.memories.lost))
             if run.checks.probes.failing:
                 report.attach_table(f"worst probes ({len(run.checks.probes.failing)} of "
                                     f"{len(run.checks.probes.outcomes)} differ)", run.checks.probes.worst_as_csv())
@@ -224,6 +227,26 @@ def every_memory_recalled(world: Scenario) -> None:
     assert not lost_or_leaked, (
         f"{checks.figures()}\n" + (checks.lost_memories() if not checks.memories.ok else "")
         + (f"\nand {len(leaks)} hits of another owner:\n" + "\n".join(leaks[:15]) if leaks else ""))
+
+
+@when("one migrated memory's vector is removed from the store by hand")
+def remove_one_vector(world: Scenario) -> None:
+    history = world.migration.replay
+    assert history is not None, "no history was loaded"
+    world.require(Capability.DATABASE_ACCESS)
+    embeddable = [i for i, ok in enumerate(history.embeddable) if ok]
+    victim = history.ids[embeddable[world.fake.random_int(0, len(embeddable) - 1)]]
+    world.driver.remove_vector(world.app, history.memory_id(victim))
+    world.migration.removed = victim
+
+
+@then("the replay names exactly that memory as lost, and only it")
+def replay_names_the_removed_one(world: Scenario) -> None:
+    checks = replay_checks(world)
+    removed = world.migration.removed
+    named = [line.split()[0] for line in checks.memories.lost]
+    assert named == [removed], (f"the vector of {removed} was removed by hand; the replay named "
+                                f"{named[:10] or 'nothing'}\n{checks.figures()}")
 
 
 @then("every golden question recalls the expected memories, in order, with the expected scores")

@@ -74,6 +74,7 @@ class MigrationRun:
     accounts: dict[str, Account] = field(default_factory=dict)  # replayed owners who can sign in (probes' owners)
     checks: ReplayChecks | None = None  # both checks of the replay, made once, read by two steps
     captured: Path | None = None  # a snapshot the scenario captured from the running app
+    removed: str = ""  # the snapshot id of a memory whose vector a step removed by hand
     questions: list[str] = field(default_factory=list)
     counts: list[MigrationCounts] = field(default_factory=list)  # one per migration run, in order
     embedder: str = ""

@@ -11,9 +11,13 @@
 3. A signed-in context from a storage_state (cookies from the API login) against logging in through the form: median
    ms of creating the context and loading the first signed-in page.
 
-Writes reports/bench.json (key "suite", other top-level keys kept) and reports/bench/details.json; prints a table.
+4. The migration replay at 1k, 10k and 100k memories, each a fresh run on fresh databases (tools/bench_migration.py):
+   generate, load, migrate, verify, total and peak PSS.
 
-    python tools/bench_suite.py [--repeats 5] [--login-repeats 9] [--suite-runs 1] [--skip-suite]
+Writes reports/bench.json (keys "suite" and "migration", other top-level keys kept) and reports/bench/details.json;
+prints a table.
+
+    python tools/bench_suite.py [--repeats 5] [--login-repeats 9] [--suite-runs 1] [--skip-suite] [--skip-migration]
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from harness.drivers import load_driver  # noqa: E402
 from harness.drivers.base import Account, AppDriver  # noqa: E402
 from harness.target import load_target  # noqa: E402
 from pages.base import locate  # noqa: E402
+from tools.bench_migration import bench_migration  # noqa: E402
 from tools.suite_runs import REPEAT_ENV, SuiteRun, format_table, median, rel  # noqa: E402
 
 REPORTS = ROOT / "reports"
@@ -54,10 +59,12 @@ FACT, QUESTION, ANSWER = "My order number is 4417.", "What is my order number?",
 
 
 # -- pure parts --------------------------------------------------------------------------------------------------------
-def merge_bench(existing: dict | None, suite: dict) -> dict:
-    """reports/bench.json with its "suite" key replaced and every other top-level key kept."""
+def merge_bench(existing: dict | None, suite: dict, migration: dict | None = None) -> dict:
+    """reports/bench.json with its "suite" (and "migration", when measured) keys replaced, every other kept."""
     data = dict(existing) if isinstance(existing, dict) else {}
     data["suite"] = dict(suite)
+    if migration is not None:
+        data["migration"] = dict(migration)
     return data
 
 
@@ -245,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--login-repeats", type=int, default=9, help="timed logins of each kind (default 9)")
     ap.add_argument("--suite-runs", type=int, default=1, help="runs of the whole suite per mode (default 1; median)")
     ap.add_argument("--skip-suite", action="store_true", help="skip the whole-suite timings (keeps earlier ones)")
+    ap.add_argument("--skip-migration", action="store_true", help="skip the migration replay (keeps earlier figures)")
     args = ap.parse_args(argv)
     if min(args.repeats, args.login_repeats, args.suite_runs) < 1:
         ap.error("repeats must be at least 1")
@@ -298,12 +306,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             app.stop()
             drop_database(servers.pg_admin_dsn, db)
 
+    migration = None if args.skip_migration else bench_migration(say=say)
     suite_s, bare_s = median(suite_reps[1:]), median(bare_reps[1:])
     figures.update({"bare_ratio": round(suite_s / bare_s, 2), "storage_state_ms": round(median(state_ms), 1),
                     "form_login_ms": round(median(form_ms), 1)})
     suite = {k: figures[k] for k in ("serial_s", "n2_s", "bare_ratio", "storage_state_ms", "form_login_ms")
              if k in figures}
-    JSON_PATH.write_text(json.dumps(merge_bench(existing, suite), indent=2) + "\n", encoding="utf-8")
+    JSON_PATH.write_text(json.dumps(merge_bench(existing, suite, migration), indent=2) + "\n", encoding="utf-8")
     details.update({"scenario": SCENARIO, "suite_scenario_s": [round(s, 3) for s in suite_reps],
                     "bare_script_s": [round(s, 3) for s in bare_reps],
                     "storage_state_ms": [round(m, 1) for m in state_ms],
@@ -324,9 +333,13 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"median of {len(state_ms)}"],
              ["signed-in context through the login form", f"{figures['form_login_ms']:.0f} ms",
               f"median of {len(form_ms)}"]]
+    for size, m in (migration or {}).items():
+        rows.append([f"migration replay, {int(size):,} memories", f"{m['total_s']:.1f} s",
+                     f"generate {m['generate_s']}, load {m['load_s']}, migrate {m['migrate_s']}, verify "
+                     f"{m['verify_s']} s; peak PSS {m['peak_rss_mb']:.0f} MB"])
     print()
     print(format_table(["measure", "value", "note"], rows))
-    print(f"\nwrote {rel(JSON_PATH)} (key \"suite\") and {rel(OUT / 'details.json')}; "
+    print(f"\nwrote {rel(JSON_PATH)} (keys \"suite\", \"migration\") and {rel(OUT / 'details.json')}; "
           f"total wall time {time.perf_counter() - started:.1f} s")
     return 0
 

@@ -252,6 +252,11 @@ class AppDriver(ABC):
         Needs DATABASE_ACCESS."""
         raise DriverError(f"the {self.name} driver cannot query the app's store")
 
+    def remove_vector(self, app: RunningApp, memory_id: str) -> None:
+        """Take one memory's vector out of the store by hand, as a failed re-embedding or a bad hand edit would, so
+        that the suite can prove its replay names it. Needs DATABASE_ACCESS."""
+        raise DriverError(f"the {self.name} driver cannot edit the app's store")
+
     def export_memories(self, app: RunningApp, path: Path) -> None:
         """Every memory of the app's store as JSON Lines (the target's `export` tool): id, user_id, conversation_id,
         text, created_at, expires_at, embedder, embedding_f32. Needs DATABASE_ACCESS."""

@@ -256,6 +256,12 @@ class MemchatDriver(AppDriver):
                 out.append([Hit(r[0], r[1], float(r[2])) for r in rows])
         return out
 
+    def remove_vector(self, app: RunningApp, memory_id: str) -> None:
+        with psycopg.connect(str(app.pg_dsn), connect_timeout=10, autocommit=True) as conn:
+            changed = conn.execute("UPDATE memories SET embedding = NULL WHERE id = %s", (memory_id,)).rowcount
+        if changed != 1:
+            raise DriverError(f"no memory {memory_id} in the store to remove the vector of")
+
     def export_memories(self, app: RunningApp, path: Path) -> None:
         run_tool(self.target, "export", store=str(app.pg_dsn), file=str(path), timeout=600)
 

@@ -6,6 +6,8 @@ written under another embedding model are re-embedded with the target model. The
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -89,6 +91,17 @@ def _drop_hnsw_if_empty(conn: psycopg.Connection, settings: Settings) -> None:
         conn.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
 
 
+def _read_ahead(client: redis.Redis, batches: list[list[str]]) -> Iterator[list[dict]]:
+    """Each batch's records, the next one read from Redis on a thread while the caller writes this one: the reply
+    parsing (Python) then overlaps PostgreSQL's COPY and INSERT, which wait with the GIL released."""
+    with ThreadPoolExecutor(max_workers=1) as reader:
+        pending = reader.submit(legacy_store.fetch, client, batches[0]) if batches else None
+        for following in [*batches[1:], None]:
+            records = pending.result()
+            pending = reader.submit(legacy_store.fetch, client, following) if following is not None else None
+            yield records
+
+
 def migrate(client: redis.Redis, pool: Pool, settings: Settings, batch_size: int = 500) -> Counts:
     if batch_size < 1:
         raise ValueError("--batch-size must be at least 1")
@@ -97,8 +110,7 @@ def migrate(client: redis.Redis, pool: Pool, settings: Settings, batch_size: int
     ids = legacy_store.all_ids(client)
     with pool.connection() as conn:
         _drop_hnsw_if_empty(conn, settings)
-        for batch in _batches(ids, batch_size, settings.has("migration-drops-last-batch")):
-            records = legacy_store.fetch(client, batch)
+        for records in _read_ahead(client, _batches(ids, batch_size, settings.has("migration-drops-last-batch"))):
             counts.read += len(records)
             vectors = []
             for rec in records:

@@ -261,8 +261,9 @@ def _pg_rows(dsn: str) -> Iterator[tuple]:
     try:
         with pool.connection() as conn, conn.transaction(), conn.cursor(name="memchat_export") as cur:
             cur.itersize = 2000
+            # binary: a vector arrives as its float32 bytes, not as text to parse (100k rows: 10.5 s -> 5.5 s)
             cur.execute("SELECT id, user_id, conversation_id, text, embedding, embedder, created_at, expires_at"
-                        " FROM memories ORDER BY id")
+                        " FROM memories ORDER BY id", binary=True)
             yield from cur
     finally:
         pool.close()

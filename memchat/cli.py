@@ -355,8 +355,9 @@ def _legacy_chunks(path: str, default_embedder: str) -> Iterator[list[dict]]:
 def cmd_redis_load(args: argparse.Namespace) -> int:
     from memchat import legacy_store
 
-    if args.file != "-":
-        # A file can be read twice: check all of it first, so a refused file leaves nothing half-loaded.
+    if args.file != "-" and os.path.isfile(args.file):
+        # A regular file can be read twice (a pipe cannot): check all of it first, so a refused file leaves nothing
+        # half-loaded.
         for _ in _legacy_chunks(args.file, args.embedder):
             pass
     client = legacy_store.connect(args.target)
@@ -364,7 +365,7 @@ def cmd_redis_load(args: argparse.Namespace) -> int:
     try:
         for chunk in _legacy_chunks(args.file, args.embedder):
             loaded += legacy_store.put(client, chunk, args.embedder)
-    except CliError as e:  # only standard input gets here: each chunk is checked before it is written
+    except CliError as e:  # only a pipe gets here: each chunk is checked before it is written
         if loaded:
             raise CliError(f"{e} ({loaded} records were loaded before it)") from None
         raise

@@ -345,3 +345,9 @@ def test_export_base64_round_trips_through_redis_load(db, redis_url, tmp_path) -
     again = run_cli("export", "--from", redis_url, "--encoding", "base64")
     assert {r["id"]: r["embedding_f32"] for r in map(json.loads, again.stdout.splitlines())} == {
         i: r["embedding_f32"] for i, r in out.items()}
+
+
+def test_redis_load_from_a_pipe_named_as_the_file(redis_url) -> None:
+    lines = "".join(json.dumps(r) + "\n" for r in legacy_records(3, ghosts=()))
+    done = run_cli("redis-load", "--to", redis_url, "--file", "/dev/stdin", stdin=lines)
+    assert done.returncode == 0 and done.stdout.strip() == f"loaded 3 memories into {redis_url}", done.stderr

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -58,29 +59,41 @@ def _when(rec: dict, field: str) -> datetime | None:
 
 
 # Each batch is COPYed (binary) into this table, then moved by one INSERT ... SELECT: a statement a batch instead of
-# a statement a row. Dropped at commit, so a failed batch leaves nothing behind.
-_STAGING = ("CREATE TEMP TABLE memchat_staging (id text, user_id text, conversation_id text, text text, fact_key text,"
-            " embedding vector, embedder text, dims integer, created_at timestamptz, expires_at timestamptz)"
-            " ON COMMIT DROP")
+# a statement a row. Made once a run (not once a batch: catalog churn) and emptied at each commit.
+_STAGING = ("CREATE TEMP TABLE IF NOT EXISTS memchat_staging (id text, user_id text, conversation_id text, text text,"
+            " fact_key text, embedding vector, embedder text, dims integer, created_at timestamptz,"
+            " expires_at timestamptz) ON COMMIT DELETE ROWS")
 _COLUMNS = "id, user_id, conversation_id, text, fact_key, embedding, embedder, dims, created_at, expires_at"
 _TYPES = ["text", "text", "text", "text", "text", "vector", "text", "int4", "timestamptz", "timestamptz"]
 
 
 def _write_batch(conn: psycopg.Connection, rows: list[tuple], counts: Counts) -> None:
     with conn.transaction():
-        conn.execute(_STAGING)
         with conn.cursor() as cur, cur.copy(f"COPY memchat_staging ({_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
             copy.set_types(_TYPES)
             for row in rows:
                 copy.write_row(row)
-        unknown = conn.execute("SELECT count(*) FROM memchat_staging s"
-                               " WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = s.user_id)").fetchone()[0]
-        written = conn.execute(f"INSERT INTO memories ({_COLUMNS}) SELECT {_COLUMNS} FROM memchat_staging s"
-                               " WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = s.user_id)"
-                               " ON CONFLICT (id) DO NOTHING").rowcount
+        written, unknown = conn.execute(
+            f"WITH moved AS (INSERT INTO memories ({_COLUMNS}) SELECT {_COLUMNS} FROM memchat_staging s"
+            " WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = s.user_id) ON CONFLICT (id) DO NOTHING RETURNING 1)"
+            " SELECT (SELECT count(*) FROM moved), (SELECT count(*) FROM memchat_staging s"
+            " WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = s.user_id))").fetchone()
     counts.skipped_unknown_owner += unknown
     counts.written += written
     counts.skipped_present += len(rows) - unknown - written
+
+
+@contextmanager
+def _loading_session(conn: psycopg.Connection) -> Iterator[None]:
+    """The migration's own session settings, undone before the connection goes back to the pool. Commits do not wait
+    for the disk: a crash can lose the last batches' commits, and the next run (idempotent) copies them again."""
+    conn.execute(_STAGING)
+    conn.execute("SET synchronous_commit = off")
+    try:
+        yield
+    finally:
+        conn.execute("RESET synchronous_commit")
+        conn.execute("DROP TABLE IF EXISTS memchat_staging")
 
 
 def _drop_hnsw_if_empty(conn: psycopg.Connection, settings: Settings) -> None:
@@ -108,7 +121,7 @@ def migrate(client: redis.Redis, pool: Pool, settings: Settings, batch_size: int
     target = get_embedder(settings.embedder)
     counts = Counts()
     ids = legacy_store.all_ids(client)
-    with pool.connection() as conn:
+    with pool.connection() as conn, _loading_session(conn):
         _drop_hnsw_if_empty(conn, settings)
         for records in _read_ahead(client, _batches(ids, batch_size, settings.has("migration-drops-last-batch"))):
             counts.read += len(records)

@@ -107,8 +107,10 @@ def _drop_hnsw_if_empty(conn: psycopg.Connection, settings: Settings) -> None:
 def _read_ahead(client: redis.Redis, batches: list[list[str]]) -> Iterator[list[dict]]:
     """Each batch's records, the next one read from Redis on a thread while the caller writes this one: the reply
     parsing (Python) then overlaps PostgreSQL's COPY and INSERT, which wait with the GIL released."""
+    if not batches:
+        return
     with ThreadPoolExecutor(max_workers=1) as reader:
-        pending = reader.submit(legacy_store.fetch, client, batches[0]) if batches else None
+        pending = reader.submit(legacy_store.fetch, client, batches[0])
         for following in [*batches[1:], None]:
             records = pending.result()
             pending = reader.submit(legacy_store.fetch, client, following) if following is not None else None

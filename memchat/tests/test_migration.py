@@ -178,3 +178,12 @@ def test_an_index_made_at_start_on_the_empty_table_is_built_again_after_loading(
 def test_an_index_build_memory_postgresql_refuses_is_one_clear_error(target, db) -> None:
     with pytest.raises(IndexBuildError, match="index build memory '100TB' refused by PostgreSQL"):
         MemoryStore(target, settings_for(db, index_build_memory="100TB")).build_index()
+
+
+def test_an_empty_legacy_store_migrates_nothing(redis_url, target, db) -> None:
+    client = legacy_store.connect(redis_url)
+    try:
+        assert migrate(client, target, settings_for(db)).summary() == (
+            "read 0, written 0, skipped 0 (0 already present, 0 with an unknown owner), re-embedded 0")
+    finally:
+        client.close()

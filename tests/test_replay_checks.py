@@ -11,16 +11,17 @@ from harness.replay.checks import ProbeCheck, ProbeOutcome, _verdict
 
 def _result(**change: object) -> OwnTextResult:
     values = {"memory_id": "t-m1", "owner_id": "t-ana", "text": "My cat is Miso.", "has_vector": True,
-              "own_score": 1.0, "top_id": "t-m1", "top_score": 1.0, **change}
+              "own_score": 1.0, "best_other_score": 0.4, **change}
     return OwnTextResult(**values)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("result", "embeddable", "expired", "verdict"), [
     (_result(), True, False, "recalled"),
-    (_result(top_id="t-m0"), True, False, "tied with an identical text"),
-    (_result(top_id="t-m0", top_score=1.0, own_score=0.98), True, False, "outranked"),
-    (_result(has_vector=False, own_score=None, top_id=None, top_score=None), True, False, "no vector"),
-    (_result(has_vector=False, own_score=None, top_id=None, top_score=None), False, False, "cannot be embedded"),
+    (_result(best_other_score=None), True, False, "recalled"),
+    (_result(best_other_score=1.0), True, False, "tied with an identical text"),
+    (_result(best_other_score=1.0, own_score=0.98, best_other_id="t-m0"), True, False, "outranked"),
+    (_result(has_vector=False, own_score=None, best_other_score=None), True, False, "no vector"),
+    (_result(has_vector=False, own_score=None, best_other_score=None), False, False, "cannot be embedded"),
     (_result(own_score=None), True, False, "unreachable"),
     (_result(own_score=None), True, True, "expired"),
     (_result(owner_id=None), True, False, "missing"),

@@ -7,7 +7,7 @@ For each size, with new embedded PostgreSQL + pgvector and Redis and the referen
   verify_s    every memory by its own text through the store's similarity query, every probe through the search API
   total_s     wall time from the start of generation to the end of verification
   peak_rss_mb the peak of the summed proportional set size (PSS) of this process, its children, PostgreSQL and Redis,
-              sampled every 0.1 s
+              sampled every 0.2 s
 Every memory and probe must check out (the clean app): a failing check fails the bench.
 
     python tools/bench_migration.py [--sizes 1000,10000,100000]    # prints JSON; bench_suite.py calls main()
@@ -42,7 +42,7 @@ from harness.replay.history import import_owners, read_for_replay  # noqa: E402
 from harness.target import load_target  # noqa: E402
 
 SIZES = (1000, 10_000, 100_000)
-SAMPLE_S = 0.1
+SAMPLE_S = 0.2
 EMBEDDER = "hash-ngram-v1"
 
 

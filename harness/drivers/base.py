@@ -96,15 +96,16 @@ class OwnTextQuery:
 
 @dataclass(frozen=True)
 class OwnTextResult:
-    """What the store holds of one memory, and what its similarity query ranks first for the memory's own text."""
+    """What the store holds of one memory, and how its similarity query scores the memory's own text against it and
+    against the owner's other memories."""
 
     memory_id: str
     owner_id: str | None  # None: no such row
     text: str | None
     has_vector: bool
-    own_score: float | None  # the memory's own score, None when the query cannot reach it (stale model, expired)
-    top_id: str | None
-    top_score: float | None
+    own_score: float | None  # None when the query cannot reach the row (no vector, another model's, expired)
+    best_other_score: float | None  # the best score of any other memory of the owner (None: there is none)
+    best_other_id: str | None = None  # which one, when it scores above the memory itself
 
 
 @dataclass(frozen=True)

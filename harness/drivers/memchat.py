@@ -172,14 +172,28 @@ class MemchatDriver(AppDriver):
                 _check(admin.post(self.target.api["admin_users_import"], json=body, timeout=300),
                        f"importing {len(body['users'])} users")
 
-    # memchat's recall, set-based: an owner's rows scored inside that owner's rows, ties by id (the exact path); owners
-    # with at least ann-min-rows memories through the vector index, as the app's search does.
+    # memchat's recall, set-based: for each memory, its own score and the best score of any other memory of its owner
+    # (an owner's rows scored inside that owner's rows, the exact path), or through the vector index for owners with
+    # at least ann-min-rows memories, as the app's search does.
     _OWN_ROW = ("SELECT q.memory_id, m.user_id, m.text, m.embedding IS NOT NULL,"
                 " CASE WHEN m.embedder = %(embedder)s AND (m.expires_at IS NULL OR m.expires_at > now())"
-                " THEN 1 - (m.embedding <=> q.vec) END, top.id, top.score"
+                " THEN 1 - (m.embedding <=> q.vec) END, 1 - best.d"
                 " FROM own_text q LEFT JOIN memories m ON m.id = q.memory_id")
-    _CANDIDATES = ("FROM memories x WHERE x.user_id = q.owner_id AND x.embedding IS NOT NULL"
-                   " AND x.embedder = %(embedder)s AND (x.expires_at IS NULL OR x.expires_at > now())")
+    _ELIGIBLE = ("x.embedding IS NOT NULL AND x.embedder = %(embedder)s"
+                 " AND (x.expires_at IS NULL OR x.expires_at > now())")
+    # One join of each memory with its owner's other rows and one aggregate: every distance computed once, each row
+    # read once (a lateral top-1 per memory revisits the owner's heap pages for every one of its memories).
+    # (The distances are projected before grouping, behind OFFSET 0, so that the aggregate holds no vectors.)
+    _EXACT = (f"WITH best AS (SELECT memory_id, min(d) AS d FROM (SELECT q.memory_id, x.embedding <=> q.vec AS d"
+              f" FROM own_text q JOIN memories x ON x.user_id = q.owner_id AND x.id <> q.memory_id"
+              f" WHERE NOT q.ann AND q.vec IS NOT NULL AND {_ELIGIBLE} OFFSET 0) pairs GROUP BY memory_id)"
+              f" {_OWN_ROW} LEFT JOIN best ON best.memory_id = q.memory_id WHERE NOT q.ann")
+    _ANN = (f"{_OWN_ROW} LEFT JOIN LATERAL (SELECT d FROM (SELECT x.id, x.embedding <=> q.vec AS d FROM memories x"
+            f" WHERE x.user_id = q.owner_id AND {_ELIGIBLE} ORDER BY x.embedding <=> q.vec LIMIT 26) fetched"
+            f" WHERE id <> q.memory_id ORDER BY d, id LIMIT 1) best ON q.vec IS NOT NULL WHERE q.ann")
+    _BEST_OTHER = (f"SELECT q.memory_id, best.id FROM own_text q CROSS JOIN LATERAL (SELECT x.id FROM memories x"
+                   f" WHERE x.user_id = q.owner_id AND x.id <> q.memory_id AND {_ELIGIBLE}"
+                   f" ORDER BY x.embedding <=> q.vec, x.id LIMIT 1) best WHERE q.memory_id = ANY(%(ids)s)")
 
     def _ann(self, app: RunningApp) -> tuple[str, int]:
         index = str(app.health.get("index", "hnsw"))
@@ -199,12 +213,6 @@ class MemchatDriver(AppDriver):
 
     def _own_text_part(self, app: RunningApp, rows: list[OwnTextQuery], ann_owners: set[str]) -> list[tuple]:
         params = {"embedder": str(app.health.get("embedder", "hash-ngram-v1"))}
-        exact = (f"{self._OWN_ROW} LEFT JOIN LATERAL (SELECT x.id, 1 - (x.embedding <=> q.vec) AS score"
-                 f" {self._CANDIDATES} ORDER BY x.embedding <=> q.vec, x.id LIMIT 1) top ON q.vec IS NOT NULL"
-                 " WHERE NOT q.ann")
-        ann = (f"{self._OWN_ROW} LEFT JOIN LATERAL (SELECT id, score FROM (SELECT x.id, 1 - (x.embedding <=> q.vec)"
-               f" AS score, x.embedding <=> q.vec AS d {self._CANDIDATES} ORDER BY x.embedding <=> q.vec LIMIT 26)"
-               " fetched ORDER BY d, id LIMIT 1) top ON q.vec IS NOT NULL WHERE q.ann")
         with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
             register_vector(conn)
             conn.execute("CREATE TEMP TABLE own_text (memory_id text, owner_id text, vec vector, ann bool)")
@@ -213,12 +221,17 @@ class MemchatDriver(AppDriver):
                 for q in rows:
                     vec = np.frombuffer(q.vector, dtype="<f4") if q.vector is not None else None
                     copy.write_row((q.memory_id, q.owner_id, vec, q.owner_id in ann_owners))
-            found = conn.execute(exact, params).fetchall()
+            conn.execute("ANALYZE own_text")
+            conn.execute("SET LOCAL work_mem = '64MB'")  # one group a memory: kept in memory, not spilled
+            found = conn.execute(self._EXACT, params).fetchall()
             if ann_owners:
                 self._tune_ann(conn, app)
-                found += conn.execute(ann, params).fetchall()
+                found += conn.execute(self._ANN, params).fetchall()
+            # Which memory outranks each outranked one: few, looked up one by one.
+            outranked = [r[0] for r in found if r[4] is not None and r[5] is not None and r[5] > r[4]]
+            better = dict(conn.execute(self._BEST_OTHER, {**params, "ids": outranked}).fetchall()) if outranked else {}
             conn.rollback()
-        return found
+        return [(*r, better.get(r[0])) for r in found]
 
     def recall_by_own_text(self, app: RunningApp, queries: list[OwnTextQuery]) -> list[OwnTextResult]:
         _, ann_min_rows = self._ann(app)
@@ -234,8 +247,8 @@ class MemchatDriver(AppDriver):
         with ThreadPoolExecutor(2) as pool:
             found = [row for part in pool.map(lambda p: self._own_text_part(app, p, ann_owners), parts)
                      for row in part]
-        return [OwnTextResult(r[0], r[1], r[2], bool(r[3]), float(r[4]) if r[4] is not None else None, r[5],
-                              float(r[6]) if r[6] is not None else None) for r in found]
+        return [OwnTextResult(r[0], r[1], r[2], bool(r[3]), float(r[4]) if r[4] is not None else None,
+                              float(r[5]) if r[5] is not None else None, r[6]) for r in found]
 
     def nearest(self, app: RunningApp, owner_id: str, vectors: list[bytes | None], k: int) -> list[list[Hit]]:
         embedder = str(app.health.get("embedder", "hash-ngram-v1"))

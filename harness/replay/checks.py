@@ -72,9 +72,10 @@ def _verdict(result: OwnTextResult | None, run_owner: str, text: str, embeddable
         return "no vector"
     if result.own_score is None:
         return "unreachable"
-    if result.top_score is not None and result.own_score < result.top_score - TIE:
+    other = result.best_other_score
+    if other is not None and result.own_score < other - TIE:
         return "outranked"
-    return "tied with an identical text" if result.top_id != result.memory_id else "recalled"
+    return "tied with an identical text" if other is not None and abs(other - result.own_score) <= TIE else "recalled"
 
 
 def _expired(when: str | None, now: datetime) -> bool:
@@ -107,8 +108,8 @@ def check_memories(driver: AppDriver, app: RunningApp, history: ReplayHistory,
         elif verdict in LOST:
             detail = ""
             if verdict == "outranked" and result is not None:
-                detail = (f": {history.snapshot_id(result.top_id or '')} scores {result.top_score:.4f}, "
-                          f"its own {result.own_score:.4f}")
+                detail = (f": {history.snapshot_id(result.best_other_id or '?')} scores "
+                          f"{result.best_other_score:.4f}, its own text {result.own_score:.4f}")
             elif verdict == "owner changed" and result is not None:
                 detail = f": now {result.owner_id}"
             check.lost.append(f"  {mid} of {history.owners[i]} {history.texts[i][:60]!r}: {verdict}{detail}")

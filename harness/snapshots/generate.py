@@ -153,10 +153,11 @@ def _memories(rng: random.Random, fake: Faker, nominal: int) -> list[tuple[str, 
 
 def _questions(rng: random.Random, by_owner: dict[str, list[int]], texts: list[str], count: int,
                ) -> list[tuple[str, str, list[int]]]:
-    """(owner, question, evidence) from up to 100 owners: the largest, some with one memory, the rest at random."""
+    """(owner, question, evidence) from up to 50 owners (each signs in to ask): the largest, some with one memory,
+    the rest at random."""
     owners = sorted(by_owner, key=lambda o: -len(by_owner[o]))
     singles = [o for o in owners if len(by_owner[o]) == 1][:5]
-    chosen = list(dict.fromkeys([owners[0], *singles, *rng.sample(owners, min(len(owners), 100))]))[:100]
+    chosen = list(dict.fromkeys([owners[0], *singles, *rng.sample(owners, min(len(owners), 50))]))[:50]
     out = []
     for n in range(count):
         owner = chosen[n % len(chosen)]
@@ -205,7 +206,7 @@ def generate_history(target: Target, *, nominal: int, seed: int, embedders: list
     for i, (owner, _, _) in enumerate(rows):
         by_owner[owner].append(i)
     ids = [f"h{i:06d}" for i in range(len(rows))]
-    questions = _questions(rng, by_owner, texts, max(40, min(2000, nominal // 50)))
+    questions = _questions(rng, by_owner, texts, max(40, min(1000, nominal // 50)))
     both = embed_texts_f32(target, texts + [q for _, q, _ in questions], legacy)  # one run of the tool
     vectors = both[:len(texts)]
     progress(f"embedded {len(texts)} memories and {len(questions)} questions with {legacy}")

@@ -30,13 +30,16 @@ $(STAMP): requirements.lock
 	$(PY) -m pip install -q -r requirements.lock
 	@rm -f .venv/.installed-* && touch $@
 
-# A browser: Playwright's own if present; else Debian's chromium (as root, with apt); else Playwright's download.
+# A browser: Playwright's own of the pinned version's revision (under $$PLAYWRIGHT_BROWSERS_PATH, as in Playwright's
+# Docker images, else ~/.cache/ms-playwright); else Debian's chromium (on Debian, as root, with apt; Ubuntu's chromium
+# package is a snap stub that does not run in containers); else Playwright's download, into the same place.
 .tools/browser.ok: | $(STAMP)
 	@mkdir -p .tools
-	@if [ -x "$(DEBIAN_CHROMIUM)" ] || ls $$HOME/.cache/ms-playwright/chromium-* >/dev/null 2>&1; then :; \
-	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	@if [ -x "$(DEBIAN_CHROMIUM)" ] || $(PY) -c 'import sys; from harness.browser import playwright_chromium as c; sys.exit(not c())'; \
+	then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && grep -q '^ID=debian' /etc/os-release; then \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; \
-	else $(PY) -m playwright install chromium; fi
+	else $(PY) -m playwright install $$([ "$$(id -u)" = 0 ] && echo --with-deps) chromium; fi
 	@touch $@
 
 $(ALLURE):

@@ -20,7 +20,14 @@ import pytest
 from harness import report
 from harness.app_factory import AppFactory
 from harness.app_launcher import AppLaunchError, RunningApp
-from harness.browser import BrowserChoice, BrowserNotFound, chromium_version, find_chromium, without_screencast
+from harness.browser import (
+    BrowserChoice,
+    BrowserNotFound,
+    chromium_version,
+    find_chromium,
+    playwright_chromium,
+    without_screencast,
+)
 from harness.browser_sessions import BrowserSessions
 from harness.databases import DatabaseServers, ProviderError, provide_databases, redis_url_for_db
 from harness.drivers import load_driver
@@ -49,12 +56,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
-def _playwright_cache_has_chromium() -> str | None:
-    cache = Path.home() / ".cache" / "ms-playwright"
-    found = sorted(cache.glob("chromium*/chrome-linux*/chrome")) + sorted(cache.glob("chromium*/*/headless_shell"))
-    return str(found[-1]) if found else None
-
-
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
@@ -65,7 +66,7 @@ def _start_session(config: pytest.Config) -> dict:
     try:
         target = load_target(opts.target)
         driver = load_driver(target)
-        browser = find_chromium(opts.browser_path, _playwright_cache_has_chromium())
+        browser = find_chromium(opts.browser_path, playwright_chromium())
     except (TargetError, DriverError, BrowserNotFound) as e:
         raise pytest.UsageError(str(e)) from None
     info: dict = {"target": str(target.path), "target_name": target.name, "seed": opts.seed,

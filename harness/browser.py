@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from dataclasses import dataclass
@@ -13,6 +14,20 @@ QUIET_FLAGS = ["--disable-background-networking", "--disable-component-update", 
                "--disable-quic", "--disable-dev-shm-usage"]
 INSTALL_HINT = ("no Chromium found: run `make setup` (Debian: apt-get install chromium; elsewhere: "
                 ".venv/bin/playwright install chromium) or pass --browser-path")
+
+
+def playwright_chromium() -> str | None:
+    """Playwright's own Chromium of the installed version's revision, where Playwright looks for it:
+    $PLAYWRIGHT_BROWSERS_PATH (the official Docker images keep browsers in /ms-playwright) or ~/.cache/ms-playwright.
+    Another revision (an image of another Playwright version) does not count: this Playwright would not launch it."""
+    import playwright
+
+    manifest = Path(playwright.__file__).parent / "driver" / "package" / "browsers.json"
+    revisions = {b["name"]: b["revision"] for b in json.loads(manifest.read_text())["browsers"]}
+    root = Path(os.environ.get("PLAYWRIGHT_BROWSERS_PATH") or Path.home() / ".cache" / "ms-playwright")
+    found = sorted(root.glob(f"chromium-{revisions['chromium']}/chrome-linux*/chrome"))
+    found += sorted(root.glob(f"chromium_headless_shell-{revisions['chromium-headless-shell']}/*/headless_shell"))
+    return str(found[0]) if found else None
 
 
 class BrowserNotFound(Exception):

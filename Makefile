@@ -9,6 +9,7 @@ DEBIAN_CHROMIUM := /usr/lib/chromium/chromium
 N ?= 2
 RUNS ?= 10
 SEEDS ?= 20
+SHARDS ?= 3
 # A target by name: targets/$(TARGET).toml (kill-matrix TARGET=open-webui).
 TARGET ?=
 # Open WebUI, the second maintained target, in its own virtual environment (about 3 GB with a CPU-only torch).
@@ -20,7 +21,7 @@ OWUI_STAMP := $(OWUI)/.installed-$(OWUI_VERSION)-$(shell sha1sum targets/open-we
 OWUI_TORCH ?= torch==2.13.0
 OWUI_TORCH_INDEX ?=
 
-.PHONY: engine engine-stop long-sessions setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui
+.PHONY: ci-sim durations engine engine-stop long-sessions setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui
 
 setup: $(STAMP) .tools/browser.ok
 
@@ -63,6 +64,17 @@ lint: setup
 
 clean:
 	rm -rf reports test-results .pytest_cache
+
+# Each scenario's duration, for pytest-split's shards (--splits N --group I): the whole suite once, serially, into
+# ci/durations.json (committed; refresh it when scenarios are added or change much).
+durations: setup
+	$(PYTEST) features -q -p no:cacheprovider --store-durations --alluredir=reports/allure-results --clean-alluredir
+
+# SHARDS shards of the suite here, each a separate pytest process as on separate CI machines (JOBS at once, default
+# one after another), then one Allure report merged from their results, with history, and the union checked: every
+# scenario in exactly one shard and once in the report. Prints `ci-sim: N scenarios in S shards, union ok`.
+ci-sim: setup $(ALLURE)
+	$(PY) tools/shards.py run --shards $(SHARDS) $(if $(JOBS),--jobs $(JOBS))
 
 # Kill matrix: the whole suite on the clean app, and each documented fault against the scenarios tagged to catch it.
 # FAULTS=a,b runs a subset; JOBS pytest processes at once.

@@ -5,6 +5,10 @@ PYTEST := $(PY) -m pytest
 STAMP := .venv/.installed-$(shell sha1sum requirements.lock | cut -c1-12)
 ALLURE_VERSION := 3.18.0
 ALLURE := .tools/allure/node_modules/.bin/allure
+# The loopback browser server for --browser-ws (tools/browser_server.mjs). npm has no playwright-core 1.65.2, the
+# pinned Python playwright's version: 1.65.1 speaks the same protocol (client and server must share major.minor).
+PLAYWRIGHT_CORE_VERSION := 1.65.1
+BROWSER_SERVER := .tools/browser-server/node_modules/playwright-core/package.json
 DEBIAN_CHROMIUM := /usr/lib/chromium/chromium
 N ?= 2
 RUNS ?= 10
@@ -21,7 +25,7 @@ OWUI_STAMP := $(OWUI)/.installed-$(OWUI_VERSION)-$(shell sha1sum targets/open-we
 OWUI_TORCH ?= torch==2.13.0
 OWUI_TORCH_INDEX ?=
 
-.PHONY: ci-sim durations engine engine-stop long-sessions setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui
+.PHONY: browser-server ci-sim durations engine engine-stop long-sessions setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui
 
 setup: $(STAMP) .tools/browser.ok
 
@@ -47,8 +51,14 @@ $(ALLURE):
 	@mkdir -p .tools/allure
 	npm install --prefix .tools/allure --no-audit --no-fund --silent allure@$(ALLURE_VERSION)
 
+$(BROWSER_SERVER):
+	@mkdir -p .tools/browser-server
+	npm install --prefix .tools/browser-server --no-audit --no-fund --silent playwright-core@$(PLAYWRIGHT_CORE_VERSION)
+
+browser-server: $(BROWSER_SERVER)
+
 # The project's own tests: the reference app's, the support package's, and the acceptance suite on the clean app.
-test: setup
+test: setup $(BROWSER_SERVER)
 	$(PYTEST) memchat/tests -q -p no:cacheprovider
 	$(PYTEST) tests -q -p no:cacheprovider
 	$(PYTEST) features -q -n $(N) --alluredir=reports/allure-results --clean-alluredir --junitxml=reports/junit.xml

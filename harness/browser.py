@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 DEBIAN_CHROMIUM = Path("/usr/lib/chromium/chromium")  # the real binary; /usr/bin/chromium is a wrapper script
 # Quiet and offline: no background downloads, sync, first-run UI or QUIC probes to hosts that cannot be reached.
@@ -32,6 +34,27 @@ def playwright_chromium() -> str | None:
 
 class BrowserNotFound(Exception):
     pass
+
+
+# Playwright opens a persistent profile only in a browser it launches itself (launch_persistent_context); a browser
+# server hands out browsers, and its launchServer takes no profile folder.
+REMOTE_PROFILE_SKIP = ("a remote browser (--browser-ws) cannot give a persistent profile: Playwright opens one only "
+                       "in a browser it launches itself")
+
+
+def check_browser_ws(url: str, timeout: float = 3.0) -> None:
+    """A one-line error, before anything starts, for a --browser-ws URL where no server can answer."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("ws", "wss") or not parts.hostname:
+        raise BrowserNotFound(f"--browser-ws {url} is not a ws:// or wss:// URL; pass the wsEndpoint that a "
+                              f"Playwright browser server prints (here: node tools/browser_server.mjs)")
+    port = parts.port or (443 if parts.scheme == "wss" else 80)
+    try:
+        socket.create_connection((parts.hostname, port), timeout=timeout).close()
+    except OSError as e:
+        raise BrowserNotFound(f"--browser-ws {url}: nothing answers at {parts.hostname}:{port} ({e.strerror or e}); "
+                              f"start a Playwright browser server there (here: node tools/browser_server.mjs) or "
+                              f"drop --browser-ws") from None
 
 
 @dataclass(frozen=True)

@@ -89,6 +89,7 @@ def merge(results: Sequence[Path], report: Path, history: Path | None) -> int:
     if history is not None:
         history.parent.mkdir(parents=True, exist_ok=True)
         config["historyPath"] = str(history.resolve())
+    shutil.rmtree(report, ignore_errors=True)  # allure generate leaves an earlier report's files in place
     report.parent.mkdir(parents=True, exist_ok=True)
     rc = report.parent / f"{report.name}.allurerc.json"
     rc.write_text(json.dumps(config, indent=2), encoding="utf-8")

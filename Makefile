@@ -9,11 +9,15 @@ ALLURE := .tools/allure/node_modules/.bin/allure
 # pinned Python playwright's version: 1.65.1 speaks the same protocol (client and server must share major.minor).
 PLAYWRIGHT_CORE_VERSION := 1.65.1
 BROWSER_SERVER := .tools/browser-server/node_modules/playwright-core/package.json
+# gitlab-ci-local for make ci-check; 4.75.1 does not start on Node 20 (it calls Set.prototype.union, Node 22).
+GCL_VERSION := 4.65.0
+GCL := .tools/gitlab-ci-local/node_modules/.bin/gitlab-ci-local
 DEBIAN_CHROMIUM := /usr/lib/chromium/chromium
 N ?= 2
 RUNS ?= 10
 SEEDS ?= 20
 SHARDS ?= 3
+RUN ?= acceptance
 # A target by name: targets/$(TARGET).toml (kill-matrix TARGET=open-webui).
 TARGET ?=
 # Open WebUI, the second maintained target, in its own virtual environment (about 3 GB with a CPU-only torch).
@@ -25,7 +29,7 @@ OWUI_STAMP := $(OWUI)/.installed-$(OWUI_VERSION)-$(shell sha1sum targets/open-we
 OWUI_TORCH ?= torch==2.13.0
 OWUI_TORCH_INDEX ?=
 
-.PHONY: browser-server ci-sim durations engine engine-stop long-sessions setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui
+.PHONY: browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui
 
 setup: $(STAMP) .tools/browser.ok
 
@@ -57,6 +61,10 @@ $(BROWSER_SERVER):
 
 browser-server: $(BROWSER_SERVER)
 
+$(GCL):
+	@mkdir -p .tools/gitlab-ci-local
+	npm install --prefix .tools/gitlab-ci-local --no-audit --no-fund --silent gitlab-ci-local@$(GCL_VERSION)
+
 # The project's own tests: the reference app's, the support package's, and the acceptance suite on the clean app.
 test: setup $(BROWSER_SERVER)
 	$(PYTEST) memchat/tests -q -p no:cacheprovider
@@ -85,6 +93,20 @@ durations: setup
 # scenario in exactly one shard and once in the report. Prints `ci-sim: N scenarios in S shards, union ok`.
 ci-sim: setup $(ALLURE)
 	$(PY) tools/shards.py run --shards $(SHARDS) $(if $(JOBS),--jobs $(JOBS))
+
+# The CI templates' merge job (ci/gitlab-ci.yml, ci/github-actions.yml): one Allure report from the shards of RUN
+# (reports/RUN/shards/*/), its history in reports/RUN/allure-history/ (carried between pipelines by the CI's cache),
+# and the union of the shards' JUnit files checked against the suite that SELECT (pytest options) selects.
+ci-merge: $(STAMP) $(ALLURE)
+	@status=0; $(PY) tools/shards.py merge --results reports/$(RUN)/shards/*/allure-results \
+	  --report reports/$(RUN)/allure --history reports/$(RUN)/allure-history/history.jsonl || status=1; \
+	$(PY) tools/shards.py check --junit reports/$(RUN)/shards/*/junit.xml --report reports/$(RUN)/allure -- $(SELECT) \
+	  || status=1; exit $$status
+
+# The CI templates proven by running them (ci/check.sh): schemas and actionlint, the GitLab pipeline under
+# gitlab-ci-local with its shell executor, and with the engine's images and services where make engine is up.
+ci-check: setup $(ALLURE) $(GCL)
+	@ci/check.sh
 
 # Kill matrix: the whole suite on the clean app, and each documented fault against the scenarios tagged to catch it.
 # FAULTS=a,b runs a subset; JOBS pytest processes at once.

@@ -6,7 +6,8 @@
 #      on this machine (services dropped: the suite then starts its embedded databases), on a small slice of the suite;
 #   3. where the Docker-API engine is up (make engine: DOCKER_HOST) and not ENGINE=0, the smoke jobs as declared,
 #      image and services, on that engine, with images built here named by the template's variables (ci/images.sh);
-#   4. the scheduled pipeline: which jobs it would run (with NIGHTLY=1, the nightly job itself, one seed).
+#   4. the scheduled pipeline: which jobs it would run; with NIGHTLY=1 also the nightly job itself (shell executor,
+#      one seed of the long form: minutes).
 # Ends with a note of which job ran with which executor, and its result. Logs in reports/ci-check/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +35,7 @@ fi
 # A merge-request pipeline on the reference app: the sharded job too (MEMTEST_TARGET), on two smoke scenarios, so
 # that one of the three shards is empty (the template's exit-5 case) and the whole run stays short.
 SLICE='-m "smoke and in_session"'
-common=(--file "$OUT/gitlab-ci.yml" --state-dir "$OUT/state" --no-color --concurrency 1
+common=(--state-dir "$OUT/state" --no-color --concurrency 1
         --ignore-predefined-vars CI_PIPELINE_SOURCE --variable CI_PIPELINE_SOURCE=merge_request_event
         --variable MEMTEST_TARGET=memchat --variable "MEMTEST_SMOKE_ARGS=$SLICE" --variable "MEMTEST_PYTEST_ARGS=$SLICE")
 
@@ -60,7 +61,7 @@ run_pipeline() {  # executor label, log, gitlab-ci-local options...
 # -- 2. shell executor -----------------------------------------------------------------------------------------------
 # Services cannot run in a shell job, and gitlab-ci-local starts them for any job that declares them: the shell run
 # uses the template with `services:` dropped, and the suite's embedded databases (DSN variables emptied).
-.venv/bin/python - ci/gitlab-ci.yml "$OUT/gitlab-ci.yml" <<'EOF'
+.venv/bin/python - ci/gitlab-ci.yml "$OUT/gitlab-ci.shell.yml" <<'EOF'
 import sys
 from ruamel.yaml import YAML
 yaml = YAML()
@@ -70,7 +71,7 @@ for job in pipeline.values():
         job.pop("services", None)
 yaml.dump(pipeline, open(sys.argv[2], "w", encoding="utf-8"))
 EOF
-run_pipeline "shell executor" "$OUT/gitlab-shell.log" --force-shell-executor \
+run_pipeline "shell executor" "$OUT/gitlab-shell.log" --file "$OUT/gitlab-ci.shell.yml" --force-shell-executor \
   --variable MEMTEST_PG_DSN= --variable MEMTEST_REDIS_URL=
 
 # -- 3. image and services on the engine -----------------------------------------------------------------------------
@@ -84,8 +85,8 @@ if [[ -n ${DOCKER_HOST:-} && ${ENGINE:-1} == 1 ]]; then
   if [[ -f /etc/ssl/certs/ca-certificates.crt ]]; then
     ca=(--ca-file /etc/ssl/certs/ca-certificates.crt --variable NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt)
   fi
-  cp ci/gitlab-ci.yml "$OUT/gitlab-ci.yml"
-  run_pipeline "podman engine, image + services" "$OUT/gitlab-engine.log" \
+  cp ci/gitlab-ci.yml "$OUT/gitlab-ci.yml"  # as it is, services and all
+  run_pipeline "podman engine, image + services" "$OUT/gitlab-engine.log" --file "$OUT/gitlab-ci.yml" \
     --container-executable "$PWD/ci/podman-engine" --pull-policy if-not-present "${ca[@]}" \
     --helper-image "$GCL_HELPER_IMAGE" --wait-image "$GCL_WAIT_IMAGE" \
     --variable "MEMTEST_PLAYWRIGHT_IMAGE=$MEMTEST_PLAYWRIGHT_IMAGE" --variable "MEMTEST_NODE_IMAGE=$MEMTEST_NODE_IMAGE" \
@@ -104,6 +105,17 @@ scheduled=$("$GCL" --file "$OUT/gitlab-ci.yml" --state-dir "$OUT/state" --no-col
   | awk '$1 ~ /^memtest-/ {print $1}' | tr '\n' ' ')
 [[ $scheduled == "memtest-nightly " ]] || fail "a scheduled pipeline should run memtest-nightly alone, not: $scheduled"
 notes+=("gitlab-ci-local --list, scheduled pipeline: memtest-nightly alone")
+if [[ ${NIGHTLY:-0} == 1 ]]; then  # the nightly job itself, one seed of the long form (minutes)
+  log="$OUT/gitlab-nightly.log"
+  say "gitlab-ci-local, shell executor, scheduled pipeline (log: $log)"
+  status=0
+  nice -n 19 "$GCL" --file "$OUT/gitlab-ci.shell.yml" --state-dir "$OUT/state" --no-color --force-shell-executor \
+    --ignore-predefined-vars CI_PIPELINE_SOURCE --variable CI_PIPELINE_SOURCE=schedule \
+    --variable MEMTEST_NIGHTLY_SEEDS=1 --variable MEMTEST_PG_DSN= --variable MEMTEST_REDIS_URL= \
+    memtest-nightly >"$log" 2>&1 || status=$?
+  summarise "$log" "shell executor, scheduled"
+  ((status == 0)) || { tail -30 "$log"; fail "the nightly job failed under gitlab-ci-local; see $log"; }
+fi
 
 echo
 say "done in $(( $(date +%s) - start )) s"

@@ -5,10 +5,19 @@ PYTEST := $(PY) -m pytest
 STAMP := .venv/.installed-$(shell sha1sum requirements.lock | cut -c1-12)
 ALLURE_VERSION := 3.18.0
 ALLURE := .tools/allure/node_modules/.bin/allure
+# The loopback browser server for --browser-ws (tools/browser_server.mjs). npm has no playwright-core 1.65.2, the
+# pinned Python playwright's version: 1.65.1 speaks the same protocol (client and server must share major.minor).
+PLAYWRIGHT_CORE_VERSION := 1.65.1
+BROWSER_SERVER := .tools/browser-server/node_modules/playwright-core/package.json
+# gitlab-ci-local for make ci-check; 4.75.1 does not start on Node 20 (it calls Set.prototype.union, Node 22).
+GCL_VERSION := 4.65.0
+GCL := .tools/gitlab-ci-local/node_modules/.bin/gitlab-ci-local
 DEBIAN_CHROMIUM := /usr/lib/chromium/chromium
 N ?= 2
 RUNS ?= 10
 SEEDS ?= 20
+SHARDS ?= 3
+RUN ?= acceptance
 # A target by name: targets/$(TARGET).toml (kill-matrix TARGET=open-webui).
 TARGET ?=
 # Open WebUI, the second maintained target, in its own virtual environment (about 3 GB with a CPU-only torch).
@@ -20,7 +29,7 @@ OWUI_STAMP := $(OWUI)/.installed-$(OWUI_VERSION)-$(shell sha1sum targets/open-we
 OWUI_TORCH ?= torch==2.13.0
 OWUI_TORCH_INDEX ?=
 
-.PHONY: engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui
+.PHONY: browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui
 
 setup: $(STAMP) .tools/browser.ok
 
@@ -30,21 +39,34 @@ $(STAMP): requirements.lock
 	$(PY) -m pip install -q -r requirements.lock
 	@rm -f .venv/.installed-* && touch $@
 
-# A browser: Playwright's own if present; else Debian's chromium (as root, with apt); else Playwright's download.
+# A browser: Playwright's own of the pinned version's revision (under $$PLAYWRIGHT_BROWSERS_PATH, as in Playwright's
+# Docker images, else ~/.cache/ms-playwright); else Debian's chromium (on Debian, as root, with apt; Ubuntu's chromium
+# package is a snap stub that does not run in containers); else Playwright's download, into the same place.
 .tools/browser.ok: | $(STAMP)
 	@mkdir -p .tools
-	@if [ -x "$(DEBIAN_CHROMIUM)" ] || ls $$HOME/.cache/ms-playwright/chromium-* >/dev/null 2>&1; then :; \
-	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	@if [ -x "$(DEBIAN_CHROMIUM)" ] || $(PY) -c 'import sys; from harness.browser import playwright_chromium as c; sys.exit(not c())'; \
+	then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && grep -q '^ID=debian' /etc/os-release; then \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; \
-	else $(PY) -m playwright install chromium; fi
+	else $(PY) -m playwright install $$([ "$$(id -u)" = 0 ] && echo --with-deps) chromium; fi
 	@touch $@
 
 $(ALLURE):
 	@mkdir -p .tools/allure
 	npm install --prefix .tools/allure --no-audit --no-fund --silent allure@$(ALLURE_VERSION)
 
+$(BROWSER_SERVER):
+	@mkdir -p .tools/browser-server
+	npm install --prefix .tools/browser-server --no-audit --no-fund --silent playwright-core@$(PLAYWRIGHT_CORE_VERSION)
+
+browser-server: $(BROWSER_SERVER)
+
+$(GCL):
+	@mkdir -p .tools/gitlab-ci-local
+	npm install --prefix .tools/gitlab-ci-local --no-audit --no-fund --silent gitlab-ci-local@$(GCL_VERSION)
+
 # The project's own tests: the reference app's, the support package's, and the acceptance suite on the clean app.
-test: setup
+test: setup $(BROWSER_SERVER)
 	$(PYTEST) memchat/tests -q -p no:cacheprovider
 	$(PYTEST) tests -q -p no:cacheprovider
 	$(PYTEST) features -q -n $(N) --alluredir=reports/allure-results --clean-alluredir --junitxml=reports/junit.xml
@@ -60,6 +82,31 @@ lint: setup
 
 clean:
 	rm -rf reports test-results .pytest_cache
+
+# Each scenario's duration, for pytest-split's shards (--splits N --group I): the whole suite once, serially, into
+# ci/durations.json (committed; refresh it when scenarios are added or change much).
+durations: setup
+	$(PYTEST) features -q -p no:cacheprovider --store-durations --alluredir=reports/allure-results --clean-alluredir
+
+# SHARDS shards of the suite here, each a separate pytest process as on separate CI machines (JOBS at once, default
+# one after another), then one Allure report merged from their results, with history, and the union checked: every
+# scenario in exactly one shard and once in the report. Prints `ci-sim: N scenarios in S shards, union ok`.
+ci-sim: setup $(ALLURE)
+	$(PY) tools/shards.py run --shards $(SHARDS) $(if $(JOBS),--jobs $(JOBS))
+
+# The CI templates' merge job (ci/gitlab-ci.yml, ci/github-actions.yml): one Allure report from the shards of RUN
+# (reports/RUN/shards/*/), its history in reports/RUN/allure-history/ (carried between pipelines by the CI's cache),
+# and the union of the shards' JUnit files checked against the suite that SELECT (pytest options) selects.
+ci-merge: $(STAMP) $(ALLURE)
+	@status=0; $(PY) tools/shards.py merge --results reports/$(RUN)/shards/*/allure-results \
+	  --report reports/$(RUN)/allure --history reports/$(RUN)/allure-history/history.jsonl || status=1; \
+	$(PY) tools/shards.py check --junit reports/$(RUN)/shards/*/junit.xml --report reports/$(RUN)/allure -- $(SELECT) \
+	  || status=1; exit $$status
+
+# The CI templates proven by running them (ci/check.sh): schemas and actionlint, the GitLab pipeline under
+# gitlab-ci-local with its shell executor, and with the engine's images and services where make engine is up.
+ci-check: setup $(ALLURE) $(GCL)
+	@ci/check.sh
 
 # Kill matrix: the whole suite on the clean app, and each documented fault against the scenarios tagged to catch it.
 # FAULTS=a,b runs a subset; JOBS pytest processes at once.

@@ -20,7 +20,15 @@ import pytest
 from harness import report
 from harness.app_factory import AppFactory
 from harness.app_launcher import AppLaunchError, RunningApp
-from harness.browser import BrowserChoice, BrowserNotFound, chromium_version, find_chromium, without_screencast
+from harness.browser import (
+    BrowserChoice,
+    BrowserNotFound,
+    check_browser_ws,
+    chromium_version,
+    find_chromium,
+    playwright_chromium,
+    without_screencast,
+)
 from harness.browser_sessions import BrowserSessions
 from harness.databases import DatabaseServers, ProviderError, provide_databases, redis_url_for_db
 from harness.drivers import load_driver
@@ -49,12 +57,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
-def _playwright_cache_has_chromium() -> str | None:
-    cache = Path.home() / ".cache" / "ms-playwright"
-    found = sorted(cache.glob("chromium*/chrome-linux*/chrome")) + sorted(cache.glob("chromium*/*/headless_shell"))
-    return str(found[-1]) if found else None
-
-
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
@@ -65,13 +67,19 @@ def _start_session(config: pytest.Config) -> dict:
     try:
         target = load_target(opts.target)
         driver = load_driver(target)
-        browser = find_chromium(opts.browser_path, _playwright_cache_has_chromium())
+        if opts.browser_ws:
+            check_browser_ws(opts.browser_ws)
+            browser = BrowserChoice(None, f"--browser-ws {opts.browser_ws}")
+        else:
+            browser = find_chromium(opts.browser_path, playwright_chromium())
     except (TargetError, DriverError, BrowserNotFound) as e:
         raise pytest.UsageError(str(e)) from None
     info: dict = {"target": str(target.path), "target_name": target.name, "seed": opts.seed,
                   "run": secrets.token_hex(3), "faults": opts.faults,
                   "browser": str(browser.executable or ""), "browser_source": browser.source,
-                  "chromium": chromium_version(browser.executable), "base_url": opts.base_url}
+                  "chromium": "served by a Playwright browser server" if opts.browser_ws
+                  else chromium_version(browser.executable),
+                  "browser_ws": opts.browser_ws, "base_url": opts.base_url}
     if opts.base_url:
         if opts.faults:
             raise pytest.UsageError("--faults switches faults on in an app the suite starts; drop --base-url")
@@ -288,6 +296,12 @@ def browser_type_launch_args(browser_type_launch_args: dict, suite_info: dict) -
 
 
 @pytest.fixture(scope="session")
+def connect_options(suite_info: dict) -> dict | None:
+    """pytest-playwright connects to this browser server instead of launching a browser (--browser-ws)."""
+    return {"endpoint": suite_info["browser_ws"]} if suite_info.get("browser_ws") else None
+
+
+@pytest.fixture(scope="session")
 def test_data(suite_info: dict, worker_id: str) -> TestData:
     return TestData(suite_info["seed"], worker_id)
 
@@ -302,12 +316,14 @@ def _artifacts_recorder(_artifacts_recorder, request: pytest.FixtureRequest):  #
 
 
 @pytest.fixture
-def browsers(request: pytest.FixtureRequest, browser_type, browser_type_launch_args: dict,  # noqa: ANN001
-             browser_context_args: dict, _artifacts_recorder) -> Iterator[BrowserSessions]:  # noqa: ANN001
+def browsers(request: pytest.FixtureRequest, suite_info: dict, browser_type,  # noqa: ANN001
+             browser_type_launch_args: dict, browser_context_args: dict,
+             _artifacts_recorder) -> Iterator[BrowserSessions]:  # noqa: ANN001
     # pytest-playwright's new_context needs its shared browser: asked for only when a scenario opens a plain
     # context, so scenarios that use persistent profiles alone do not launch a second browser.
     sessions = BrowserSessions(lambda **kw: request.getfixturevalue("new_context")(**kw), browser_type,
-                               browser_type_launch_args, browser_context_args, _artifacts_recorder)
+                               browser_type_launch_args, browser_context_args, _artifacts_recorder,
+                               remote=bool(suite_info.get("browser_ws")))
     yield sessions
     call = getattr(request.node, "rep_call", None)  # set by pytest-playwright's report hook
     always = [request.config.getoption(o) for o in ("--tracing", "--screenshot", "--video")]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 DEBIAN_CHROMIUM = Path("/usr/lib/chromium/chromium")  # the real binary; /usr/bin/chromium is a wrapper script
 # Quiet and offline: no background downloads, sync, first-run UI or QUIC probes to hosts that cannot be reached.
@@ -15,8 +18,43 @@ INSTALL_HINT = ("no Chromium found: run `make setup` (Debian: apt-get install ch
                 ".venv/bin/playwright install chromium) or pass --browser-path")
 
 
+def playwright_chromium() -> str | None:
+    """Playwright's own Chromium of the installed version's revision, where Playwright looks for it:
+    $PLAYWRIGHT_BROWSERS_PATH (the official Docker images keep browsers in /ms-playwright) or ~/.cache/ms-playwright.
+    Another revision (an image of another Playwright version) does not count: this Playwright would not launch it."""
+    import playwright
+
+    manifest = Path(playwright.__file__).parent / "driver" / "package" / "browsers.json"
+    revisions = {b["name"]: b["revision"] for b in json.loads(manifest.read_text())["browsers"]}
+    root = Path(os.environ.get("PLAYWRIGHT_BROWSERS_PATH") or Path.home() / ".cache" / "ms-playwright")
+    found = sorted(root.glob(f"chromium-{revisions['chromium']}/chrome-linux*/chrome"))
+    found += sorted(root.glob(f"chromium_headless_shell-{revisions['chromium-headless-shell']}/*/headless_shell"))
+    return str(found[0]) if found else None
+
+
 class BrowserNotFound(Exception):
     pass
+
+
+# Playwright opens a persistent profile only in a browser it launches itself (launch_persistent_context); a browser
+# server hands out browsers, and its launchServer takes no profile folder.
+REMOTE_PROFILE_SKIP = ("a remote browser (--browser-ws) cannot give a persistent profile: Playwright opens one only "
+                       "in a browser it launches itself")
+
+
+def check_browser_ws(url: str, timeout: float = 3.0) -> None:
+    """A one-line error, before anything starts, for a --browser-ws URL where no server can answer."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("ws", "wss") or not parts.hostname:
+        raise BrowserNotFound(f"--browser-ws {url} is not a ws:// or wss:// URL; pass the wsEndpoint that a "
+                              f"Playwright browser server prints (here: node tools/browser_server.mjs)")
+    port = parts.port or (443 if parts.scheme == "wss" else 80)
+    try:
+        socket.create_connection((parts.hostname, port), timeout=timeout).close()
+    except OSError as e:
+        raise BrowserNotFound(f"--browser-ws {url}: nothing answers at {parts.hostname}:{port} ({e.strerror or e}); "
+                              f"start a Playwright browser server there (here: node tools/browser_server.mjs) or "
+                              f"drop --browser-ws") from None
 
 
 @dataclass(frozen=True)

@@ -9,17 +9,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from playwright.sync_api import BrowserContext, BrowserType, Page
+
+from harness.browser import REMOTE_PROFILE_SKIP
 
 
 class BrowserSessions:
     def __init__(self, new_context: Callable[..., BrowserContext], browser_type: BrowserType,
-                 launch_args: dict, context_args: dict, recorder: Any | None) -> None:
+                 launch_args: dict, context_args: dict, recorder: Any | None, remote: bool = False) -> None:
         self._new_context = new_context
         self._browser_type = browser_type
         self._launch_args = launch_args
         self._context_args = {k: v for k, v in context_args.items() if k != "base_url"}
         self._recorder = recorder  # pytest-playwright's artifacts recorder: traces and screenshots on failure
+        self._remote = remote  # browsers from a browser server (--browser-ws): no persistent profiles
         self._storage_states: dict[str, dict] = {}
         self._profiles: list[Path] = []
         self._persistent: list[BrowserContext] = []
@@ -41,6 +45,8 @@ class BrowserSessions:
 
     # -- persistent profiles ---------------------------------------------------------------------------------------
     def new_profile(self) -> Path:
+        if self._remote:
+            pytest.skip(REMOTE_PROFILE_SKIP)
         profile = Path(tempfile.mkdtemp(prefix="memtest-profile-", dir="/tmp"))
         self._profiles.append(profile)
         return profile

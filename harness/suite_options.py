@@ -30,6 +30,9 @@ def add_options(parser: pytest.Parser) -> None:
                     help="faults to switch on in the reference app, e.g. unload-write-lost (kill matrix)")
     group.addoption("--browser-path", default=os.environ.get("MEMTEST_BROWSER_PATH"),
                     help="Chromium binary to drive; default: Playwright's own, then /usr/lib/chromium/chromium")
+    group.addoption("--browser-ws", default=os.environ.get("MEMTEST_BROWSER_WS"),
+                    help="ws:// endpoint of a Playwright browser server to drive instead of launching Chromium here "
+                         "(browsers on other machines); env MEMTEST_BROWSER_WS")
     group.addoption("--seed", type=int, default=os.environ.get("MEMTEST_SEED", str(DEFAULT_SEED)),
                     help=f"faker seed (default {DEFAULT_SEED}); env MEMTEST_SEED")
     group.addoption("--target", default=os.environ.get("MEMTEST_TARGET"),
@@ -65,13 +68,15 @@ class SuiteOptions:
     base_url: str | None
     pg_image: str | None = None
     redis_image: str | None = None
+    browser_ws: str | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> SuiteOptions:
         opt = config.getoption
         return cls(opt("--db"), opt("--pg-dsn"), opt("--redis-url"), opt("--faults") or "",
                    opt("--browser-path"), opt("--seed"), opt("--target"), opt("--admin-token"),
-                   opt("base_url", default=None), opt("--pg-image"), opt("--redis-image"))
+                   opt("base_url", default=None), opt("--pg-image"), opt("--redis-image"),
+                   opt("--browser-ws"))
 
 
 def runs_acceptance_suite(config: pytest.Config) -> bool:

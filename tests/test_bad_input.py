@@ -57,6 +57,7 @@ def _cases(tmp: Path) -> dict[str, list[str]]:
         "    Given Ana is signed in\n", encoding="utf-8")
     cases = {
         "browser": ["--browser-path", "/nonexistent"],
+        "browser_ws": ["--browser-ws", "ws://127.0.0.1:1/playwright"],
         "base_url": [*NO_BROWSER, "--base-url", "http://127.0.0.1:1"],
         "dsn": [*NO_BROWSER, "--pg-dsn", f"postgresql://u:{SECRET}@127.0.0.1:1/x", "--redis-url",
                 "redis://127.0.0.1:1"],
@@ -110,6 +111,11 @@ def _assert_one_error_line(run: Run, *expected: str) -> str:
 
 def test_browser_path_that_does_not_exist(runs: dict[str, Run]) -> None:
     _assert_one_error_line(runs["browser"], "--browser-path /nonexistent", "make setup", "playwright install")
+
+
+def test_browser_server_that_does_not_answer(runs: dict[str, Run]) -> None:
+    _assert_one_error_line(runs["browser_ws"], "--browser-ws ws://127.0.0.1:1/playwright", "nothing answers",
+                           "tools/browser_server.mjs")
 
 
 def test_testcontainers_without_docker(runs: dict[str, Run]) -> None:

@@ -97,3 +97,23 @@ def test_launch_args_for_playwright_own_chromium_name_no_executable() -> None:
     args = BrowserChoice(None, "playwright").launch_args()
     assert "executable_path" not in args
     assert args["args"] == QUIET_FLAGS
+
+
+def test_playwright_chromium_is_looked_for_under_playwright_browsers_path(monkeypatch: pytest.MonkeyPatch,
+                                                                          tmp_path: Path) -> None:
+    """As in Playwright's Docker images (/ms-playwright); a browser of another Playwright's revision does not count."""
+    import json
+
+    import playwright
+
+    manifest = Path(playwright.__file__).parent / "driver" / "package" / "browsers.json"
+    revision = next(b["revision"] for b in json.loads(manifest.read_text())["browsers"] if b["name"] == "chromium")
+    monkeypatch.setenv("PLAYWRIGHT_BROWSERS_PATH", str(tmp_path))
+    other = tmp_path / "chromium-1" / "chrome-linux64" / "chrome"
+    other.parent.mkdir(parents=True)
+    other.write_text("")
+    assert browser.playwright_chromium() is None
+    own = tmp_path / f"chromium-{revision}" / "chrome-linux64" / "chrome"
+    own.parent.mkdir(parents=True)
+    own.write_text("")
+    assert browser.playwright_chromium() == str(own)

@@ -79,8 +79,10 @@ def golden_snapshot(world: Scenario, name: str, tmp_path: Path) -> None:
 
 @given(parsers.re(r"the legacy Redis store holds a generated history of (?P<size>[\d,]+) memories"))
 def generated_history(world: Scenario, size: str, tmp_path: Path) -> None:
-    stores_of(world)
     nominal = int(size.replace(",", ""))
+    if nominal >= 10_000:  # into an empty store, as a real migration: an index grown row by row costs minutes
+        world.app = world.require_apps(Capability.APP_SETTINGS).fresh(world.app_settings)
+    stores_of(world)
     threshold, k = recall_settings(world)
     with allure.step(f"generate {nominal:,} memories (+3) with the app's embedder, seed {world.data.seed}"):
         history = generate_history(world.target, nominal=nominal, seed=world.data.seed,

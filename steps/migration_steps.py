@@ -79,6 +79,8 @@ def golden_snapshot(world: Scenario, name: str, tmp_path: Path) -> None:
 
 @given(parsers.re(r"the legacy Redis store holds a generated history of (?P<size>[\d,]+) memories"))
 def generated_history(world: Scenario, size: str, tmp_path: Path) -> None:
+    world.require(Capability.MIGRATION_TOOLS)
+    world.require(Capability.DATABASE_ACCESS)
     nominal = int(size.replace(",", ""))
     if nominal >= 10_000:  # into an empty store, as a real migration: an index grown row by row costs minutes
         world.app = world.require_apps(Capability.APP_SETTINGS).fresh(world.app_settings)

@@ -119,7 +119,8 @@ def report_problems(report: Path, scenarios: int) -> list[str]:
 def run_shards(shards: int, jobs: int, out: Path, pytest_args: Sequence[str]) -> int:
     """ci-sim: each shard a separate pytest process with its own results, as on separate CI machines."""
     for old in [*out.glob("shard-*"), out / "allure"]:  # not out/history: it carries over between runs
-        shutil.rmtree(old)
+        if old.exists():  # a first run (a fresh clone) has none
+            shutil.rmtree(old)
 
     def shard(group: int) -> tuple[int, int, float]:
         place = out / f"shard-{group}"

@@ -17,7 +17,7 @@ from harness.recall import Hit, RecallComparison, as_csv, as_text, brute_force
 from harness.replay.capture import capture
 from harness.replay.checks import ReplayChecks, check_memories, check_probes, query_vectors
 from harness.replay.history import import_owners, read_for_replay
-from harness.snapshots import SnapshotWriter, is_format2, load_snapshot, snapshot_path
+from harness.snapshots import is_format2, load_snapshot, snapshot_path, write_snapshot
 from harness.snapshots.generate import generate_history
 from steps.common_steps import NAME
 from steps.world import Scenario
@@ -91,11 +91,7 @@ def generated_history(world: Scenario, size: str, tmp_path: Path) -> None:
                                    embedders=[str(world.app.health.get("embedder", "hash-ngram-v1"))],
                                    threshold=threshold, k=k)
         path = tmp_path / "history.jsonl"
-        with SnapshotWriter(path, history.header) as writer:
-            for memory in history.memories:
-                writer.memory(memory)
-            for probe in history.probes:
-                writer.probe(probe)
+        write_snapshot(path, history.header, history.memories, history.probes)
     replay_into_legacy_store(world, path, tmp_path / "legacy.jsonl")
 
 

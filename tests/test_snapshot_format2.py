@@ -16,8 +16,8 @@ from harness.snapshots import (
     Header,
     HistoricalMemory,
     MalformedSnapshot,
-    SnapshotWriter,
     read_history,
+    write_snapshot,
 )
 
 VECTOR = bytes(range(16))  # four float32 values
@@ -37,12 +37,7 @@ def _records() -> tuple[Header, list[HistoricalMemory], list[GoldenProbe]]:
 
 
 def _write(path: Path) -> Path:
-    header, memories, probes = _records()
-    with SnapshotWriter(path, header) as writer:
-        for m in memories:
-            writer.memory(m)
-        for p in probes:
-            writer.probe(p)
+    write_snapshot(path, *_records())
     return path
 
 

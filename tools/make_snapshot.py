@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.app_tools import embed_texts  # noqa: E402
 from harness.recall import brute_force  # noqa: E402
-from harness.snapshots import FORMAT, SNAPSHOT_DIR, SnapshotWriter, load_snapshot, read_history  # noqa: E402
+from harness.snapshots import FORMAT, SNAPSHOT_DIR, load_snapshot, read_history, write_snapshot  # noqa: E402
 from harness.snapshots.generate import generate_history  # noqa: E402
 from harness.target import load_target  # noqa: E402
 
@@ -64,11 +64,7 @@ def write_history(args: argparse.Namespace) -> int:
     history = generate_history(load_target(args.target), nominal=args.memories, seed=args.seed,
                                embedders=args.embedders.split(","), threshold=args.threshold, k=args.k,
                                progress=lambda what: print(f"  {time.perf_counter() - started:5.1f} s  {what}"))
-    with SnapshotWriter(out, history.header) as writer:
-        for memory in history.memories:
-            writer.memory(memory)
-        for probe in history.probes:
-            writer.probe(probe)
+    write_snapshot(out, history.header, history.memories, history.probes)
     if args.check:
         sum(1 for _ in read_history(out))  # what we write must be what we can read
     h = history.header

@@ -20,8 +20,9 @@ from harness.app_launcher import RunningApp
 from harness.app_tools import embed_texts_f32
 from harness.drivers.base import AppDriver
 from harness.recall import Hit
-from harness.snapshots import GoldenProbe, Header, HistoricalMemory, MalformedSnapshot, SnapshotWriter
-from harness.snapshots.generate import TIE
+from harness.snapshots import GoldenProbe, Header, HistoricalMemory, MalformedSnapshot, write_snapshot
+from harness.snapshots.generate import top_and_ties
+from harness.snapshots.rules import json_objects
 from harness.target import Target
 
 
@@ -36,14 +37,8 @@ def read_questions(path: Path) -> list[Question]:
     """A questions file: one `{"owner": user id, "query": text}` per line; refused by line and field."""
     questions = []
     with path.open(encoding="utf-8") as lines:
-        for n, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except ValueError as e:
-                raise MalformedSnapshot(f"{path.name}:{n}: not valid JSON ({e})") from None
-            if not (isinstance(data, dict) and isinstance(data.get("owner"), str) and data["owner"]
+        for n, data in json_objects(lines, path.name):
+            if not (isinstance(data.get("owner"), str) and data["owner"]
                     and isinstance(data.get("query"), str) and data["query"]):
                 raise MalformedSnapshot(f'{path.name}:{n}: needs "owner" (a user id) and "query", both non-empty')
             questions.append(Question(data["owner"], data["query"]))
@@ -98,13 +93,8 @@ def capture(driver: AppDriver, app: RunningApp, target: Target, out: Path, *, qu
             answers[n] = [Hit(h.id, h.score) for h in hits if h.score >= threshold]
     probes = []
     for n, q in enumerate(asked):
-        top = answers[n][:k]
-        tied = [h for h in answers[n][k:] if len(top) == k and abs(h.score - top[-1].score) <= TIE]
+        top, tied = top_and_ties(answers[n], k)
         probes.append(GoldenProbe(q.owner, q.query, k, {embedder: top}, list(q.evidence), {embedder: tied}))
     header = Header(description, [embedder], embedder, threshold, k, len(memories), len(probes), len(owners))
-    with SnapshotWriter(out, header) as writer:
-        for memory in memories:
-            writer.memory(memory)
-        for probe in probes:
-            writer.probe(probe)
+    write_snapshot(out, header, memories, probes)
     return header

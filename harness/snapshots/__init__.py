@@ -20,12 +20,13 @@ from harness.snapshots.format2 import (
     SnapshotWriter,
     is_format2,
     read_snapshot,
+    write_snapshot,
 )
 from harness.snapshots.rules import MalformedSnapshot
 
 __all__ = ["FORMAT", "FORMAT2", "SNAPSHOT_DIR", "GoldenProbe", "Header", "HistoricalMemory", "MalformedSnapshot",
            "Memory", "Probe", "Record", "Snapshot", "SnapshotWriter", "load_snapshot", "read_history",
-           "snapshot_path"]
+           "snapshot_path", "write_snapshot"]
 
 
 def snapshot_path(name_or_path: str | Path) -> Path:

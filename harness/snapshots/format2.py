@@ -24,14 +24,14 @@ import gzip
 import io
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from harness.recall import Hit
-from harness.snapshots.rules import MalformedSnapshot, iso_with_zone
+from harness.snapshots.rules import MalformedSnapshot, iso_with_zone, json_objects
 
 FORMAT2 = "memory-snapshot/2"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -247,15 +247,7 @@ def read_snapshot(path: Path) -> Iterator[Record]:
     probes = 0
     number = 0
     with _open_text(path) as lines:
-        for number, raw in enumerate(lines, 1):
-            if not raw.strip():
-                continue
-            try:
-                data = json.loads(raw)
-            except ValueError as e:
-                raise MalformedSnapshot(f"{path.name}:{number}: not valid JSON ({e}) (format {FORMAT2})") from None
-            if not isinstance(data, dict):
-                raise MalformedSnapshot(f"{path.name}:{number}: a line must be a JSON object (format {FORMAT2})")
+        for number, data in json_objects(lines, path.name, f" (format {FORMAT2})"):
             line = _Line(path, number, data)
             if header is None:
                 header = _header(line)
@@ -314,3 +306,12 @@ class SnapshotWriter(AbstractContextManager):
         said = (self.header.memories, self.header.probes, self.header.owners)
         if exc[0] is None and written != said:
             raise ValueError(f"{self.path}: the header says {said} memories, probes, owners; {written} were written")
+
+
+def write_snapshot(path: Path, header: Header, memories: Iterable[HistoricalMemory],
+                   probes: Iterable[GoldenProbe]) -> None:
+    with SnapshotWriter(path, header) as writer:
+        for memory in memories:
+            writer.memory(memory)
+        for probe in probes:
+            writer.probe(probe)

@@ -187,10 +187,13 @@ def _exact(matrix: np.ndarray, ids: list[str], query: bytes | None, k: int,
         return [], []
     scores = matrix @ np.frombuffer(query, dtype="<f4").astype(np.float64)
     order = sorted(range(len(ids)), key=lambda i: (-round(float(scores[i]), 9), ids[i]))
-    ranked = [Hit(ids[i], float(scores[i])) for i in order if scores[i] >= threshold]
+    return top_and_ties([Hit(ids[i], float(scores[i])) for i in order if scores[i] >= threshold], k)
+
+
+def top_and_ties(ranked: list[Hit], k: int) -> tuple[list[Hit], list[Hit]]:
+    """The first k of a ranking, and the hits after them that score the same as the k-th."""
     top = ranked[:k]
-    tied = [h for h in ranked[k:k + 50] if top and len(top) == k and abs(h.score - top[-1].score) <= TIE]
-    return top, tied
+    return top, [h for h in ranked[k:k + 50] if len(top) == k and abs(h.score - top[-1].score) <= TIE]
 
 
 def generate_history(target: Target, *, nominal: int, seed: int, embedders: list[str], threshold: float, k: int,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 
 
@@ -20,3 +22,18 @@ def iso_with_zone(value: object) -> str | None:
     if when.tzinfo is None:
         return f"{value!r} has no time zone (add +00:00 or Z)"
     return None
+
+
+def json_objects(lines: Iterable[str], name: str, rule: str = "") -> Iterator[tuple[int, dict]]:
+    """(line number, object) of each non-blank line; a line that is not a JSON object is refused by its number.
+    `rule`: what to add to the refusal, e.g. the format."""
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            data = json.loads(raw)
+        except ValueError as e:
+            raise MalformedSnapshot(f"{name}:{number}: not valid JSON ({e}){rule}") from None
+        if not isinstance(data, dict):
+            raise MalformedSnapshot(f"{name}:{number}: a line must be a JSON object{rule}")
+        yield number, data

@@ -47,6 +47,7 @@ Feature: Recall survives the migration from Redis to PostgreSQL + pgvector
       | size    |
       | 100,000 |
 
+  @fault_migration_drops_last_batch @fault_migration_null_embedding
   Scenario: A history captured from the running app replays into a fresh store with every answer unchanged
     Given users have told the app facts in several conversations
     When the app's memory is captured as a snapshot, with questions sampled from it

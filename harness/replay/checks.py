@@ -43,7 +43,6 @@ class MemoryCheck:
     recalled: int = 0
     verdicts: Counter = field(default_factory=Counter)
     lost: list[str] = field(default_factory=list)  # one line per lost memory: id, text, what happened
-    extra_rows: int = 0
 
     @property
     def ok(self) -> bool:

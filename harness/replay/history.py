@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import json
 import secrets
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,11 +44,6 @@ class ReplayHistory:
     def size(self) -> int:
         return len(self.ids)
 
-    def by_owner(self) -> dict[str, list[int]]:
-        out: dict[str, list[int]] = defaultdict(list)
-        for i, owner in enumerate(self.owners):
-            out[owner].append(i)
-        return out
 
 
 def _legacy_line(history: ReplayHistory, m: HistoricalMemory) -> str:

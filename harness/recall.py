@@ -1,4 +1,5 @@
-"""Expected-versus-actual recall: the reference ranking (brute-force cosine) and a readable comparison table."""
+"""Expected-versus-actual recall: the reference ranking (brute-force cosine), a readable comparison table, and the
+check that fails with that table attached."""
 
 from __future__ import annotations
 
@@ -9,13 +10,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from harness import report
+
 SCORE_TOLERANCE = 1e-3  # float32 vectors in the database against float64 here
 
 
 @dataclass(frozen=True)
 class Hit:
+    """One memory in a ranking, best first: what a search returned or what it must return."""
+
     id: str
     score: float
+    text: str = ""  # as the app returned it; expectations carry ids and scores only
 
 
 def brute_force(vectors: dict[str, np.ndarray], query: np.ndarray, k: int, threshold: float) -> list[Hit]:
@@ -86,3 +92,13 @@ def as_text(comparisons: Sequence[RecallComparison], limit: int = 8) -> str:
         widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
         lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)) for r in table]
     return "\n".join(lines)
+
+
+def assert_same_recall(comparisons: Sequence[RecallComparison], what: str) -> None:
+    """Fails, with the expected-vs-actual table attached and the worst of it in the message, unless every
+    comparison matches."""
+    failing = [c for c in comparisons if not c.matches]
+    if failing:
+        report.attach_table(f"recall: expected vs actual ({len(failing)} of {len(comparisons)} differ)",
+                            as_csv(failing))
+    assert not failing, f"{len(failing)} of {len(comparisons)} {what} recalled differently:\n" + as_text(failing)

@@ -29,6 +29,9 @@ class ChatPage(BasePage):
         self.expect_ready()
         return self
 
+    def is_at_home(self) -> bool:
+        return self.page.url == self.url_for("home_page")
+
     def expect_ready(self) -> None:
         expect(self.el("message_input")).to_be_editable()
 

@@ -34,4 +34,6 @@ class ConversationList(BasePage):
         self.page.wait_for_url(self.url_for("conversation_page", conversation_id=conversation_id))
 
     def start_new(self) -> None:
+        """Through the app's own control; returns once the browser is at the app's start address."""
         self.reveal("new_conversation").click()
+        self.page.wait_for_url(self.url_for("home_page"))

@@ -2,27 +2,50 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pytest_bdd import given, parsers, then, when
 
-from steps.common_steps import NAME, answered, sign_in, speak, start_new_conversation
-from steps.world import Actor, Fact, Scenario
+from harness.answers import AnswerCheck
+from harness.facts import Fact
+from steps.world import NAME, Actor, World
+
+OTHER = r"(?P<other>[A-Z][a-z]+)"
+
+
+@dataclass(frozen=True)
+class ForeignVisit:
+    """One user opening another user's conversation by its address, and what the app answered."""
+
+    intruder: str
+    owner: str
+    conversation_id: str
+    status: int
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A user's conversation list as the page showed it."""
+
+    name: str
+    ids: list[str]
 
 
 def seed_told(actor: Actor, sentence: str) -> str:
     """A conversation in which the actor told the assistant `sentence`, seeded through the driver."""
     conversation_id = actor.session.seed_conversation(sentence)
     actor.told.append(Fact.parse(sentence))
+    actor.conversations.append(conversation_id)
     return conversation_id
 
 
-def only_own_memories(actor: Actor) -> None:
+def only_own_memories(actor: Actor, everyone: list[Actor]) -> None:
     """What was recalled for the actor, on the page and through the API, is the actor's own and nobody else's.
     Ownership is by memory id: users may hold memories with identical text."""
     own = {m.id: m.text for m in actor.session.memories()}
     foreign_shown = [t for t in actor.recalled if t not in own.values()]
     assert not foreign_shown, f"{actor.name} was shown memories that are not theirs: {foreign_shown}"
-    others = {m.id: (a.name, m.text) for a in actor.scenario.actors.values() if a is not actor
-              for m in a.session.memories()}
+    others = {m.id: (a.name, m.text) for a in everyone if a is not actor for m in a.session.memories()}
     for fact in actor.told:
         hits = actor.session.search(fact.question, k=10)
         foreign = [f"{others[h.id][0]}'s {h.text!r}" if h.id in others else repr(h.text)
@@ -34,91 +57,92 @@ def only_own_memories(actor: Actor) -> None:
     assert not shared, f"{actor.name}'s memory lists memories of other users: {shared}"
 
 
-@given(parsers.re(f"^{NAME} and (?P<other>[A-Z][a-z]+) are signed in, each in their own browser$"))
-def both_signed_in(world: Scenario, name: str, other: str) -> None:
+def heard(actor: Actor, answer: str, answers: AnswerCheck) -> None:
+    assert answers.matches(actor.last_reply, answer), (
+        f"{actor.name} expected {answer!r} but the assistant said {actor.last_reply!r}"
+        f" (recalled: {actor.recalled or 'none'})")
+
+
+@given(parsers.re(f"^{NAME} and {OTHER} are signed in, each in their own browser$"))
+def both_signed_in(world: World, name: str, other: str) -> None:
     for who in (name, other):
-        sign_in(world, who)
+        world.actor(who).sign_in()
 
 
 @when("at the same time they tell the assistant their secrets:")
-def tell_secrets_at_once(world: Scenario, datatable: list[list[str]]) -> None:
+def tell_secrets_at_once(world: World, datatable: list[list[str]]) -> None:
     rows = [dict(zip(datatable[0], r, strict=True)) for r in datatable[1:]]
-    pending = []
-    for row in rows:  # both send before either reply is awaited
-        actor = world.actors[row["user"]]
-        pending.append((actor, row["secret"], actor.chat.submit(row["secret"])))
-    for actor, secret, waiter in pending:
-        reply = waiter()
-        actor.turns += [("user", secret), ("assistant", reply)]
-        actor.turns_sent += 1
+    pending = [(world.actors[row["user"]], row["secret"]) for row in rows]
+    waiters = [(actor, secret, actor.submit(secret)) for actor, secret in pending]  # all send before any reply
+    for actor, secret, reply in waiters:
+        reply()
         actor.told.append(Fact.parse(secret))
 
 
 @when(parsers.parse('each of them starts a new conversation and asks "{question}"'))
-def each_asks(world: Scenario, question: str) -> None:
+def each_asks(world: World, question: str) -> None:
     for actor in world.actors.values():
-        start_new_conversation(actor)
-        speak(actor, question)
+        actor.start_new_conversation()
+        actor.say(question)
 
 
 @then(parsers.re(f'^{NAME} hears "(?P<answer>.+)"$'))
-def hears(world: Scenario, name: str, answer: str) -> None:
-    actor = world.actors[name]
-    assert answered(world, actor.last_reply, answer), (
-        f"{name} expected {answer!r} but the assistant said {actor.last_reply!r}"
-        f" (recalled: {actor.recalled or 'none'})")
+def hears(world: World, answers: AnswerCheck, name: str, answer: str) -> None:
+    heard(world.actors[name], answer, answers)
 
 
 @then("the memories recalled for each of them are only their own")
-def each_only_own(world: Scenario) -> None:
-    for actor in world.actors.values():
-        only_own_memories(actor)
+def each_only_own(world: World) -> None:
+    everyone = list(world.actors.values())
+    for actor in everyone:
+        only_own_memories(actor, everyone)
 
 
-@when(parsers.re(f"^{NAME} opens (?P<owner>[A-Z][a-z]+)'s conversation by its address$"))
-def open_foreign_conversation(world: Scenario, name: str, owner: str) -> None:
-    intruder, victim = world.actors[name], world.actors[owner]
-    world.conversation = victim.chat.conversation_id()
-    world.notes["page status"] = intruder.chat.open_conversation(world.conversation)
+@when(parsers.re(f"^{NAME} opens {OTHER}'s conversation by its address$"), target_fixture="foreign_visit")
+def open_foreign_conversation(world: World, name: str, other: str) -> ForeignVisit:
+    intruder, owner = world.actors[name], world.actors[other]
+    conversation_id = owner.note_conversation()
+    return ForeignVisit(name, other, conversation_id, intruder.open_by_address(conversation_id))
 
 
-@then(parsers.re(f"^nothing of {NAME}'s conversation is shown to (?P<other>[A-Z][a-z]+)$"))
-def nothing_shown(world: Scenario, name: str, other: str) -> None:
-    status = world.notes["page status"]
-    assert status in (200, 401, 403, 404), f"opening {name}'s conversation answered {other} {status}"
+@then(parsers.re(f"^nothing of {NAME}'s conversation is shown to {OTHER}$"))
+def nothing_shown(world: World, foreign_visit: ForeignVisit, name: str, other: str) -> None:
+    assert (foreign_visit.owner, foreign_visit.intruder) == (name, other), f"{other} did not open {name}'s conversation"
+    assert foreign_visit.status in (200, 401, 403, 404), (
+        f"opening {name}'s conversation answered {other} {foreign_visit.status}")
     text = world.actors[other].chat.page_text()
     leaked = [t for _, t in world.actors[name].turns if t in text]
     assert not leaked, f"{other} was shown {name}'s turns: {leaked}"
 
 
-@then(parsers.re(f"^the app's API refuses {NAME} (?P<owner>[A-Z][a-z]+)'s conversation$"))
-def api_refuses(world: Scenario, name: str, owner: str) -> None:
-    answer = world.actors[name].session.ask_for_conversation(world.conversation)
-    leaked = [t for _, t in world.actors[owner].turns if t in answer.body]
+@then(parsers.re(f"^the app's API refuses {NAME} {OTHER}'s conversation$"))
+def api_refuses(world: World, foreign_visit: ForeignVisit, name: str, other: str) -> None:
+    answer = world.actors[name].session.ask_for_conversation(foreign_visit.conversation_id)
+    leaked = [t for _, t in world.actors[other].turns if t in answer.body]
     assert answer.refused and not leaked, (
-        f"the API answered {name} {answer.status} for {owner}'s conversation (401, 403 or 404 expected)"
+        f"the API answered {name} {answer.status} for {other}'s conversation (401, 403 or 404 expected)"
         + (f", showing {leaked}" if leaked else ""))
 
 
-@given(parsers.re(f"^{NAME} has (?P<count>\\d+) conversations?$"))
-def has_conversations(world: Scenario, name: str, count: str) -> None:
+@given(parsers.re(f"^{NAME} has (?P<count>\\d+) conversations?$"), converters={"count": int})
+def has_conversations(world: World, name: str, count: int) -> None:
     actor = world.actor(name)
-    ids = [seed_told(actor, f"My note number {i} is {world.fake.word()}.") for i in range(int(count))]
-    world.notes[f"{name}'s conversations"] = ids
+    for i in range(count):
+        seed_told(actor, f"My note number {i} is {world.fake.word()}.")
 
 
-@when(parsers.re(f"^{NAME} looks at (?:his|her|their) conversation list$"))
-def looks_at_list(world: Scenario, name: str) -> None:
+@when(parsers.re(f"^{NAME} looks at (?:his|her|their) conversation list$"), target_fixture="listing")
+def looks_at_list(world: World, name: str) -> Listing:
     actor = world.actors[name]
-    world.open_signed_in_browser(actor)
-    actor.chat.open_new()
-    world.notes["listed"] = actor.sidebar.ids()
+    actor.sign_in()
+    return Listing(name, actor.conversations_listed())
 
 
 @then(parsers.re(f"^{NAME} sees exactly (?:his|her|their) own conversations$"))
-def sees_own(world: Scenario, name: str) -> None:
-    own = list(reversed(world.notes[f"{name}'s conversations"]))  # newest first
-    assert world.notes["listed"] == own, f"{name}'s list shows {world.notes['listed']}, expected exactly {own}"
+def sees_own(world: World, listing: Listing, name: str) -> None:
+    assert listing.name == name, f"{name} did not look at a conversation list; {listing.name} did"
+    own = list(reversed(world.actors[name].conversations))  # newest first
+    assert listing.ids == own, f"{name}'s list shows {listing.ids}, expected exactly {own}"
 
 
 def _email_parts(address: str) -> tuple[str, str]:
@@ -127,43 +151,42 @@ def _email_parts(address: str) -> tuple[str, str]:
 
 
 @given(parsers.re('^a user signed up as "(?P<address>[^"]+)" who told the assistant "(?P<sentence>.+)"$'))
-def signed_up_user(world: Scenario, address: str, sentence: str) -> None:
+def signed_up_user(world: World, address: str, sentence: str) -> None:
     role = "First" if "First" not in world.actors else "Second"
     local, domain = _email_parts(address)
-    actor = world.create_user(role, email_local=local, domain=domain)
-    seed_told(actor, sentence)
+    seed_told(world.create_user(role, email_local=local, domain=domain), sentence)
 
 
 @when(parsers.parse('the second user signs in with the address typed as "{typed}"'))
-def second_signs_in(world: Scenario, typed: str) -> None:
+def second_signs_in(world: World, typed: str) -> None:
     actor = world.actors["Second"]
     local, domain = _email_parts(typed)
-    actor.page = world.browsers.anonymous()
+    actor.open_new_browser()
     actor.login.open().log_in(world.data.email(local, world.tag, domain), actor.account.password)
     actor.chat.expect_signed_in()
-    shown, expected = actor.chat.signed_in_as(), world.driver.shown_identity(actor.account)
+    shown, expected = actor.identity_shown(), world.app.shown_identity(actor.account)
     assert shown == expected, f"signing in as {typed!r} opened the account of {shown!r}, not {expected!r}"
 
 
 @when(parsers.parse('the second user asks in a new conversation "{question}"'))
-def second_asks(world: Scenario, question: str) -> None:
+def second_asks(world: World, question: str) -> None:
     actor = world.actors["Second"]
-    start_new_conversation(actor)
-    speak(actor, question)
+    actor.start_new_conversation()
+    actor.say(question)
 
 
 @then(parsers.parse('the second user hears "{answer}"'))
-def second_hears(world: Scenario, answer: str) -> None:
-    hears(world, "Second", answer)
+def second_hears(world: World, answers: AnswerCheck, answer: str) -> None:
+    heard(world.actors["Second"], answer, answers)
 
 
 @then("the memories recalled for the second user are only their own")
-def second_only_own(world: Scenario) -> None:
-    only_own_memories(world.actors["Second"])
+def second_only_own(world: World) -> None:
+    only_own_memories(world.actors["Second"], list(world.actors.values()))
 
 
 @given("users whose ids differ by one character, each with their own memories:")
-def near_colliding_ids(world: Scenario, datatable: list[list[str]]) -> None:
+def near_colliding_ids(world: World, datatable: list[list[str]]) -> None:
     for suffix, memory in datatable[1:]:
         actor = world.create_user(f"Owner{suffix}", user_id=f"{world.tag}-{suffix}")
         actor.session.remember([memory])
@@ -171,7 +194,7 @@ def near_colliding_ids(world: Scenario, datatable: list[list[str]]) -> None:
 
 
 @then(parsers.parse('searching the memory of each user for "{question}" finds only that user\'s memories'))
-def each_finds_own(world: Scenario, question: str) -> None:
+def each_finds_own(world: World, question: str) -> None:
     for actor in world.actors.values():
         hits = actor.session.search(question, k=10)
         own = [f.sentence for f in actor.told]

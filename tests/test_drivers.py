@@ -53,7 +53,7 @@ def test_the_shown_branch_follows_parents_from_the_current_message() -> None:
 def test_query_results_become_hits_best_first() -> None:
     result = {"ids": [["m1", "m2"]], "documents": [["My dog is Rex.", "My cat is Tom."]],
               "distances": [[0.91, 0.2]], "metadatas": [[{}, {}]]}
-    assert hits_of(result) == [Hit("m1", "My dog is Rex.", 0.91), Hit("m2", "My cat is Tom.", 0.2)]
+    assert hits_of(result) == [Hit("m1", 0.91, "My dog is Rex."), Hit("m2", 0.2, "My cat is Tom.")]
     assert hits_of(None) == [] and hits_of({"ids": [[]], "documents": [[]], "distances": [[]]}) == []
 
 

@@ -33,10 +33,9 @@ if str(ROOT) not in sys.path:
 
 import psycopg  # noqa: E402
 
-from harness.app_tools import run_tool  # noqa: E402
+from harness.app_handle import AppHandle  # noqa: E402
 from harness.databases import create_database, provide_databases  # noqa: E402
 from harness.drivers import load_driver  # noqa: E402
-from harness.legacy_seed import MigrationCounts, empty_legacy_store  # noqa: E402
 from harness.replay.checks import ReplayChecks, check_memories, check_probes, query_vectors  # noqa: E402
 from harness.replay.history import import_owners, read_for_replay  # noqa: E402
 from harness.target import load_target  # noqa: E402
@@ -117,12 +116,12 @@ def _phase(times: dict[str, float], name: str) -> Iterator[None]:
 
 
 def bench_size(size: int, say: Callable[[str], None]) -> dict[str, float]:
-    target = load_target(None)
-    driver = load_driver(target)
+    driver = load_driver(load_target(None))
     work = Path(tempfile.mkdtemp(prefix=f"memtest-bench-{size}-"))
     with provide_databases("embedded", workdir=Path("/tmp")) as servers:
         pg_dsn = create_database(servers.pg_admin_dsn, "bench_replay")
-        app = driver.start(pg_dsn=pg_dsn, redis_url=servers.redis_url, settings={}, log_path=work / "app.log")
+        running = driver.start(pg_dsn=pg_dsn, redis_url=servers.redis_url, settings={}, log_path=work / "app.log")
+        app = AppHandle(driver, running)
         try:
             postmaster = _postmaster_pid(pg_dsn)
             times: dict[str, float] = {}
@@ -134,22 +133,18 @@ def bench_size(size: int, say: Callable[[str], None]) -> dict[str, float]:
                                    check=True, capture_output=True, text=True, cwd=ROOT)
                 with _phase(times, "load_s"):
                     history = read_for_replay(work / "history.jsonl", "b", work / "legacy.jsonl")
-                    empty_legacy_store(servers.redis_url)
-                    run_tool(target, "redis_load", redis_url=servers.redis_url, file=str(work / "legacy.jsonl"),
-                             embedder=EMBEDDER, timeout=900)
-                    accounts = import_owners(driver, app, history)
+                    app.load_legacy_store(work / "legacy.jsonl", EMBEDDER)
+                    accounts = import_owners(app, history)
                 with _phase(times, "migrate_s"):
-                    output = run_tool(target, "migrate", redis_url=servers.redis_url, pg_dsn=pg_dsn,
-                                      batch_size="500", embedder=EMBEDDER, index="hnsw", faults="", timeout=900)
+                    counts = app.migrate(500, EMBEDDER)
                 with _phase(times, "verify_s"):
-                    checks = ReplayChecks(
-                        check_memories(driver, app, history, query_vectors(target, history, EMBEDDER)),
-                        check_probes(driver, app, history, accounts, EMBEDDER, history.header.k))
+                    checks = ReplayChecks(check_memories(app, history, query_vectors(app, history, EMBEDDER)),
+                                          check_probes(app, history, accounts, EMBEDDER, history.header.k))
                 times["total_s"] = round(time.perf_counter() - started, 2)
             times["peak_rss_mb"] = round(memory.peak_kb / 1024, 1)
         finally:
-            app.stop()
-    counts = MigrationCounts.parse(output)
+            running.stop()
+    output = counts.output
     say(f"  {size:>7,}: {json.dumps(times)}\n           {checks.figures()}")
     if counts.written != history.size or not checks.memories.ok or checks.probes.failing or checks.leaks(history):
         raise SystemExit(f"bench_migration: the clean app failed the replay of {size:,} memories:\n"

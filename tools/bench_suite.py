@@ -40,11 +40,11 @@ if str(ROOT) not in sys.path:
 
 from playwright.sync_api import BrowserContext, Locator, Page, Playwright, expect, sync_playwright  # noqa: E402
 
-from harness.app_launcher import RunningApp  # noqa: E402
-from harness.browser import find_chromium  # noqa: E402
+from harness.app_handle import AppHandle  # noqa: E402
+from harness.browser import find_chromium, playwright_chromium  # noqa: E402
 from harness.databases import create_database, drop_database, provide_databases, redis_url_for_db  # noqa: E402
 from harness.drivers import load_driver  # noqa: E402
-from harness.drivers.base import Account, AppDriver  # noqa: E402
+from harness.drivers.base import Account  # noqa: E402
 from harness.target import load_target  # noqa: E402
 from pages.base import locate  # noqa: E402
 from tools.bench_migration import bench_migration  # noqa: E402
@@ -91,16 +91,16 @@ def time_suite(label: str, extra: Sequence[str]) -> tuple[float, int, int]:
 
 
 # -- the scenario through the suite ------------------------------------------------------------------------------------
-def scenario_through_suite(app: RunningApp, repeats: int) -> list[float]:
+def scenario_through_suite(app: AppHandle, repeats: int) -> list[float]:
     """Protocol seconds of each repetition of SCENARIO, run by the suite against `app` (which it did not start).
 
-    Only --base-url and the admin token are passed: given --pg-dsn and --redis-url as well, conftest.py starts an
+    Only --base-url and the admin token are passed: given --pg-dsn and --redis-url as well, the suite starts an
     app of its own on those databases and runs the scenario against that one instead (see the report)."""
     run = SuiteRun("scenario", [SCENARIO, "-q", "--base-url", app.base_url, "--alluredir",
                                 str(OUT / "allure" / "scenario"), "--clean-alluredir",
                                 "--output", str(OUT / "playwright" / "scenario")],
                    results_file=OUT / "results" / "scenario.jsonl", log_file=OUT / "logs" / "scenario.log",
-                   env={REPEAT_ENV: str(repeats), "MEMTEST_ADMIN_TOKEN": app.admin_token or ""}).run()
+                   env={REPEAT_ENV: str(repeats), "MEMTEST_ADMIN_TOKEN": app.running.admin_token or ""}).run()
     res = run.results
     if res.failed_or_errored or not run.finished_normally:
         raise RuntimeError(f"the scenario failed through the suite (exit {run.returncode}); see {rel(run.log_file)}")
@@ -115,14 +115,13 @@ class Bare:
     """The cross-session flow with nothing but Playwright and the driver's API calls: no fixtures, page objects,
     tracing or report. Elements are found with the target's locators, so the same flow runs against any app."""
 
-    def __init__(self, pw: Playwright, driver: AppDriver, app: RunningApp) -> None:
-        choice = find_chromium(None, _playwright_chromium())
+    def __init__(self, pw: Playwright, app: AppHandle) -> None:
+        choice = find_chromium(None, playwright_chromium())  # the browser the suite finds
         self.pw = pw
-        self.driver = driver
         self.app = app
         self.base = app.base_url
-        self.paths = driver.target.api
-        self.locators = driver.target.locators
+        self.paths = app.target.api
+        self.locators = app.target.locators
         self.launch = {"headless": True, **choice.launch_args()}  # the browser and flags the suite launches
 
     def el(self, root: Page | Locator, name: str) -> Locator:
@@ -130,7 +129,7 @@ class Bare:
 
     def create_user(self) -> Account:
         email, password = f"bench+{uuid.uuid4().hex[:10]}@x.test", "pw-" + uuid.uuid4().hex
-        return self.driver.create_user(self.app, "Bench", email, password)
+        return self.app.create_user("Bench", email, password)
 
     def open_profile(self, profile: str) -> tuple[BrowserContext, Page]:
         context = self.pw.chromium.launch_persistent_context(profile, **self.launch)
@@ -192,14 +191,7 @@ class Bare:
             self.close(context)
         finally:
             shutil.rmtree(profile, ignore_errors=True)
-            self.driver.delete_user(self.app, account)
-
-
-def _playwright_chromium() -> str | None:
-    """Where Playwright's own Chromium is, found the way conftest.py finds it."""
-    cache = Path.home() / ".cache" / "ms-playwright"
-    found = sorted(cache.glob("chromium*/chrome-linux*/chrome")) + sorted(cache.glob("chromium*/*/headless_shell"))
-    return str(found[-1]) if found else None
+            self.app.delete_user(account)
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -209,13 +201,13 @@ def timed(fn: Callable[[], object]) -> float:
 
 
 # -- storage_state against the login form ------------------------------------------------------------------------------
-def login_times(pw: Playwright, driver: AppDriver, app: RunningApp, repeats: int) -> tuple[list[float], list[float]]:
+def login_times(pw: Playwright, app: AppHandle, repeats: int) -> tuple[list[float], list[float]]:
     """ms of (new context + first signed-in page) from a storage_state, and through the login form; alternated."""
-    bare = Bare(pw, driver, app)
+    bare = Bare(pw, app)
     browser = pw.chromium.launch(**bare.launch)
     account = bare.create_user()
-    session = driver.session(app, account)
-    state = driver.browser_state(app, session)
+    session = app.session(account)
+    state = app.browser_state(session)
     session.close()
 
     def from_state() -> None:
@@ -240,7 +232,7 @@ def login_times(pw: Playwright, driver: AppDriver, app: RunningApp, repeats: int
                     sink.append(ms)
     finally:
         browser.close()
-        driver.delete_user(app, account)
+        app.delete_user(account)
     return state_ms, form_ms
 
 
@@ -289,21 +281,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         db = f"memtest_bench_{uuid.uuid4().hex[:8]}"
         dsn = create_database(servers.pg_admin_dsn, db)
         say(f"{servers.describe()}; starting the app once")
-        app = driver.start(pg_dsn=dsn, redis_url=redis_url_for_db(servers.redis_url, 1), settings={},
-                           log_path=OUT / "app.log")
+        app = AppHandle(driver, driver.start(pg_dsn=dsn, redis_url=redis_url_for_db(servers.redis_url, 1),
+                                             settings={}, log_path=OUT / "app.log"))
         try:
             say(f"app at {app.base_url}: the scenario through the suite, {args.repeats} + 1 warm-up")
             suite_reps = scenario_through_suite(app, args.repeats + 1)
             say("  " + ", ".join(f"{s:.2f}" for s in suite_reps) + " s")
             with sync_playwright() as pw:
                 say(f"the same flow as a bare Playwright script, {args.repeats} + 1 warm-up")
-                bare = Bare(pw, driver, app)
+                bare = Bare(pw, app)
                 bare_reps = [timed(bare.flow) for _ in range(args.repeats + 1)]
                 say("  " + ", ".join(f"{s:.2f}" for s in bare_reps) + " s")
                 say(f"storage_state against the login form, {args.login_repeats} + 1 warm-up each")
-                state_ms, form_ms = login_times(pw, driver, app, args.login_repeats)
+                state_ms, form_ms = login_times(pw, app, args.login_repeats)
         finally:
-            app.stop()
+            app.running.stop()
             drop_database(servers.pg_admin_dsn, db)
 
     migration = None if args.skip_migration else bench_migration(say=say)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from harness.app_handle import AppHandle  # noqa: E402
 from harness.drivers import load_driver  # noqa: E402
 from harness.drivers.base import Capability, DriverError  # noqa: E402
 from harness.replay.capture import capture, read_questions  # noqa: E402
@@ -41,18 +42,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--k", type=int, help="hits per question (default: the target's [recall] top_k)")
     ap.add_argument("--description", default="")
     args = ap.parse_args(argv)
-    target = load_target(args.target)
-    driver = load_driver(target)
+    driver = load_driver(load_target(args.target))
     try:
         if Capability.DATABASE_ACCESS not in driver.capabilities:
             raise DriverError(f"the {driver.name} driver cannot read the app's store, which capture needs")
         if not args.pg_dsn:
             raise DriverError("capture reads the app's store: give --pg-dsn (or MEMTEST_PG_DSN)")
-        app = dataclasses.replace(driver.attach(args.base_url, args.admin_token), pg_dsn=args.pg_dsn)
+        app = AppHandle(driver, dataclasses.replace(driver.attach(args.base_url, args.admin_token),
+                                                    pg_dsn=args.pg_dsn))
         started = time.perf_counter()
-        header = capture(driver, app, target, args.out,
-                         questions=read_questions(args.questions) if args.questions else None, sample=args.sample,
-                         seed=args.seed, k=args.k or driver.recall_k(app),
+        header = capture(app, args.out, questions=read_questions(args.questions) if args.questions else None,
+                         sample=args.sample, seed=args.seed, k=args.k or app.recall_k,
                          description=args.description or f"captured from {args.base_url}")
     except (DriverError, MalformedSnapshot) as e:
         print(f"capture_snapshot: {e}", file=sys.stderr)

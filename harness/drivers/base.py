@@ -5,7 +5,7 @@ and cannot do). Steps ask the driver and never the app's API directly, so one se
 Everything a driver returns is normalised to the small records below.
 
 Optional capabilities are declared by the driver (`capabilities`). A scenario that needs one the driver lacks is
-skipped with one line naming it (`Scenario.require`), never passed without testing anything.
+skipped with one line naming it (`AppHandle.require`), never passed without testing anything.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from enum import StrEnum
 from pathlib import Path
 
 from harness.app_launcher import RunningApp
+from harness.legacy_store import MigrationCounts
+from harness.recall import Hit
 from harness.target import Target
 
 
@@ -64,15 +66,6 @@ class ChatTurn:
 class Memory:
     id: str
     text: str
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One result of a semantic memory search, best first."""
-
-    id: str
-    text: str
-    score: float
 
 
 @dataclass(frozen=True)
@@ -262,6 +255,25 @@ class AppDriver(ABC):
         """Every memory of the app's store as JSON Lines (the target's `export` tool): id, user_id, conversation_id,
         text, created_at, expires_at, embedder, embedding_f32. Needs DATABASE_ACCESS."""
         raise DriverError(f"the {self.name} driver cannot export the app's memories")
+
+    def vector_index_scans(self, app: RunningApp) -> dict[str, int]:
+        """Scans counted so far by each vector index of the app's store, by index name: proof that the app's own
+        searches went through an index. Needs DATABASE_ACCESS."""
+        raise DriverError(f"the {self.name} driver cannot read the app's index statistics")
+
+    # -- the app's own tools (MIGRATION_TOOLS) ---------------------------------------------------------------------
+    def load_legacy_store(self, app: RunningApp, records: Path, embedder: str) -> None:
+        """Empty the app's legacy store and load it with the JSON Lines records (id, user_id, conversation_id, text,
+        created_at, expires_at, and optionally embedder + embedding_f32), through the app's own loading tool."""
+        raise DriverError(f"the {self.name} driver has no legacy-store loading tool")
+
+    def migrate(self, app: RunningApp, batch_size: int, embedder: str) -> MigrationCounts:
+        """Run the app's migration from its legacy store into its store, with this batch size and embedding model."""
+        raise DriverError(f"the {self.name} driver has no migration tool")
+
+    def embed(self, texts: list[str], embedder: str) -> list[bytes | None]:
+        """Each text as the app's own embedder embeds it (little-endian float32; None: the text has no vector)."""
+        raise DriverError(f"the {self.name} driver has no embedding tool")
 
     def advance_clock(self, app: RunningApp, days: float) -> None:
         raise DriverError(f"the {self.name} driver cannot move the app's clock")

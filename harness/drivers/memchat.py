@@ -12,11 +12,12 @@ from pathlib import Path
 import httpx
 import numpy as np
 import psycopg
+import redis
 from pgvector.psycopg import register_vector
 
 from harness import report
 from harness.app_launcher import RunningApp, attach_app, free_port, start_process
-from harness.app_tools import run_tool
+from harness.app_tools import embed_texts_f32, run_tool
 from harness.drivers.base import (
     Account,
     ApiAnswer,
@@ -32,6 +33,7 @@ from harness.drivers.base import (
     RestartApp,
     UserSession,
 )
+from harness.legacy_store import MigrationCounts
 from harness.target import Target, fill
 
 
@@ -78,7 +80,7 @@ class MemchatSession(UserSession):
     def search(self, query: str, k: int) -> list[Hit]:
         data = _check(self.http.get(self.target.api["memory_search"], params={"q": query, "k": k}),
                       f"searching memory for {query!r}")
-        return [Hit(h["id"], h["text"], float(h["score"])) for h in data["results"]]
+        return [Hit(h["id"], float(h["score"]), h["text"]) for h in data["results"]]
 
     def seed_conversation(self, sentence: str) -> str:
         """Tell the assistant through the API, and write what it says to remember, as the front end would."""
@@ -266,7 +268,7 @@ class MemchatDriver(AppDriver):
                     " ORDER BY embedding <=> %s, id LIMIT %s",
                     (owner_id, embedder, np.frombuffer(vector, dtype="<f4"), np.frombuffer(vector, dtype="<f4"),
                      k)).fetchall()
-                out.append([Hit(r[0], r[1], float(r[2])) for r in rows])
+                out.append([Hit(r[0], float(r[2]), r[1]) for r in rows])
         return out
 
     def remove_vector(self, app: RunningApp, memory_id: str) -> None:
@@ -277,6 +279,35 @@ class MemchatDriver(AppDriver):
 
     def export_memories(self, app: RunningApp, path: Path) -> None:
         run_tool(self.target, "export", store=str(app.pg_dsn), file=str(path), timeout=600)
+
+    def vector_index_scans(self, app: RunningApp) -> dict[str, int]:
+        """pg_stat_user_indexes of the app's database, for its pgvector indexes: the app's own queries are counted,
+        whatever SQL it runs, which EXPLAIN of a query the suite guessed would not prove."""
+        with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
+            rows = conn.execute(
+                "SELECT s.indexrelname, s.idx_scan FROM pg_stat_user_indexes s JOIN pg_class c ON c.oid = s.indexrelid"
+                " JOIN pg_am am ON am.oid = c.relam WHERE am.amname IN ('hnsw', 'ivfflat')").fetchall()
+        return {name: int(scans) for name, scans in rows}
+
+    # -- the app's own tools -------------------------------------------------------------------------------------
+    def load_legacy_store(self, app: RunningApp, records: Path, embedder: str) -> None:
+        # The worker's Redis db belongs to the running scenario (a worker runs one scenario at a time).
+        client = redis.Redis.from_url(str(app.redis_url), socket_connect_timeout=5)
+        try:
+            client.flushdb()
+        finally:
+            client.close()
+        run_tool(self.target, "redis_load", redis_url=str(app.redis_url), file=str(records), embedder=embedder,
+                 timeout=900)
+
+    def migrate(self, app: RunningApp, batch_size: int, embedder: str) -> MigrationCounts:
+        output = run_tool(self.target, "migrate", redis_url=str(app.redis_url), pg_dsn=str(app.pg_dsn),
+                          batch_size=str(batch_size), embedder=embedder, index=str(app.health.get("index", "hnsw")),
+                          faults=app.settings.get("faults", ""), timeout=900)
+        return MigrationCounts.parse(output)
+
+    def embed(self, texts: list[str], embedder: str) -> list[bytes | None]:
+        return embed_texts_f32(self.target, texts, embedder)
 
     def advance_clock(self, app: RunningApp, days: float) -> None:
         with self._admin(app) as admin:

@@ -93,7 +93,7 @@ def hits_of(result: dict | None) -> list[Hit]:
     Open WebUI answers null when the store cannot be searched (after a change of vector size without re-index)."""
     result = result or {}
     ids, docs, scores = ((result.get(key) or [[]])[0] or [] for key in ("ids", "documents", "distances"))
-    return [Hit(i, d, float(s)) for i, d, s in zip(ids, docs, scores, strict=True)]
+    return [Hit(i, float(s), d) for i, d, s in zip(ids, docs, scores, strict=True)]
 
 
 def tokens_in(browser_state: dict, origin: str) -> list[str]:

@@ -16,14 +16,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.app_launcher import RunningApp
-from harness.app_tools import embed_texts_f32
-from harness.drivers.base import AppDriver
+from harness.app_handle import AppHandle
 from harness.recall import Hit
 from harness.snapshots import GoldenProbe, Header, HistoricalMemory, MalformedSnapshot, write_snapshot
 from harness.snapshots.generate import top_and_ties
 from harness.snapshots.rules import json_objects
-from harness.target import Target
 
 
 @dataclass(frozen=True)
@@ -63,15 +60,15 @@ def sample_questions(memories: list[HistoricalMemory], count: int, seed: int) ->
     return [Question(m.owner, " ".join(m.text.split()[:8]) or m.text, (m.id,)) for m in chosen]
 
 
-def capture(driver: AppDriver, app: RunningApp, target: Target, out: Path, *, questions: list[Question] | None,
-            sample: int, seed: int, k: int, description: str) -> Header:
+def capture(app: AppHandle, out: Path, *, questions: list[Question] | None, sample: int, seed: int, k: int,
+            description: str) -> Header:
     """Write the snapshot of the app's store as it is now to `out` (format 2)."""
     with tempfile.TemporaryDirectory(prefix="memtest-capture-") as folder:
         export = Path(folder) / "export.jsonl"
-        driver.export_memories(app, export)
+        app.export_memories(export)
         stored = _exported(export)
     embedder = str(app.health.get("embedder") or Counter(m.embedder for m in stored).most_common(1)[0][0])
-    own = embed_texts_f32(target, [m.text for m in stored], embedder)
+    own = app.embed([m.text for m in stored], embedder)
     memories = [HistoricalMemory(m.id, m.owner, m.text, m.created_at, m.expires_at, m.conversation,
                                  embedder if m.embedder == embedder else None,
                                  m.embedding if m.embedder == embedder else None, vec is not None)
@@ -81,14 +78,14 @@ def capture(driver: AppDriver, app: RunningApp, target: Target, out: Path, *, qu
     unknown = sorted({q.owner for q in asked} - owners)
     if unknown:
         raise MalformedSnapshot(f"questions for owners with no memory in the app: {', '.join(unknown[:5])}")
-    vectors = embed_texts_f32(target, [q.query for q in asked], embedder)
+    vectors = app.embed([q.query for q in asked], embedder)
     by_owner: dict[str, list[int]] = defaultdict(list)
     for n, q in enumerate(asked):
         by_owner[q.owner].append(n)
-    threshold = float(target.recall.get("threshold", 0.0))
+    threshold = app.threshold
     answers: dict[int, list[Hit]] = {}
     for owner, numbers in by_owner.items():
-        ranked = driver.nearest(app, owner, [vectors[n] for n in numbers], k + 50)
+        ranked = app.nearest(owner, [vectors[n] for n in numbers], k + 50)
         for n, hits in zip(numbers, ranked, strict=True):
             answers[n] = [Hit(h.id, h.score) for h in hits if h.score >= threshold]
     probes = []

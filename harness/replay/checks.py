@@ -21,12 +21,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from harness.app_launcher import RunningApp
-from harness.app_tools import embed_texts_f32
-from harness.drivers.base import Account, AppDriver, OwnTextQuery, OwnTextResult
+from harness.app_handle import AppHandle
+from harness.drivers.base import Account, OwnTextQuery, OwnTextResult
 from harness.recall import SCORE_TOLERANCE, Hit, RecallComparison, as_text
 from harness.replay.history import ReplayHistory
-from harness.target import Target
 
 TIE = 1e-6  # identical vectors score identically in any store: a tie at the top is this close
 
@@ -81,20 +79,19 @@ def _expired(when: str | None, now: datetime) -> bool:
     return when is not None and datetime.fromisoformat(when) <= now
 
 
-def query_vectors(target: Target, history: ReplayHistory, embedder: str) -> list[bytes | None]:
+def query_vectors(app: AppHandle, history: ReplayHistory, embedder: str) -> list[bytes | None]:
     """Each memory's own text as the app's current model embeds it: the snapshot's vectors when they are that
-    model's, else the target's embed tool."""
+    model's, else the app's own embedder."""
     if embedder == history.header.legacy_embedder and all(
             v is not None or not e for v, e in zip(history.vectors, history.embeddable, strict=True)):
         return history.vectors
-    return embed_texts_f32(target, history.texts, embedder)
+    return app.embed(history.texts, embedder)
 
 
-def check_memories(driver: AppDriver, app: RunningApp, history: ReplayHistory,
-                   vectors: list[bytes | None]) -> MemoryCheck:
+def check_memories(app: AppHandle, history: ReplayHistory, vectors: list[bytes | None]) -> MemoryCheck:
     queries = [OwnTextQuery(history.memory_id(mid), history.user_id(owner), vec)
                for mid, owner, vec in zip(history.ids, history.owners, vectors, strict=True)]
-    found = {r.memory_id: r for r in driver.recall_by_own_text(app, queries)}
+    found = {r.memory_id: r for r in app.recall_by_own_text(queries)}
     now = datetime.now(UTC)
     check = MemoryCheck(checked=history.size)
     for i, mid in enumerate(history.ids):
@@ -208,8 +205,8 @@ class ProbeCheck:
         return as_text([o.comparison for o in self.worst()])
 
 
-def check_probes(driver: AppDriver, app: RunningApp, history: ReplayHistory, accounts: dict[str, Account],
-                 embedder: str, k: int) -> ProbeCheck:
+def check_probes(app: AppHandle, history: ReplayHistory, accounts: dict[str, Account], embedder: str,
+                 k: int) -> ProbeCheck:
     """Every probe through the app's search API, each owner's on one session, four owners at a time."""
     by_owner: dict[str, list[int]] = {}
     for n, probe in enumerate(history.probes):
@@ -217,7 +214,7 @@ def check_probes(driver: AppDriver, app: RunningApp, history: ReplayHistory, acc
     outcomes: list[ProbeOutcome | None] = [None] * len(history.probes)
 
     def ask(owner: str) -> None:
-        session = driver.session(app, accounts[owner])
+        session = app.session(accounts[owner])
         try:
             for n in by_owner[owner]:
                 probe = history.probes[n]

@@ -12,8 +12,8 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.app_launcher import RunningApp
-from harness.drivers.base import Account, AppDriver, NewUser
+from harness.app_handle import AppHandle
+from harness.drivers.base import Account, NewUser
 from harness.snapshots import GoldenProbe, Header, HistoricalMemory, read_history
 
 
@@ -43,7 +43,6 @@ class ReplayHistory:
     @property
     def size(self) -> int:
         return len(self.ids)
-
 
 
 def _legacy_line(history: ReplayHistory, m: HistoricalMemory) -> str:
@@ -77,7 +76,7 @@ def read_for_replay(snapshot: str | Path, tag: str, legacy_input: Path) -> Repla
     return history
 
 
-def import_owners(driver: AppDriver, app: RunningApp, history: ReplayHistory) -> dict[str, Account]:
+def import_owners(app: AppHandle, history: ReplayHistory) -> dict[str, Account]:
     """Every owner as a user of the app, in bulk; only the owners some probe asks for can sign in (their accounts
     are returned), since signing in is what costs (a password hash each)."""
     asked = {p.owner for p in history.probes}
@@ -88,5 +87,5 @@ def import_owners(driver: AppDriver, app: RunningApp, history: ReplayHistory) ->
         users.append(user)
         if password is not None:
             accounts[owner] = Account(user.id, user.email, password, owner)
-    driver.import_users(app, users)
+    app.import_users(users)
     return accounts

@@ -50,6 +50,11 @@ class Tell(Action):
     def message(self) -> str:
         return f"{self.prefix}{self.separator}{self.sentence}" if self.prefix else self.sentence
 
+    @property
+    def typed(self) -> str:
+        """The chat message as the user types it."""
+        return self.message
+
     def gherkin(self) -> str:
         return f"When {self.user} tells the assistant {quoted(self.message)}"
 
@@ -61,6 +66,10 @@ class Ask(Action):
 
     kind = "ask"
 
+    @property
+    def typed(self) -> str:
+        return self.question
+
     def gherkin(self) -> str:
         return f"When {self.user} asks {quoted(self.question)}"
 
@@ -71,6 +80,10 @@ class Chat(Action):
     text_class: str = "plain"
 
     kind = "chat"
+
+    @property
+    def typed(self) -> str:
+        return self.text
 
     @property
     def classes(self) -> tuple[str, ...]:

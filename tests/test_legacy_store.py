@@ -1,10 +1,10 @@
-"""harness.legacy_seed.MigrationCounts.parse: the counts from memchat's migrate summary, or a quoted failure."""
+"""harness.legacy_store.MigrationCounts.parse: the counts from memchat's migrate summary, or a quoted failure."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness.legacy_seed import MigrationCounts
+from harness.legacy_store import MigrationCounts
 
 SUMMARY = "migrated: read 120, written 118, skipped 2 (2 already present, 0 with an unknown owner), re-embedded 0"
 
@@ -22,12 +22,19 @@ def test_parses_the_summary_among_other_output() -> None:
     assert (counts.read, counts.written, counts.skipped, counts.already_present) == (120, 0, 120, 120)
 
 
-def test_matches_what_memchat_prints() -> None:
-    from memchat.migration import Counts
+def test_matches_what_memchat_prints(tmp_path) -> None:  # noqa: ANN001
+    """memchat's own migration, run as the suite runs it (its command line), on an empty legacy store."""
+    import subprocess
+    import sys
 
-    printed = Counts(read=7, written=4, skipped_present=2, skipped_unknown_owner=1, reembedded=0).summary()
-    counts = MigrationCounts.parse(f"migrated: {printed}")
-    assert (counts.read, counts.written, counts.skipped, counts.already_present) == (7, 4, 3, 2)
+    from harness.databases import provide_databases
+
+    with provide_databases("embedded") as servers:
+        proc = subprocess.run([sys.executable, "-m", "memchat", "migrate", "--from", servers.redis_url, "--to",
+                               servers.pg_admin_dsn, "--batch-size", "7"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    counts = MigrationCounts.parse(proc.stdout)
+    assert (counts.read, counts.written, counts.skipped, counts.already_present) == (0, 0, 0, 0)
 
 
 @pytest.mark.parametrize("garbage", ["", "Traceback: boom", "read 1, written 1", "migrated: read x, written 1"])

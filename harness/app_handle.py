@@ -1,0 +1,209 @@
+"""One running app of one driver, bound together: everything steps and the support package ask of the app under test
+(users, sessions, memories, the app's tools and its store), so that nothing passes a driver and an app side by side.
+
+A handle also knows where its app came from (the worker's `AppFactory`), so it can give the same app with other
+settings, on fresh data, or restarted after a change; a handle for an app the suite did not start (--base-url) skips
+those scenarios with one line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import allure
+import pytest
+
+from harness import report
+from harness.app_factory import AppFactory
+from harness.app_launcher import RunningApp
+from harness.drivers.base import (
+    Account,
+    AppDriver,
+    Capability,
+    NewUser,
+    OwnTextQuery,
+    OwnTextResult,
+    UserSession,
+)
+from harness.legacy_store import MigrationCounts
+from harness.recall import Hit
+from harness.target import Target
+
+
+class AppHandle:
+    def __init__(self, driver: AppDriver, running: RunningApp, factory: AppFactory | None = None,
+                 chosen: dict[str, str] | None = None) -> None:
+        self.driver = driver
+        self.running = running
+        self._factory = factory
+        self.chosen = dict(chosen or {})  # the settings this instance was asked for, over the run's own
+
+    @classmethod
+    def fresh_on(cls, driver: AppDriver, factory: AppFactory, settings: dict[str, str]) -> AppHandle:
+        """A new instance on fresh data of its own from `factory` (e.g. a second PostgreSQL's)."""
+        return cls(driver, factory.fresh(settings), factory, settings)
+
+    # -- what it is ------------------------------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.driver.name
+
+    @property
+    def target(self) -> Target:
+        return self.driver.target
+
+    @property
+    def base_url(self) -> str:
+        return self.running.base_url
+
+    @property
+    def health(self) -> dict:
+        return self.running.health
+
+    @property
+    def settings(self) -> dict[str, str]:
+        return self.running.settings
+
+    @property
+    def started_by_suite(self) -> bool:
+        """Started here (so it can be restarted, with other settings, on fresh data), not given by --base-url."""
+        return self._factory is not None
+
+    @property
+    def running_now(self) -> bool:
+        return self.running.running
+
+    @property
+    def embedder(self) -> str:
+        """The embedding model the app runs now."""
+        return str(self.settings.get("embedder") or self.health.get("embedder", "hash-ngram-v1"))
+
+    @property
+    def recall_k(self) -> int:
+        return self.driver.recall_k(self.running)
+
+    @property
+    def threshold(self) -> float:
+        """The similarity below which the app recalls nothing (target [recall] threshold)."""
+        return float(self.target.recall.get("threshold", 0.0))
+
+    def describe(self) -> dict[str, str]:
+        return self.driver.describe(self.running)
+
+    def offers(self, capability: Capability) -> bool:
+        return capability in self.driver.capabilities
+
+    def require(self, capability: Capability) -> None:
+        if not self.offers(capability):
+            pytest.skip(f"needs {capability.value}, which the {self.name} driver does not offer")
+
+    def require_stores(self) -> None:
+        """The app's databases, for scenarios that load or read them directly."""
+        self.require(Capability.DATABASE_ACCESS)
+        if not self.running.pg_dsn or not self.running.redis_url:
+            pytest.skip("needs the app's databases: let the suite start the app, or give --pg-dsn and --redis-url "
+                        "with --base-url")
+
+    def _factory_for(self, why: Capability) -> AppFactory:
+        self.require(why)
+        if self._factory is None:
+            pytest.skip(f"needs {why.value}: an app the suite starts (not --base-url)")
+        return self._factory
+
+    # -- other instances of the app --------------------------------------------------------------------------------
+    def with_settings(self, why: Capability, **settings: str) -> AppHandle:
+        """The app with these settings too, on data of its own, shared by every scenario that asks for the same."""
+        chosen = {**self.chosen, **settings}
+        return AppHandle(self.driver, self._factory_for(why).with_settings(chosen), self._factory, chosen)
+
+    def fresh(self, why: Capability = Capability.APP_SETTINGS, **settings: str) -> AppHandle:
+        """The app with the same settings (and these), on new, empty data of its own."""
+        return AppHandle.fresh_on(self.driver, self._factory_for(why), {**self.chosen, **settings})
+
+    def change_embedding_model(self, model: str) -> AppHandle:
+        """The app moved to another embedding model with its own upgrade procedure (it may be restarted)."""
+        factory = self._factory_for(Capability.EMBEDDING_MODEL_CHANGE)
+        with allure.step(f"move the app to the {model} embedding model with its upgrade procedure"):
+            moved = self.driver.change_embedding_model(self.running, model, factory.restart)
+        return AppHandle(self.driver, moved, factory, {**self.chosen, "embedder": model})
+
+    # -- users -----------------------------------------------------------------------------------------------------
+    def create_user(self, name: str, email: str, password: str, user_id: str | None = None) -> Account:
+        if user_id is not None:
+            self.require(Capability.REQUESTED_USER_IDS)
+        account = self.driver.create_user(self.running, name, email, password, user_id)
+        if user_id is not None and account.id != user_id:
+            raise AssertionError(f"the app gave {name} the id {account.id!r} instead of the requested {user_id!r}")
+        return account
+
+    def delete_user(self, account: Account) -> None:
+        self.driver.delete_user(self.running, account)
+
+    def import_users(self, users: list[NewUser]) -> None:
+        self.require(Capability.REQUESTED_USER_IDS)
+        self.driver.import_users(self.running, users)
+
+    def session(self, account: Account) -> UserSession:
+        return self.driver.session(self.running, account)
+
+    def browser_state(self, session: UserSession) -> dict:
+        return self.driver.browser_state(self.running, session)
+
+    def accepts(self, browser_state: dict) -> bool:
+        """Whether the app still takes the session a browser held (its cookies and local storage)."""
+        self.require(Capability.SERVER_SIGN_OUT)
+        return self.driver.accepts(self.running, browser_state)
+
+    def shown_identity(self, account: Account) -> str:
+        return self.driver.shown_identity(account)
+
+    def settle(self, session: UserSession, turns_sent: int) -> None:
+        self.driver.settle(self.running, session, turns_sent)
+
+    def advance_clock(self, days: float) -> None:
+        self.require(Capability.MOVABLE_CLOCK)
+        self.driver.advance_clock(self.running, days)
+
+    # -- its store ---------------------------------------------------------------------------------------------
+    def remains_of(self, account: Account, conversation_ids: list[str], memory_ids: list[str]) -> dict[str, int]:
+        self.require(Capability.DATABASE_ACCESS)
+        return self.driver.remains_of(self.running, account, conversation_ids, memory_ids)
+
+    def recall_by_own_text(self, queries: list[OwnTextQuery]) -> list[OwnTextResult]:
+        self.require(Capability.DATABASE_ACCESS)
+        return self.driver.recall_by_own_text(self.running, queries)
+
+    def nearest(self, owner_id: str, vectors: list[bytes | None], k: int) -> list[list[Hit]]:
+        self.require(Capability.DATABASE_ACCESS)
+        return self.driver.nearest(self.running, owner_id, vectors, k)
+
+    def remove_vector(self, memory_id: str) -> None:
+        self.require(Capability.DATABASE_ACCESS)
+        self.driver.remove_vector(self.running, memory_id)
+
+    def export_memories(self, path: Path) -> None:
+        self.require(Capability.DATABASE_ACCESS)
+        self.driver.export_memories(self.running, path)
+
+    def vector_index_scans(self) -> dict[str, int]:
+        self.require(Capability.DATABASE_ACCESS)
+        return self.driver.vector_index_scans(self.running)
+
+    # -- its own tools ---------------------------------------------------------------------------------------------
+    def load_legacy_store(self, records: Path, embedder: str) -> None:
+        self.require(Capability.MIGRATION_TOOLS)
+        self.require_stores()
+        with allure.step(f"load {records.name} into the app's legacy store"):
+            self.driver.load_legacy_store(self.running, records, embedder)
+
+    def migrate(self, batch_size: int, embedder: str) -> MigrationCounts:
+        self.require(Capability.MIGRATION_TOOLS)
+        self.require_stores()
+        with allure.step(f"run the app's migration (batch size {batch_size}, {embedder})"):
+            counts = self.driver.migrate(self.running, batch_size, embedder)
+            report.attach_text("migration output", counts.output)
+        return counts
+
+    def embed(self, texts: list[str], embedder: str | None = None) -> list[bytes | None]:
+        """The texts as the app's own embedder embeds them (its current model unless named), for expectations."""
+        return self.driver.embed(texts, embedder or self.embedder)

@@ -1,0 +1,37 @@
+"""A fact as a user tells it ("My locker code is 5150."), and the question and answer that test it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_FACT = re.compile(r"^(?:actually,?\s+)?my\s+(?P<key>.+?)\s+is\s+(?P<value>.+?)\.?$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Fact:
+    key: str
+    value: str
+
+    @staticmethod
+    def states_one(sentence: str) -> bool:
+        return _FACT.match(sentence.strip()) is not None
+
+    @classmethod
+    def parse(cls, sentence: str) -> Fact:
+        m = _FACT.match(sentence.strip())
+        if not m:
+            raise ValueError(f"{sentence!r} is not a fact of the form 'My <thing> is <value>.'")
+        return cls(m.group("key"), m.group("value"))
+
+    @property
+    def sentence(self) -> str:
+        return f"My {self.key} is {self.value}."
+
+    @property
+    def question(self) -> str:
+        return f"What is my {self.key}?"
+
+    @property
+    def answer(self) -> str:
+        return f"Your {self.key.lower()} is {self.value}."

@@ -1,0 +1,38 @@
+"""What a migration from an app's legacy store is given and what it reports: the records a legacy store holds, and
+the counts the app's migration tool prints."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LegacyMemory:
+    id: str
+    user_id: str
+    text: str
+    created_at: str
+
+    def as_record(self, embedder: str) -> str:
+        """One line of the loading tool's JSON Lines input."""
+        return json.dumps({"id": self.id, "user_id": self.user_id, "text": self.text, "created_at": self.created_at,
+                           "embedder": embedder}, ensure_ascii=False) + "\n"
+
+
+@dataclass(frozen=True)
+class MigrationCounts:
+    read: int
+    written: int
+    skipped: int
+    already_present: int
+    output: str
+
+    @classmethod
+    def parse(cls, output: str) -> MigrationCounts:
+        """From the tool's summary line: "read N, written N, skipped N (N already present, ...)"."""
+        m = re.search(r"read (\d+), written (\d+), skipped (\d+) \((\d+) already present", output)
+        if not m:
+            raise AssertionError(f"the migration printed no counts; it said: {output.strip()[-300:]!r}")
+        return cls(*(int(g) for g in m.groups()), output=output)

@@ -1,0 +1,385 @@
+"""Acting a generated session out and comparing the app with the model after every action: the answer after each
+turn; after every other action, the acting user's memories, their conversation list and every turn of every
+conversation through the API, the history shown when a conversation is reopened, the list shown after signing in
+again; every few actions and at the end, every user's state, and that nobody's API opens another's conversation.
+
+The runner acts through `Person`s (a user in a browser, or through the app's API) that the scenario's world gives it,
+and asks the app itself through its handle. After a turn it goes straight on, as users do: an app that still has to
+persist what the turn said must do it before the page is closed or the next question is asked, not while a test
+waits."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from playwright.sync_api import Error as PlaywrightError
+
+from harness.answers import AnswerCheck
+from harness.app_handle import AppHandle
+from harness.drivers.base import Account, Capability, UserSession
+from harness.polling import Timeout, wait_until
+from harness.sessions.actions import (
+    Action,
+    Ask,
+    Chat,
+    DeleteAccount,
+    NewConversation,
+    PassTime,
+    Rejoin,
+    Reopen,
+    ReopenBrowser,
+    SignOutAndIn,
+    Tell,
+    script,
+)
+from harness.sessions.generator import Plan
+from harness.sessions.model import NotApplicable, SessionModel
+from harness.sessions.shrink import shrink
+
+FULL_CHECK_EVERY = 10  # actions between two checks of every user (the acting user is checked after each)
+MEMORY_WAIT_S = 10  # how long the app may take to list a memory once the turn that told it is answered
+
+
+class Person(Protocol):
+    """One of the session's users, as the runner acts through them."""
+
+    name: str
+    account: Account
+    recalled: list[str]  # the memories the app showed it recalled for the last reply
+
+    @property
+    def session(self) -> UserSession: ...
+
+    def say(self, text: str) -> str:
+        """One turn; the reply."""
+
+    def conversation_id(self) -> str:
+        """The open conversation's id, once the app has given it one."""
+
+    def start_new_conversation(self) -> None: ...
+
+    def open_from_list(self, conversation_id: str) -> None:
+        """Open one of the user's conversations from their list."""
+
+    def history(self) -> list[tuple[str, str]]:
+        """The open conversation's turns as shown, (role, text), oldest first."""
+
+    def reopen_browser(self) -> None:
+        """Close the browser as a person does and open it again on the same profile."""
+
+    def sign_out(self) -> dict:
+        """Sign out; the session the user held before (as a browser's storage state)."""
+
+    def sign_in_again(self) -> None:
+        """Through the sign-in form."""
+
+    def is_signed_in(self) -> bool:
+        """Signed in, or shown the sign-in page (anything else fails)."""
+
+    def identity_shown(self) -> str: ...
+
+    def conversations_listed(self, count: int) -> list[str]:
+        """The conversation list as shown, once it shows `count` (or what it shows by then)."""
+
+    def held_session(self) -> dict:
+        """The session the user's browser holds now (its storage state), as a copied cookie or token would be."""
+
+    def leave(self) -> None:
+        """Close the browser and the API session for good."""
+
+    def settle(self) -> None:
+        """Let the app finish the memory writes it makes on its own after this user's turns."""
+
+
+# Opens a person: (name, e-mail local part, tag that makes the address unique to one run) -> signed in.
+Join = Callable[[str, str, str], Person]
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first place the app and the model disagree."""
+
+    number: int  # the action's number, from 1 (0: before the first action)
+    action: Action | None
+    what: str  # what was compared, e.g. "Ana's answer", "Ben's memories"
+    expected: Any
+    actual: Any
+
+    @property
+    def category(self) -> str:
+        return self.what.split(" ", 1)[-1]
+
+    def describe(self) -> str:
+        where = f"action {self.number} ({self.action.gherkin()})" if self.action else "before the first action"
+        return (f"{where}: the app and the model disagree on {self.what}\n  expected: {self.expected!r}\n"
+                f"  actual:   {self.actual!r}")
+
+
+@dataclass
+class Member:
+    """One of the session's users as the app knows them: the person and their conversations' ids."""
+
+    person: Person
+    ids: list[str] = field(default_factory=list)  # the app's id of the model's n-th conversation
+
+
+class SessionRunner:
+    def __init__(self, app: AppHandle, plan: Plan, join: Join, answers: AnswerCheck,
+                 new_tag: Callable[[], str]) -> None:
+        self.app = app
+        self.plan = plan
+        self.join = join
+        self.answers = answers
+        self.new_tag = new_tag
+        recall = app.target.recall
+        self.retention_days = recall.get("retention_days")
+        self.memory_listing = recall.get("memory_listing", "every statement")
+        self.members: dict[str, Member] = {}
+        self.model = self.new_model()
+        self.tag = ""  # makes this run's addresses unique (a shrinking replay opens new accounts)
+        self._accounts: list[Account] = []  # every account a run opened, deleted before the next run
+        self._previous: Action | None = None
+
+    def new_model(self) -> SessionModel:
+        return SessionModel(self.plan.users, self.retention_days, self.memory_listing)
+
+    def valid(self, actions: list[Action]) -> bool:
+        model = self.new_model()
+        try:
+            for action in actions:
+                model.apply(action)
+        except NotApplicable:
+            return False
+        return True
+
+    # -- acting out ------------------------------------------------------------------------------------------------
+    def run(self, actions: list[Action]) -> Difference | None:
+        """Act the actions out with new accounts and browsers; the first difference from the model, if any."""
+        for member in self.members.values():
+            member.person.leave()
+        for account in self._accounts:  # a replay must not find an earlier run's users (nor recall their memories)
+            self.app.delete_user(account)
+        self._accounts = []
+        self.model = self.new_model()
+        self._previous = None
+        self.tag = self.new_tag()
+        self.members = {name: self._join(name) for name in self.plan.users}
+        for number, action in enumerate(actions, 1):
+            try:
+                difference = self._step(number, action)
+            except (AssertionError, PlaywrightError) as e:
+                lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+                waited = [line for line in lines if line.startswith("- waiting for")][:1]  # which element
+                what_failed = " | ".join(lines[:3] + waited) or type(e).__name__
+                difference = Difference(number, action, f"{action.user or 'the app'}'s app behaviour",
+                                        "the action to complete", what_failed)
+            if difference:
+                return difference
+            self._previous = action
+        return self._check_everyone(len(actions), actions[-1] if actions else None)
+
+    def _join(self, name: str) -> Member:
+        person = self.join(name, self.plan.email_locals[name], self.tag)
+        self._accounts.append(person.account)
+        return Member(person)
+
+    def _step(self, number: int, action: Action) -> Difference | None:
+        if isinstance(action, PassTime):
+            return self._pass_time(number, action)
+        starts_conversation = self.model.current(action.user) is None
+        expected = self.model.apply(action)
+        if isinstance(action, (Tell, Ask, Chat)):
+            return self._turn(number, action, expected or "", starts_conversation)
+        act = {NewConversation: self._new_conversation, Reopen: self._reopen, ReopenBrowser: self._reopen_browser,
+               SignOutAndIn: self._sign_out_and_in, DeleteAccount: self._delete_account, Rejoin: self._rejoin}
+        difference = act[type(action)](number, action)
+        if difference or isinstance(action, (DeleteAccount, Rejoin)) or number % FULL_CHECK_EVERY == 0:
+            return difference or self._check_everyone(number, action)
+        return self._check_user(number, action, action.user)
+
+    def _pass_time(self, number: int, action: PassTime) -> Difference | None:
+        """Days pass between one action and the next: what the app was still writing has landed by then, with
+        today's date (the model dates each memory by the action that told it)."""
+        difference = self._check_everyone(number - 1, self._previous)
+        if difference:
+            return difference
+        self.model.apply(action)
+        self.app.advance_clock(action.days)
+        return self._check_everyone(number, action)
+
+    def _turn(self, number: int, action: Tell | Ask | Chat, expected: str,
+              starts_conversation: bool) -> Difference | None:
+        member = self.members[action.user]
+        reply = member.person.say(action.typed)
+        if starts_conversation:
+            member.ids.append(member.person.conversation_id())
+        if not self.answers.matches(reply, expected):
+            return Difference(number, action, f"{action.user}'s answer", expected, reply)
+        own = set(self.model.memories(action.user))
+        foreign = [t for t in member.person.recalled if t not in own]
+        if foreign:
+            return Difference(number, action, f"{action.user}'s recalled memories", sorted(own),
+                              member.person.recalled)
+        return self._check_everyone(number, action) if number % FULL_CHECK_EVERY == 0 else None
+
+    def _new_conversation(self, number: int, action: Action) -> Difference | None:
+        self.members[action.user].person.start_new_conversation()
+        return None
+
+    def _reopen(self, number: int, action: Reopen) -> Difference | None:
+        member = self.members[action.user]
+        member.person.open_from_list(member.ids[action.conversation - 1])
+        shown = member.person.history()
+        expected = list(self.model.conversations(action.user)[action.conversation - 1])
+        if shown != expected:
+            return Difference(number, action, f"{action.user}'s history on the page", expected, shown)
+        return None
+
+    def _reopen_browser(self, number: int, action: Action) -> Difference | None:
+        self.members[action.user].person.reopen_browser()
+        return self._signed_in(number, action, self.members[action.user])
+
+    def _sign_out_and_in(self, number: int, action: Action) -> Difference | None:
+        person = self.members[action.user].person
+        held = person.sign_out()
+        difference = self._old_session_refused(number, action, held, "signing out")
+        if difference:
+            return difference
+        person.sign_in_again()
+        return self._signed_in(number, action, self.members[action.user])
+
+    def _delete_account(self, number: int, action: Action) -> Difference | None:
+        person = self.members[action.user].person
+        held = person.held_session()
+        had = (person.session.conversation_ids(), [m.id for m in person.session.memories()])
+        self.app.delete_user(person.account)
+        person.leave()
+        return (self._old_session_refused(number, action, held, "the account's deletion")
+                or self._nothing_left(number, action, person.account, had))
+
+    def _rejoin(self, number: int, action: Action) -> Difference | None:
+        self.members[action.user] = self._join(action.user)
+        return None
+
+    def _signed_in(self, number: int, action: Action, member: Member) -> Difference | None:
+        person = member.person
+        if not person.is_signed_in():
+            return Difference(number, action, f"{action.user}'s sign-in", "signed in", "asked to sign in")
+        shown, expected = person.identity_shown(), self.app.shown_identity(person.account)
+        if shown != expected:
+            return Difference(number, action, f"{action.user}'s identity on the page", expected, shown)
+        expected_list = [member.ids[i] for i in self.model.listed(action.user)]
+        listed = person.conversations_listed(len(expected_list))
+        if listed != expected_list:
+            return Difference(number, action, f"{action.user}'s conversation list on the page", expected_list, listed)
+        return None
+
+    def _old_session_refused(self, number: int, action: Action, held: dict, after: str) -> Difference | None:
+        if not self.app.offers(Capability.SERVER_SIGN_OUT):
+            return None
+        if self.app.accepts(held):
+            return Difference(number, action, f"{action.user}'s old session after {after}", "refused", "accepted")
+        return None
+
+    def _nothing_left(self, number: int, action: Action, account: Account,
+                      had: tuple[list[str], list[str]]) -> Difference | None:
+        """Where the driver can read the app's store: no row of the deleted account is left in it."""
+        if not self.app.offers(Capability.DATABASE_ACCESS):
+            return None
+        left = {kind: n for kind, n in self.app.remains_of(account, *had).items() if n}
+        if left:
+            return Difference(number, action, f"what the store keeps of {action.user}'s deleted account", {}, left)
+        return None
+
+    # -- comparing with the model ----------------------------------------------------------------------------------
+    def _check_user(self, number: int, action: Action | None, name: str) -> Difference | None:
+        """The user's memories, conversation list and every turn of every conversation, through the API."""
+        if not self.model.alive(name):
+            return None
+        member = self.members[name]
+        session = member.person.session
+        expected_memories = self.model.memories(name)
+        member.person.settle()
+        try:
+            wait_until(lambda: [m.text for m in session.memories()], lambda texts: texts == expected_memories,
+                       timeout=MEMORY_WAIT_S, what=f"{name}'s memories matching the model")
+        except Timeout:
+            return Difference(number, action, f"{name}'s memories", expected_memories,
+                              [m.text for m in session.memories()])
+        expected_ids = [member.ids[i] for i in self.model.listed(name)]
+        listed = session.conversation_ids()
+        if listed != expected_ids:
+            return Difference(number, action, f"{name}'s conversations", expected_ids, listed)
+        for index, turns in enumerate(self.model.conversations(name)):
+            stored = [(t.role, t.text) for t in session.turns(member.ids[index])]
+            if stored != turns:
+                return Difference(number, action, f"{name}'s turns of conversation {index + 1}", turns, stored)
+        return None
+
+    def _check_everyone(self, number: int, action: Action | None) -> Difference | None:
+        """Every user's state, and that nobody's API opens another user's conversation."""
+        alive = [n for n in self.plan.users if self.model.alive(n)]
+        for name in alive:
+            difference = self._check_user(number, action, name)
+            if difference:
+                return difference
+        for name, other in zip(alive, alive[1:] + alive[:1], strict=True):
+            theirs = self.members[other].ids
+            if other != name and theirs:
+                answer = self.members[name].person.session.ask_for_conversation(theirs[0])
+                if not answer.refused:
+                    return Difference(number, action, f"{name}'s request for {other}'s conversation", "refused",
+                                      f"HTTP {answer.status}")
+        return None
+
+
+@dataclass
+class GeneratedSession:
+    """What the generated-session steps share: the plan, its result, and what a failure must print."""
+
+    plan: Plan
+    runner: SessionRunner
+    difference: Difference | None = None
+    seconds: float = 0.0
+    reproduction: list[Action] = field(default_factory=list)
+
+    def act_out(self, shrink_budget_s: float) -> None:
+        started = time.monotonic()
+        self.difference = self.runner.run(self.plan.actions)
+        self.seconds = time.monotonic() - started
+        if self.difference is None:
+            return
+        failing = self.plan.actions[:max(self.difference.number, 1)]
+        self.reproduction = failing
+        category = self.difference.category
+        user = self.difference.action.user if self.difference.action else ""
+        if shrink_budget_s > 0 and len(failing) > 1:
+            def still_fails(actions: list[Action]) -> bool:
+                found = self.runner.run(actions)
+                return found is not None and found.category == category
+
+            only_theirs = [a for a in failing if a.user in (user, "")] if user else None
+            self.reproduction = shrink(failing, still_fails, self.runner.valid, shrink_budget_s, only_theirs)
+
+    def summary(self, target: str) -> dict:
+        """The run as `reports/generated-sessions/*.json` records it."""
+        plan = self.plan
+        return {"seed": plan.seed, "actions": len(plan.actions), "users": plan.users, "target": target,
+                "seconds": round(self.seconds, 1), "passed": self.difference is None, "left_out": plan.left_out,
+                **plan.counts(), "difference": self.difference.describe() if self.difference else None}
+
+    def report(self) -> str:
+        plan = self.plan
+        head = (f"generated session, seed {plan.seed}: {len(plan.actions)} actions by {', '.join(plan.users)} "
+                f"(pytest ... --seed {plan.seed}); left out: "
+                + (", ".join(f"{k} ({why})" for k, why in plan.left_out.items()) or "nothing"))
+        if self.difference is None:
+            return f"{head}\nevery action matched the model ({self.seconds:.1f} s)"
+        users = [u for u in plan.users if any(a.user == u for a in self.reproduction)] or plan.users
+        shrunk = "" if len(self.reproduction) == self.difference.number else (
+            f", shrunk to {len(self.reproduction)} of its first {self.difference.number}")
+        return (f"{head}\n{self.difference.describe()}\n\nActions that reproduce it{shrunk}:\n"
+                + script(users, self.reproduction))

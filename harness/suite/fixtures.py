@@ -1,0 +1,145 @@
+"""The fixtures that own the support package's life cycles, each small and overridable (as pytest-playwright's are).
+
+Session (per xdist worker): the target and its driver, the worker's apps (the shared one and its variants, on the
+worker's own database and Redis db), the answer check, the test data. (pytest-playwright's own fixtures are
+overridden in the root conftest.py, where an override always wins.)
+Scenario: its browsers (contexts, persistent profiles, traces kept on failure).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from harness.answers import AnswerCheck
+from harness.app_factory import AppFactory
+from harness.app_handle import AppHandle
+from harness.app_launcher import AppLaunchError
+from harness.browser_sessions import BrowserSessions
+from harness.databases import DatabaseServers, ProviderError, provide_databases, redis_url_for_db
+from harness.drivers import load_driver
+from harness.drivers.base import AppDriver, DriverError
+from harness.suite.run import SESSION
+from harness.suite_options import ROOT
+from harness.target import Target, load_target
+from harness.test_data import TestData
+
+
+@pytest.fixture(scope="session")
+def suite_info(pytestconfig: pytest.Config) -> dict:
+    info = pytestconfig.stash.get(SESSION, None)
+    if info is None:
+        pytest.skip("run the acceptance suite as `pytest features/`")
+    return info
+
+
+@pytest.fixture(scope="session")
+def target(suite_info: dict) -> Target:
+    return load_target(Path(suite_info["target"]))
+
+
+@pytest.fixture(scope="session")
+def driver(target: Target) -> AppDriver:
+    return load_driver(target)
+
+
+@pytest.fixture(scope="session")
+def worker_index(worker_id: str) -> int:
+    return int(worker_id[2:]) if worker_id.startswith("gw") else 0
+
+
+@pytest.fixture(scope="session")
+def apps(suite_info: dict, driver: AppDriver, worker_id: str, worker_index: int) -> Iterator[AppFactory | None]:
+    """Apps the suite starts for this worker; None when the suite targets an app it did not start (--base-url):
+    its databases, if given, serve the migration scenarios, but the suite starts no app of its own then."""
+    servers = suite_info.get("servers")
+    if servers is None or suite_info["base_url"]:
+        yield None
+        return
+    factory = AppFactory(driver, servers["pg_admin_dsn"], redis_url_for_db(servers["redis_url"], worker_index + 1),
+                         db_prefix=f"memtest_{suite_info['run']}_{worker_id}".lower(),
+                         base_settings={"faults": suite_info["faults"]} if suite_info["faults"] else {},
+                         log_dir=ROOT / "reports" / "app-logs")
+    yield factory
+    factory.close()
+
+
+@dataclass
+class SecondPostgres:
+    """PostgreSQL with the other pgvector version than the run's: embedded beside containers, or the reverse."""
+
+    servers: DatabaseServers | None
+    apps: AppFactory | None
+    why_not: str = ""
+
+
+@pytest.fixture(scope="session")
+def second_postgres(suite_info: dict, driver: AppDriver, worker_id: str, worker_index: int,
+                    apps: AppFactory | None) -> Iterator[SecondPostgres]:
+    """Started on first use, for the scenarios that compare two pgvector versions; None (with the reason) where
+    only one provider is available."""
+    servers = suite_info.get("servers")
+    if servers is None or apps is None:
+        yield SecondPostgres(None, None, "needs an app the suite starts on databases it provides")
+        return
+    other = "embedded" if servers["provider"] != "embedded" else "testcontainers"
+    with contextlib.ExitStack() as stack:
+        try:
+            second = stack.enter_context(provide_databases(other))
+        except ProviderError as e:
+            yield SecondPostgres(None, None, f"needs a second PostgreSQL with another pgvector version, from "
+                                             f"{other} (`make engine` provides one here); it could not start: {e}")
+            return
+        factory = AppFactory(driver, second.pg_admin_dsn, redis_url_for_db(servers["redis_url"], worker_index + 1),
+                             db_prefix=f"memtest_{suite_info['run']}_{worker_id}_second".lower(),
+                             base_settings=apps.base_settings, log_dir=apps.log_dir)
+        stack.callback(factory.close)
+        yield SecondPostgres(second, factory)
+
+
+@pytest.fixture(scope="session")
+def app_under_test(request: pytest.FixtureRequest, suite_info: dict, driver: AppDriver,
+                   apps: AppFactory | None) -> AppHandle:
+    """The app the scenarios share: started by the suite, or the one at --base-url."""
+    try:
+        if apps is None:
+            running = driver.attach(suite_info["base_url"], request.config.getoption("--admin-token"))
+            servers = suite_info.get("servers") or {}
+            running.pg_dsn, running.redis_url = servers.get("pg_admin_dsn"), servers.get("redis_url")
+        else:
+            running = apps.shared()
+    except (AppLaunchError, DriverError) as e:
+        pytest.exit(str(e), returncode=3)
+    app = AppHandle(driver, running, apps)
+    request.config.stash[SESSION]["app_health"] = app.describe()
+    return app
+
+
+@pytest.fixture(scope="session")
+def answers(pytestconfig: pytest.Config) -> AnswerCheck:
+    return AnswerCheck(pytestconfig.getoption("--answer-check"))
+
+
+@pytest.fixture(scope="session")
+def test_data(suite_info: dict, worker_id: str) -> TestData:
+    return TestData(suite_info["seed"], worker_id)
+
+
+@pytest.fixture
+def browsers(request: pytest.FixtureRequest, suite_info: dict, browser_type,  # noqa: ANN001
+             browser_type_launch_args: dict, browser_context_args: dict,
+             _artifacts_recorder) -> Iterator[BrowserSessions]:  # noqa: ANN001
+    # pytest-playwright's new_context needs its shared browser: asked for only when a scenario opens a plain
+    # context, so scenarios that use persistent profiles alone do not launch a second browser.
+    sessions = BrowserSessions(lambda **kw: request.getfixturevalue("new_context")(**kw), browser_type,
+                               browser_type_launch_args, browser_context_args, _artifacts_recorder,
+                               remote=bool(suite_info.get("browser_ws")))
+    yield sessions
+    call = getattr(request.node, "rep_call", None)  # set by pytest-playwright's report hook
+    always = [request.config.getoption(o) for o in ("--tracing", "--screenshot", "--video")]
+    sessions.close_all(keep_evidence=call is None or not call.passed or "on" in always
+                       or always[2] == "retain-on-failure")

@@ -1,0 +1,163 @@
+"""The run's life cycle: its options, what must exist once per run (the target and its driver, the browser, the
+databases), what the first lines say, the scenarios that run only when asked for, and the report's environment.
+
+The controller (or a single process) starts the run and hands what it found to pytest-xdist's workers as JSON.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+import signal
+
+import pytest
+
+from harness import report
+from harness.app_launcher import AppLaunchError
+from harness.app_tools import ToolFailed
+from harness.browser import (
+    BrowserChoice,
+    BrowserNotFound,
+    check_browser_ws,
+    chromium_version,
+    find_chromium,
+    playwright_chromium,
+)
+from harness.databases import DatabaseServers, ProviderError, provide_databases
+from harness.drivers import load_driver
+from harness.drivers.base import DriverError
+from harness.suite_options import SuiteOptions, add_options, runs_acceptance_suite
+from harness.target import TargetError, load_target
+
+SESSION = pytest.StashKey[dict]()
+RUN = pytest.StashKey[contextlib.ExitStack]()
+
+# Scenarios that run only when asked for: the long form of the generated sessions (the nightly job), and the replays
+# of histories at scale (their own make target).
+OPT_IN = {"long_form": "--long-form", "scale": "--scale"}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def start_run(config: pytest.Config) -> dict:
+    """Everything that must exist once per run, or a one-line usage error."""
+    opts = SuiteOptions.from_config(config)
+    try:
+        target = load_target(opts.target)
+        driver = load_driver(target)
+        if opts.browser_ws:
+            check_browser_ws(opts.browser_ws)
+            browser = BrowserChoice(None, f"--browser-ws {opts.browser_ws}")
+        else:
+            browser = find_chromium(opts.browser_path, playwright_chromium())
+        if opts.base_url:
+            if opts.faults:
+                raise DriverError("--faults switches faults on in an app the suite starts; drop --base-url")
+            driver.attach(opts.base_url, opts.admin_token)
+        if opts.faults:
+            driver.check_faults([f.strip() for f in opts.faults.split(",") if f.strip()])
+    except (TargetError, DriverError, BrowserNotFound, AppLaunchError, ToolFailed) as e:
+        raise pytest.UsageError(str(e)) from None
+    info: dict = {"target": str(target.path), "target_name": target.name, "seed": opts.seed,
+                  "run": secrets.token_hex(3), "faults": opts.faults,
+                  "browser": str(browser.executable or ""), "browser_source": browser.source,
+                  "chromium": "served by a Playwright browser server" if opts.browser_ws
+                  else chromium_version(browser.executable),
+                  "browser_ws": opts.browser_ws, "base_url": opts.base_url}
+    if not opts.base_url or (opts.pg_dsn and opts.redis_url):
+        stack = contextlib.ExitStack()
+        try:
+            servers = stack.enter_context(provide_databases(opts.db, pg_dsn=opts.pg_dsn, redis_url=opts.redis_url,
+                                                            pg_image=opts.pg_image, redis_image=opts.redis_image))
+        except ProviderError as e:
+            stack.close()
+            raise pytest.UsageError(str(e)) from None
+        config.stash[RUN] = stack
+        info["servers"] = servers.__dict__.copy()
+        if servers.provider == "testcontainers":
+            # Without Ryuk (disabled where its image cannot be pulled) nothing else removes the containers: a run
+            # that is terminated unwinds as if interrupted, and pytest_unconfigure removes them.
+            signal.signal(signal.SIGTERM, _interrupt)
+    return info
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):
+        if "memtest" in config.workerinput:
+            config.stash[SESSION] = json.loads(config.workerinput["memtest"])
+        return
+    if runs_acceptance_suite(config):
+        config.stash[SESSION] = start_run(config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:  # noqa: ANN001 - xdist's WorkerController
+    if SESSION in node.config.stash:
+        node.workerinput["memtest"] = json.dumps(node.config.stash[SESSION])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    left_out = {marker for marker, option in OPT_IN.items() if not config.getoption(option)}
+    deselected = [item for item in items if any(item.get_closest_marker(m) for m in left_out)]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if item not in deselected]
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    info = config.stash.get(SESSION, None)
+    if not info:
+        return []
+    lines = []
+    if "servers" in info:
+        lines.append(DatabaseServers(**info["servers"]).describe())
+    lines.append(f"browser: {info['chromium']} ({info['browser_source']})")
+    where = info["base_url"] or "started by the suite"
+    lines.append(f"app: {info['target_name']} ({where}); faults: {info['faults'] or 'none'}"
+                 f"; seed: {info['seed']} (--seed to change)")
+    return lines
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:  # noqa: ANN001 - xdist's WorkerController
+    health = getattr(node, "workeroutput", {}).get("app_health")
+    if health and SESSION in node.config.stash:
+        node.config.stash[SESSION].setdefault("app_health", json.loads(health))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    info = config.stash.get(SESSION, None)
+    if info is None:
+        return
+    if hasattr(config, "workerinput"):
+        if "app_health" in info:
+            config.workeroutput["app_health"] = json.dumps(info["app_health"])
+        return
+    directory = report.alluredir(config)
+    if directory is not None:
+        app = info.get("app_health", {})
+        servers = info.get("servers", {})
+        report.write_environment(directory, {
+            "App": app.get("app") or info["target_name"],
+            "App.URL": info["base_url"] or "started by the suite",
+            "Target": info["target"],
+            "Databases.provider": servers.get("provider", "the app's own"),
+            "PostgreSQL": app.get("postgres") or servers.get("postgres_version"),
+            "pgvector": app.get("pgvector") or servers.get("pgvector_version"),
+            "Redis": app.get("redis") or servers.get("redis_version"),
+            "Chromium": info["chromium"], "Seed": info["seed"], "Faults": info["faults"] or "none",
+        })
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    stack = config.stash.get(RUN, None)
+    if stack is not None:
+        stack.close()

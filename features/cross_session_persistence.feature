@@ -3,8 +3,7 @@ Feature: Cross-session persistence
   Closing the browser loses nothing: the user stays signed in, finds the conversation and its whole history, and the
   assistant still knows what it was told.
 
-  @smoke @fault_session_not_persistent @fault_unload_write_lost
-  @fault_memories_off @fault_review_interval_default @fault_memory_permission_off
+  @smoke
   Scenario: Everything is still there after closing and reopening the browser
     Given Ana signs in through the login form in her own browser profile
     And Ana starts a new conversation
@@ -19,7 +18,6 @@ Feature: Cross-session persistence
     And Ana asks "What is my order number?"
     Then the assistant answers "Your order number is 4417."
 
-  @fault_unload_write_lost
   Scenario Outline: A memory is stored even when the page closes right after the reply
     Given Ana is signed in
     And Ana starts a new conversation
@@ -41,21 +39,18 @@ Feature: Cross-session persistence
     When Ana signs in through the login form
     Then her conversation is listed
 
-  @fault_no_redis
   Scenario: Signing out ends the session on the server
     Given Ana is signed in
     When Ana signs out
     Then Ana is asked to sign in
     And the session Ana signed out of is refused by the app
 
-  @fault_memories_off @fault_memory_permission_off
   Scenario: More facts than the app recalls for one question are each answered in a later conversation
     Given Ana is signed in
     And Ana's long-term memory holds 12 facts about her
     When Ana starts a new conversation
     Then the assistant answers each of her questions about them correctly
 
-  @fault_sign_out_write_lost
   Scenario: A fact told right before signing out is remembered after signing in again
     Given Ana signs in through the login form in her own browser profile
     When Ana tells the assistant "My locker code is 5150."

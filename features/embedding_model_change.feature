@@ -3,7 +3,6 @@ Feature: Recall survives a change of embedding model
   Moving to a new embedding model, following the upgrade procedure (re-embed, then switch), keeps every memory
   recallable.
 
-  @fault_stale_embeddings @fault_embedding_change_without_reindex
   Scenario: Memories written under the old model are recalled under the new one
     Given an app of its own running the "hash-ngram-v1" embedding model
     And Ana is signed in

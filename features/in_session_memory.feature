@@ -6,7 +6,7 @@ Feature: In-session memory
     Given Ana is signed in
     And Ana starts a new conversation
 
-  @smoke @fault_context_dropped
+  @smoke
   Scenario Outline: A fact told earlier in the conversation is recalled
     When Ana tells the assistant "My <fact> is <value>."
     And Ana says "Thanks, that is all for now."
@@ -18,7 +18,6 @@ Feature: In-session memory
       | order number     | 4417          |
       | home city        | North Jasonia |
 
-  @fault_context_dropped
   Scenario: Several facts told in one conversation are all recalled
     When Ana tells the assistant these facts:
       | fact             | value      |
@@ -27,8 +26,6 @@ Feature: In-session memory
       | locker code      | 9-22-31    |
     Then the assistant answers each of her questions about them correctly
 
-  @fault_context_dropped
-  @fault_memories_off @fault_review_interval_default @fault_memory_permission_off
   Scenario: A correction replaces the old fact
     When Ana tells the assistant "My order number is 4417."
     And Ana tells the assistant "Actually, my order number is 5521."
@@ -38,7 +35,6 @@ Feature: In-session memory
     And Ana asks "What is my order number?"
     Then the assistant answers "Your order number is 5521."
 
-  @fault_write_race @fault_memories_off @fault_review_interval_default @fault_memory_permission_off
   Scenario: Facts told in quick succession are all remembered
     When Ana tells the assistant these facts one right after the other:
       | fact          | value     |
@@ -57,7 +53,6 @@ Feature: In-session memory
     When Ana opens the conversation from the conversation list
     Then the history shows every turn of the conversation in order
 
-  @fault_long_conversation_forgets
   Scenario: A fact told early in a long conversation is still recalled, and the whole history is kept
     When Ana tells the assistant "My order number is 4417."
     And Ana chats about other things for 12 exchanges
@@ -66,7 +61,6 @@ Feature: In-session memory
     When Ana opens the conversation again from its address
     Then the history shows every turn of the conversation in order
 
-  @fault_long_conversation_forgets
   Scenario: A correction early in a long conversation beats the older value from another conversation
     When Ana tells the assistant "My order number is 4417."
     And Ana starts a new conversation
@@ -75,7 +69,6 @@ Feature: In-session memory
     And Ana asks "What is my order number?"
     Then the assistant answers "Your order number is 5521."
 
-  @fault_reopened_conversation_wins
   Scenario: A correction made in another conversation wins when an older conversation is opened again
     When Ana tells the assistant "My order number is 4417."
     And Ana opens the conversation again from its address
@@ -112,7 +105,6 @@ Feature: In-session memory
     When Ana opens the conversation again from its address
     Then the history shows every turn of the conversation in order
 
-  @fault_title_splits_emoji
   Scenario: A first message with an emoji across its 80th character starts its conversation
     When Ana tells the assistant "My motto is Keep calm and carry on, then keep going and keep smiling all day 🙂🙂🙂."
     And Ana asks "What is my motto?"

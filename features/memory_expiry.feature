@@ -6,7 +6,6 @@ Feature: Memory retention
     Given an app whose clock the test can move
     And Ana is signed in
 
-  @fault_ttl_too_short
   Scenario: A memory from a month ago is still recalled
     Given Ana told the assistant "My bike lock code is 3141." 30 days ago
     When Ana starts a new conversation

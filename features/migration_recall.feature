@@ -3,7 +3,7 @@ Feature: Recall survives the migration from Redis to PostgreSQL + pgvector
   Every historical memory in the legacy Redis store is still recalled, for its owner only, with the same ranking and
   scores, after the app's migration has moved it to PostgreSQL + pgvector.
 
-  @smoke @fault_migration_drops_last_batch @fault_migration_null_embedding @fault_threshold_too_strict
+  @smoke
   Scenario Outline: Every historical memory is recalled after the migration
     Given the legacy Redis store holds the golden snapshot "household"
     When the memories are migrated to PostgreSQL in batches of <batch size> with the "<embedder>" embedding model
@@ -18,7 +18,6 @@ Feature: Recall survives the migration from Redis to PostgreSQL + pgvector
       | 500        | hash-ngram-v1 |
       | 16         | hash-ngram-v2 |
 
-  @fault_migration_drops_last_batch @fault_migration_null_embedding @fault_threshold_too_strict
   Scenario Outline: Every memory of a long history is recalled after the migration, memory by memory
     Given the legacy Redis store holds a generated history of <size> memories
     When the memories are migrated to PostgreSQL in batches of 500 with the "hash-ngram-v1" embedding model
@@ -47,7 +46,6 @@ Feature: Recall survives the migration from Redis to PostgreSQL + pgvector
       | size    |
       | 100,000 |
 
-  @fault_migration_drops_last_batch @fault_migration_null_embedding
   Scenario: A history captured from the running app replays into a fresh store with every answer unchanged
     Given users have told the app facts in several conversations
     When the app's memory is captured as a snapshot, with questions sampled from it
@@ -63,7 +61,6 @@ Feature: Recall survives the migration from Redis to PostgreSQL + pgvector
     Then the second migration writes nothing and skips every memory as already present
     And every historical memory is recalled for its owner and for nobody else
 
-  @fault_ivfflat_before_load
   Scenario: Owners searched through an ivfflat index recall what a full scan would
     Given an app that searches owners with many memories through an "ivfflat" index
     And the legacy Redis store holds 1500 generated memories of one owner

@@ -2,7 +2,7 @@
 Feature: Multi-user isolation
   One user's conversations and memories are never shown or recalled to another user.
 
-  @smoke @fault_recall_ignores_user @fault_memories_off @fault_review_interval_default @fault_memory_permission_off
+  @smoke
   Scenario: Two users at the same time each recall only their own secret
     Given Ana and Ben are signed in, each in their own browser
     When at the same time they tell the assistant their secrets:
@@ -14,7 +14,6 @@ Feature: Multi-user isolation
     And Ben hears "Your secret word is walrus."
     And the memories recalled for each of them are only their own
 
-  @fault_recall_ignores_user
   Scenario: Users who hold identical facts each recall only their own memory of it
     Given Ana and Ben are signed in, each in their own browser
     When at the same time they tell the assistant their secrets:
@@ -26,7 +25,6 @@ Feature: Multi-user isolation
     And Ben hears "Your locker code is 4242."
     And the memories recalled for each of them are only their own
 
-  @fault_history_idor
   Scenario: Another user's conversation cannot be opened by its address
     Given Ana is signed in
     And Ana starts a new conversation
@@ -42,7 +40,6 @@ Feature: Multi-user isolation
     When Ben looks at his conversation list
     Then Ben sees exactly his own conversations
 
-  @fault_recall_ignores_user
   Scenario Outline: Users with near-colliding e-mail addresses stay apart
     Given a user signed up as "<first>" who told the assistant "My favourite band is Lumen Drive."
     And a user signed up as "<second>" who told the assistant "My favourite band is Velvet Static."
@@ -57,7 +54,6 @@ Feature: Multi-user isolation
       | a@x.test    | A1@X.test    | a1@x.TEST    |
       | ana1@x.test | ana@x.test   | ANA@x.test   |
 
-  @fault_recall_ignores_user
   Scenario: Owners with near-colliding ids in the memory store stay apart
     Given users whose ids differ by one character, each with their own memories:
       | id suffix | memory                             |

@@ -33,6 +33,8 @@ class Target:
     recall: dict[str, Any] = field(default_factory=dict)  # the app's recall settings (top_k, threshold)
     # Index kinds by name ("hnsw", "no index"...) -> the app settings that make every owner's search use it
     index_kinds: dict[str, dict[str, str]] = field(default_factory=dict)
+    # The app's fault catalogue: each fault -> the scenarios that must fail with it on ("<file>.feature: <title>")
+    fault_scenarios: dict[str, list[str]] = field(default_factory=dict)
 
     def tool(self, name: str, **values: str) -> list[str]:
         """The command line of one of the app's tools (migrate, redis-load, ...), with {placeholders} filled in."""
@@ -106,6 +108,7 @@ def load_target(path: str | Path | None = None) -> Target:
             tools={k: list(v) for k, v in data.get("tools", {}).items()}, env=dict(app.get("env", {})),
             app=app, recall=dict(data.get("recall", {})),
             index_kinds={k: {sk: str(sv) for sk, sv in v.items()} for k, v in data.get("index_kinds", {}).items()},
+            fault_scenarios={str(k): [str(s) for s in v] for k, v in data.get("faults", {}).items()},
         )
     except KeyError as e:
         raise TargetError(f"target file {path} lacks the key {e}; see targets/*.toml for the shape") from None

@@ -13,48 +13,45 @@ class Fault:
     name: str
     bug_class: str
     effect: str
-    caught_by: str
 
 
 CATALOG: dict[str, Fault] = {
     f.name: f
     for f in (
         Fault("unload-write-lost", "front end: pending write flushed on beforeunload, which never fires on close",
-              "the memory queued after the last reply is lost when the page or browser closes", "cross_session"),
+              "the memory queued after the last reply is lost when the page or browser closes"),
         Fault("session-not-persistent", "session cookie without Max-Age",
-              "the login dies with the browser", "cross_session"),
+              "the login dies with the browser"),
         Fault("recall-ignores-user", "memory search not scoped to the user",
-              "another user's memories are recalled", "isolation"),
+              "another user's memories are recalled"),
         Fault("history-idor", "conversation served by id without an owner check (IDOR)",
-              "another user's conversation opens by its URL or API", "isolation"),
+              "another user's conversation opens by its URL or API"),
         Fault("write-race", "front end: the write queue keeps only the latest turn",
-              "of two quick turns only the last is written to memory", "in_session"),
+              "of two quick turns only the last is written to memory"),
         Fault("context-dropped", "assistant prompt built without the conversation's earlier turns",
-              "facts told earlier in the same conversation are not answered", "in_session"),
+              "facts told earlier in the same conversation are not answered"),
         Fault("migration-drops-last-batch", "off-by-one in the migration's batch loop",
-              "the final partial batch is never copied", "migration"),
+              "the final partial batch is never copied"),
         Fault("migration-null-embedding", "batch embedding call drops its last result; the row is written anyway",
-              "the last row of every migrated batch is stored without an embedding", "migration"),
+              "the last row of every migrated batch is stored without an embedding"),
         Fault("ivfflat-before-load", "ivfflat index built on the empty table, default probes = 1",
-              "owners searched through the index lose most of their memories", "migration"),
+              "owners searched through the index lose most of their memories"),
         Fault("stale-embeddings", "re-embedding skipped after an embedding-model change",
-              "memories written under the old model are never recalled again", "migration"),
+              "memories written under the old model are never recalled again"),
         Fault("threshold-too-strict", "similarity threshold tuned on exact repeats (0.9)",
-              "memories are recalled only for near-verbatim questions", "in_session"),
+              "memories are recalled only for near-verbatim questions"),
         Fault("ttl-too-short", "retention in days applied as hours",
-              "memories expire after about two weeks instead of a year", "cross_session"),
+              "memories expire after about two weeks instead of a year"),
         Fault("long-conversation-forgets", "prompt keeps the last 20 messages and recall skips the current "
               "conversation", "a fact told 11 or more exchanges earlier in the same conversation is forgotten, or "
-              "answered with an older value from another conversation", "in_session"),
+              "answered with an older value from another conversation"),
         Fault("sign-out-write-lost", "front end: pending memory writes left to the unload beacon on sign-out",
-              "a fact told right before signing out is never stored (the beacon leaves after the session ended)",
-              "cross_session"),
+              "a fact told right before signing out is never stored (the beacon leaves after the session ended)"),
         Fault("title-splits-emoji", "front end: the conversation title cut at 80 UTF-16 code units",
-              "a first message with an emoji across its 80th character cannot be sent (half an emoji is refused)",
-              "in_session"),
+              "a first message with an emoji across its 80th character cannot be sent (half an emoji is refused)"),
         Fault("reopened-conversation-wins", "a fact stated in the open conversation beats any memory, however new",
               "in an older conversation opened again, a fact corrected elsewhere since is answered with its old "
-              "value", "in_session"),
+              "value"),
     )
 }
 
@@ -73,6 +70,6 @@ def parse_faults(spec: str | None) -> frozenset[str]:
 
 
 def markdown_table() -> str:
-    rows = ["| fault | real bug class | what the user sees | feature area that catches it |", "|---|---|---|---|"]
-    rows += [f"| `{f.name}` | {f.bug_class} | {f.effect} | `@{f.caught_by}` |" for f in CATALOG.values()]
+    rows = ["| fault | real bug class | what the user sees |", "|---|---|---|"]
+    rows += [f"| `{f.name}` | {f.bug_class} | {f.effect} |" for f in CATALOG.values()]
     return "\n".join(rows)

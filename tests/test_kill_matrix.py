@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.fault_catalogue import CatalogueError, Fault
+from harness.scenarios import ScenarioRef
 from tools import bench_suite, flake_check, kill_matrix
 from tools.suite_runs import aggregate_records, junit_totals, parse_collect_only, read_results, short_id
 
@@ -14,30 +16,29 @@ A = "features/in_session_memory.feature::test_a_fact_told_earlier_in_the_convers
 B = "features/cross_session_persistence.feature::test_everything_is_still_there_after_closing_and_reopening_the_browser"
 C = "features/multi_user_isolation.feature::test_another_users_conversation_cannot_be_opened_by_its_address"
 
+IN_SESSION = "in_session_memory.feature"
+CROSS = "cross_session_persistence.feature"
 CATALOGUE = [
-    {"name": "unload-write-lost", "bug_class": "pending write flushed on beforeunload", "effect": "", "caught_by": ""},
-    {"name": "history-idor", "bug_class": "conversation served | no owner check", "effect": "", "caught_by": ""},
-    {"name": "write-race", "bug_class": "queue keeps the latest turn", "effect": "", "caught_by": ""},
+    Fault("unload-write-lost", "pending write flushed on beforeunload", "",
+          (ScenarioRef(CROSS, "Everything is still there after closing and reopening the browser"),)),
+    Fault("history-idor", "conversation served | no owner check", "", ()),
+    Fault("write-race", "queue keeps the latest turn", "", ()),
 ]
 
 
-# -- fault name -> marker, killed -------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("name", "marker"), [
-    ("unload-write-lost", "fault_unload_write_lost"),
-    ("history-idor", "fault_history_idor"),
-    ("migration-drops-last-batch", "fault_migration_drops_last_batch"),
-    ("ttl", "fault_ttl"),
-])
-def test_fault_marker_replaces_dashes(name: str, marker: str) -> None:
-    assert kill_matrix.fault_marker(name) == marker
+# -- which scenarios a fault must fail ---------------------------------------------------------------------------------
+def test_an_outline_named_for_a_fault_means_every_example_the_run_selects() -> None:
+    outline = Fault("context-dropped", "", "",
+                    (ScenarioRef(IN_SESSION, "A fact told earlier in the conversation is recalled"),))
+    other = A.replace("[order number-4417]", "[home city-North Jasonia]")
+    assert kill_matrix.expected_scenarios(outline, [B, A, C, other]) == [A, other]
 
 
-def test_every_fault_marker_of_the_catalogue_in_the_readme_is_registered() -> None:
-    ini = (Path(__file__).resolve().parent.parent / "pytest.ini").read_text(encoding="utf-8")
-    for name in ("unload-write-lost", "session-not-persistent", "recall-ignores-user", "history-idor", "write-race",
-                 "context-dropped", "migration-drops-last-batch", "migration-null-embedding", "ivfflat-before-load",
-                 "stale-embeddings", "threshold-too-strict", "ttl-too-short"):
-        assert f"\n    {kill_matrix.fault_marker(name)}:" in ini, name
+def test_a_named_scenario_the_default_run_leaves_out_stops_the_matrix_in_one_line() -> None:
+    with pytest.raises(CatalogueError) as info:
+        kill_matrix.expected_scenarios(CATALOGUE[0], [A, C])
+    assert "unload-write-lost" in str(info.value) and "not in the default run" in str(info.value)
+    assert "\n" not in str(info.value)
 
 
 @pytest.mark.parametrize(("expected", "failed", "killed"), [
@@ -59,8 +60,8 @@ def test_fault_entry_orders_failed_like_expected_and_keeps_extras_last() -> None
 
 
 def test_select_faults_keeps_catalogue_order_and_rejects_unknown_names() -> None:
-    assert [f["name"] for f in kill_matrix.select_faults(CATALOGUE, None)] == [f["name"] for f in CATALOGUE]
-    assert [f["name"] for f in kill_matrix.select_faults(CATALOGUE, "write-race, unload-write-lost")] == [
+    assert [f.name for f in kill_matrix.select_faults(CATALOGUE, None)] == [f.name for f in CATALOGUE]
+    assert [f.name for f in kill_matrix.select_faults(CATALOGUE, "write-race, unload-write-lost")] == [
         "unload-write-lost", "write-race"]
     with pytest.raises(ValueError, match="no-such-fault"):
         kill_matrix.select_faults(CATALOGUE, "write-race,no-such-fault")
@@ -88,7 +89,7 @@ def test_matrix_has_exactly_the_documented_shape() -> None:
 def test_problems_name_survivors_faults_without_scenarios_red_clean_runs_and_broken_runs() -> None:
     found = kill_matrix.problems(_matrix(), broken_runs=["write-race"])
     assert any(p.startswith("history-idor survives: 1 of 2") and A in p for p in found)
-    assert any("write-race: no scenario is tagged @fault_write_race" in p for p in found)
+    assert any("write-race: the target file names no scenario for it under [faults]" in p for p in found)
     assert any("run write-race broke" in p for p in found)
     assert not any(p.startswith("unload-write-lost") for p in found)
     red = kill_matrix.build_matrix(26, 1, {"unload-write-lost": kill_matrix.fault_entry([B], [B])})
@@ -98,7 +99,7 @@ def test_problems_name_survivors_faults_without_scenarios_red_clean_runs_and_bro
 
 
 def test_markdown_table_has_a_row_per_fault_and_the_clean_line() -> None:
-    md = kill_matrix.render_markdown(_matrix(), {f["name"]: f["bug_class"] for f in CATALOGUE},
+    md = kill_matrix.render_markdown(_matrix(), {f.name: f.bug_class for f in CATALOGUE},
                                      notes={"clean": ["JUnit counts 1 tests, the plugin 0"]}, wall_s=181.4)
     lines = md.splitlines()
     assert "Clean app: 27 passed, 0 failed (green)." in lines
@@ -112,14 +113,14 @@ def test_markdown_table_has_a_row_per_fault_and_the_clean_line() -> None:
     assert "1/2 (passed: " + short_id(A) + ")" in idor
     assert idor.rstrip().endswith("| **no** |")
     assert rows[0].rstrip().endswith("| 1/1 | yes |")
-    assert "(none tagged)" in rows[2]
+    assert "(none named)" in rows[2]
     assert "Faults killed: 1 of 3." in lines
     assert "- clean: JUnit counts 1 tests, the plugin 0" in lines
     assert "Wall time: 181 s." in lines
 
 
 def test_console_table_ends_with_the_clean_line() -> None:
-    table = kill_matrix.console_table(_matrix(), {f["name"]: f["bug_class"] for f in CATALOGUE}).splitlines()
+    table = kill_matrix.console_table(_matrix(), {f.name: f.bug_class for f in CATALOGUE}).splitlines()
     assert table[0].split() == ["fault", "bug", "class", "expected", "failed", "killed"]
     assert table[2].split()[-2:] == ["1/1", "yes"]
     assert table[3].split()[-2:] == ["1/2", "NO"]

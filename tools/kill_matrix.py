@@ -1,15 +1,16 @@
 """Kill matrix: does every documented fault of the app make the scenarios written to catch it fail?
 
 Runs the whole acceptance suite once on the clean app, and for every fault in the app's catalogue (its driver's:
-the reference app's regressions, or a third-party app's misconfigurations) the scenarios tagged `@fault_<name>`
-against the app with that fault on:
+the reference app's regressions, or a third-party app's misconfigurations) the scenarios the target file names for
+it under [faults] (harness.fault_catalogue), found by collection, against the app with that fault on:
 
-    pytest features --target <target> -m fault_<name> --faults <name>
+    pytest <the node ids of those scenarios> --target <target> --faults <name>
 
-Up to --jobs child pytest processes run at once, each serial, each with its own Allure results, Playwright output,
-JUnit XML and log under reports/kill-matrix/. Which scenarios failed is read from the records of the small plugin
-tools.suite_runs (exact pytest node ids; JUnit XML mangles them). A fault is killed when it has expected scenarios
-(`pytest --collect-only -q -m fault_<name>`) and every one of them failed.
+A scenario is named by feature file and title; an outline means every example the run selects; a title no feature
+has stops the matrix with one line naming it. Up to --jobs child pytest processes run at once, each serial, each
+with its own Allure results, Playwright output, JUnit XML and log under reports/kill-matrix/. Which scenarios failed
+is read from the records of the small plugin tools.suite_runs (exact pytest node ids; JUnit XML mangles them). A
+fault is killed when it has expected scenarios and every one of them failed.
 
 Writes reports/kill-matrix.json and .md (reports/kill-matrix-<target>.json and .md for another target than the
 default); exits 1 if the clean run has a failure, a fault survives (an expected scenario passed, or a fault has no
@@ -38,6 +39,8 @@ if str(ROOT) not in sys.path:
 from harness.app_tools import ToolFailed  # noqa: E402
 from harness.drivers import load_driver  # noqa: E402
 from harness.drivers.base import DriverError  # noqa: E402
+from harness.fault_catalogue import CatalogueError, Fault, fault_catalogue  # noqa: E402
+from harness.scenarios import nodes_of  # noqa: E402
 from harness.target import DEFAULT_TARGET, TargetError, load_target  # noqa: E402
 from tools.suite_runs import SuiteRun, collect, format_table, junit_totals, rel, short_id  # noqa: E402
 
@@ -71,26 +74,31 @@ class Places:
 
 
 # -- pure parts -------------------------------------------------------------------------------------------------------
-def fault_marker(name: str) -> str:
-    """`unload-write-lost` -> `fault_unload_write_lost`, the marker of the tag `@fault_unload_write_lost`."""
-    return "fault_" + name.strip().replace("-", "_")
-
-
 def is_killed(expected: Sequence[str], failed: Sequence[str]) -> bool:
     """Killed: the fault has scenarios meant to catch it, and every one of them failed."""
     return bool(expected) and set(expected) <= set(failed)
 
 
-def select_faults(catalogue: Sequence[dict], wanted: str | None) -> list[dict]:
+def select_faults(catalogue: Sequence[Fault], wanted: str | None) -> list[Fault]:
     """The catalogue's entries named in `wanted` (comma-separated; None or empty: all), in catalogue order."""
     if not wanted:
         return list(catalogue)
     names = [n.strip() for n in wanted.split(",") if n.strip()]
-    known = {f["name"] for f in catalogue}
+    known = {f.name for f in catalogue}
     unknown = [n for n in names if n not in known]
     if unknown:
         raise ValueError(f"unknown fault(s) {', '.join(unknown)}; the catalogue has: {', '.join(sorted(known))}")
-    return [f for f in catalogue if f["name"] in names]
+    return [f for f in catalogue if f.name in names]
+
+
+def expected_scenarios(fault: Fault, collected: Sequence[str]) -> list[str]:
+    """The collected node ids of the scenarios named for the fault; a named scenario the run does not select (one
+    whose every example is opt-in, e.g. @scale) is an error, since it would prove nothing."""
+    unselected = [ref for ref in fault.scenarios if not nodes_of([ref], collected)]
+    if unselected:
+        raise CatalogueError(f"{fault.name}: the scenario {unselected[0]} is not in the default run (all its "
+                             "examples are opt-in); name one that is")
+    return nodes_of(fault.scenarios, collected)
 
 
 def fault_entry(expected: Sequence[str], failed: Sequence[str]) -> dict:
@@ -110,7 +118,7 @@ def problems(matrix: dict, broken_runs: Sequence[str] = ()) -> list[str]:
         found.append(f"the clean app fails {matrix['clean']['failed']} scenario(s); a kill means nothing then")
     for name, entry in matrix["faults"].items():
         if not entry["expected"]:
-            found.append(f"{name}: no scenario is tagged @{fault_marker(name)}")
+            found.append(f"{name}: the target file names no scenario for it under [faults]")
         elif not entry["killed"]:
             survived = [n for n in entry["expected"] if n not in set(entry["failed"])]
             found.append(f"{name} survives: {len(survived)} of {len(entry['expected'])} expected scenario(s) did not "
@@ -136,7 +144,7 @@ def render_markdown(matrix: dict, bug_classes: dict[str, str], *, notes: dict[st
              "| Fault | Bug class | Expected scenarios | Failed | Killed |",
              "|---|---|---|---|---|"]
     for name, entry in matrix["faults"].items():
-        expected = "<br>".join(_md_cell(short_id(n)) for n in entry["expected"]) or "(none tagged)"
+        expected = "<br>".join(_md_cell(short_id(n)) for n in entry["expected"]) or "(none named)"
         failed_set = set(entry["failed"])
         count = f"{sum(1 for n in entry['expected'] if n in failed_set)}/{len(entry['expected'])}"
         survived = [short_id(n) for n in entry["expected"] if n not in failed_set]
@@ -177,14 +185,14 @@ def console_table(matrix: dict, bug_classes: dict[str, str]) -> str:
 @dataclass
 class Job:
     label: str  # a fault's name, or "clean"
-    expected: list[str] = field(default_factory=list)
+    expected: list[str] = field(default_factory=list)  # node ids that must fail with the fault on
     run: SuiteRun | None = None
     error: str = ""  # why the job could not run at all
 
 
 def suite_run(label: str, selection: Sequence[str], places: Places) -> SuiteRun:
     out = places.out
-    args = ["features", "--target", places.target, *selection, "-q", "--tb=short", "--alluredir",
+    args = [*selection, "--target", places.target, "-q", "--tb=short", "--alluredir",
             str(out / "allure" / label), "--clean-alluredir", "--output", str(out / "playwright" / label)]
     return SuiteRun(label, args, results_file=out / "results" / f"{label}.jsonl",
                     log_file=out / "logs" / f"{label}.log", junit_file=out / "junit" / f"{label}.xml")
@@ -193,14 +201,12 @@ def suite_run(label: str, selection: Sequence[str], places: Places) -> SuiteRun:
 def run_job(job: Job, places: Places, say: Callable[[str], None]) -> Job:
     try:
         if job.label == CLEAN:
-            selection: list[str] = []
+            selection: list[str] = ["features"]
         else:
-            marker = fault_marker(job.label)
-            job.expected = collect(["features", "--target", places.target, "-m", marker])
             if not job.expected:
-                say(f"{job.label}: no scenario tagged @{marker}; nothing to run")
+                say(f"{job.label}: the target names no scenario for it; nothing to run")
                 return job
-            selection = ["-m", marker, "--faults", job.label]
+            selection = [*job.expected, "--faults", job.label]
         say(f"start {job.label}" + (f" ({len(job.expected)} expected scenario(s))" if job.expected else ""))
         job.run = suite_run(job.label, selection, places).run()
         res = job.run.results
@@ -233,12 +239,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         target = load_target(args.target)
-        catalogue = load_driver(target).fault_catalogue()
+        catalogue = fault_catalogue(load_driver(target))
         selected = select_faults(catalogue, args.faults)
-    except (TargetError, DriverError, ToolFailed, ValueError) as e:
+        collected = collect(["features", "--target", str(target.path)])
+        expected = {f.name: expected_scenarios(f, collected) for f in selected}
+    except (TargetError, DriverError, ToolFailed, ValueError, RuntimeError) as e:
         print(f"kill-matrix: {e}", file=sys.stderr)
         return 2
-    bug_classes = {f["name"]: f.get("bug_class", "") for f in catalogue}
+    bug_classes = {f.name: f.bug_class for f in catalogue}
 
     places = Places(str(target.path))
     shutil.rmtree(places.out, ignore_errors=True)
@@ -253,7 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(f"{len(selected)} fault(s) from the catalogue, plus the clean run"
         + (f" (from {args.clean_from_junit})" if clean_totals else "") + f"; {args.jobs} pytest process(es) at once")
     # The clean run is the longest: start it first.
-    jobs = ([] if clean_totals else [Job(CLEAN)]) + [Job(f["name"]) for f in selected]
+    jobs = ([] if clean_totals else [Job(CLEAN)]) + [Job(f.name, expected[f.name]) for f in selected]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         done = list(pool.map(lambda j: run_job(j, places, say), jobs))
 

@@ -43,6 +43,7 @@ import redis  # noqa: E402
 import uvicorn  # noqa: E402
 from pgvector.psycopg import register_vector  # noqa: E402
 
+from memchat import corpus  # noqa: E402
 from memchat.accounts import Accounts  # noqa: E402
 from memchat.app_state import AppState  # noqa: E402
 from memchat.db import Pool, create_schema, server_versions  # noqa: E402
@@ -50,7 +51,6 @@ from memchat.embedders import get_embedder  # noqa: E402
 from memchat.facts import parse_fact  # noqa: E402
 from memchat.memory_store import MemoryStore  # noqa: E402
 from memchat.settings import Settings  # noqa: E402
-from memchat.tests import corpus  # noqa: E402
 from memchat.web import build_app  # noqa: E402
 
 PASSWORD = "bench password 1"

@@ -8,12 +8,11 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from memchat import assistant, legacy_store
+from memchat import assistant, corpus, legacy_store
 from memchat.conversations import Message
 from memchat.db import Pool
 from memchat.faults import CATALOG
 from memchat.migration import migrate
-from memchat.tests import corpus
 from memchat.tests.helpers import (
     LEGACY_OWNERS,
     PASSWORD,

@@ -13,11 +13,11 @@ import numpy as np
 import psycopg
 import pytest
 
+from memchat import corpus
 from memchat.db import Pool
 from memchat.embedders import get_embedder
 from memchat.memory_store import MemoryStore
 from memchat.settings import Settings
-from memchat.tests import corpus
 from memchat.tests.helpers import brute_force, owner_rows, ranking_mismatch, recall_at_k
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)

@@ -6,13 +6,13 @@ import re
 from dataclasses import dataclass
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+")
-_LEAD = r"(?:(?:actually|also|and|oh|so|well|correction|sorry)[,:]?\s+)*"
+_LEAD = r"(?:(?:actually|also|and|oh|so|well|correction|sorry|ok|okay)[,:]?\s+)*"
 _FACT = re.compile(
     rf"^{_LEAD}(?:my|our)\s+(?P<key>[a-z][a-z0-9 '\-]{{0,60}}?)\s+(?:is|are|was|=)\s+(?P<value>.+?)[.!]*$",
     re.IGNORECASE,
 )
 _QUESTION = re.compile(
-    r"^(?:(?:do you (?:still )?remember|what(?:'s| is| are| was)|which(?: is| are)?|where(?: is| are)?|"
+    r"^(?:(?:do you (?:still )?remember|what(?:'s|’s| is| are| was)|which(?: is| are)?|where(?: is| are)?|"
     r"who(?: is| are)?|when(?: is| was)?|tell me)\s+)(?:my|our)\s+(?P<key>[a-z][a-z0-9 '\-]{0,60}?)\s*[?.!]*$",
     re.IGNORECASE,
 )

@@ -52,6 +52,13 @@ CATALOG: dict[str, Fault] = {
         Fault("reopened-conversation-wins", "a fact stated in the open conversation beats any memory, however new",
               "in an older conversation opened again, a fact corrected elsewhere since is answered with its old "
               "value"),
+        Fault("common-word-key-forgotten", "the lookup of an asked fact's newest memory is skipped when the question "
+              "has no search vector", "a fact whose name is a common word (\"my will\") is never recalled in a later "
+              "conversation"),
+        Fault("many-facts-lost", "front end: a turn's memory writes sent in one request, refused above 50 items, "
+              "the refusal ignored", "a message that states more than 50 facts stores none of them"),
+        Fault("ime-enter-sends", "front end: Enter sends the message even while an input method composes",
+              "confirming a character in a Chinese or Japanese input method sends the half-typed message"),
     )
 }
 

@@ -92,7 +92,11 @@ class MemoryStore:
         threshold: an older statement of a fact may be the closer match, and the newest must still win."""
         vec = self.embedder.embed(query)
         if vec is None:
-            return []
+            # A question made only of common words ("What is my will?") has no vector to compare; the fact it asks
+            # about is still found by its key (unless the fault common-word-key-forgotten skips it).
+            if fact_key is None or self.settings.has("common-word-key-forgotten"):
+                return []
+            return self._newest_of(user_id, fact_key, now, exclude_conversation)
         k = k or self.settings.top_k
         params = {"q": vec, "user": user_id, "embedder": self.embedder.name, "now": now, "k": k,
                   "min": self.settings.effective_threshold, "skip": exclude_conversation}
@@ -125,6 +129,21 @@ class MemoryStore:
             # The asked fact's own newest statement: the same fact by its key, however far its wording has drifted.
             hits.append(Recalled(newest[0], newest[1], 1.0 - float(newest[5]), newest[2], newest[3], newest[4]))
         return hits
+
+    def _newest_of(self, user_id: str, fact_key: str, now: datetime,
+                   exclude_conversation: str | None) -> list[Recalled]:
+        """The newest memory of a fact, by its key alone (no similarity to score it by: its score is 0)."""
+        scoped = "" if self.settings.has("recall-ignores-user") else "AND user_id = %(user)s"
+        with self.pool.connection() as conn:
+            row = conn.execute(
+                f"SELECT id, text, conversation_id, created_at, fact_key FROM memories WHERE fact_key = %(key)s"
+                f" AND embedding IS NOT NULL AND embedder = %(embedder)s {scoped}"
+                " AND (expires_at IS NULL OR expires_at > %(now)s)"
+                " AND (%(skip)s::text IS NULL OR conversation_id IS DISTINCT FROM %(skip)s)"
+                " ORDER BY created_at DESC, id DESC LIMIT 1",
+                {"key": fact_key, "user": user_id, "embedder": self.embedder.name, "now": now,
+                 "skip": exclude_conversation}).fetchone()
+        return [Recalled(row[0], row[1], 0.0, row[2], row[3], row[4])] if row else []
 
     def _owner_rows(self, conn: psycopg.Connection, user_id: str) -> int:
         return conn.execute("SELECT count(*) FROM memories WHERE user_id = %s", (user_id,)).fetchone()[0]

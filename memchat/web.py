@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hmac
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -22,6 +22,7 @@ COOKIE = "memchat_session"
 MAX_BODY = 64 * 1024
 MAX_IMPORT_BODY = 64 * 1024 * 1024  # 100,000 users of a long e-mail and password each
 MAX_TEXT = 4000
+MAX_WRITE_ITEMS = 50  # memories one write request may hold
 WRITE_DEBOUNCE_MS = 700
 
 
@@ -76,12 +77,13 @@ def text_field(data: dict, name: str, required: bool = True, limit: int = MAX_TE
 def build_app(state: AppState) -> Starlette:
     settings = state.settings
 
+    # Sessions live on the app's clock, like memories: a test that moves the clock sees them end when they should.
     def current_user(request: Request) -> User | None:
         token = request.cookies.get(COOKIE)
-        return state.accounts.user_for_session(token, datetime.now(UTC)) if token else None
+        return state.accounts.user_for_session(token, state.clock.now()) if token else None
 
     def set_session(response: Response, user: User) -> None:
-        token = state.accounts.open_session(user, datetime.now(UTC))
+        token = state.accounts.open_session(user, state.clock.now())
         persistent = not settings.has("session-not-persistent")
         response.set_cookie(COOKIE, token, httponly=True, samesite="lax", path="/",
                             max_age=SESSION_DAYS * 24 * 3600 if persistent else None)
@@ -146,7 +148,9 @@ def build_app(state: AppState) -> Starlette:
                 "flushOn": "beforeunload" if settings.has("unload-write-lost") else "pagehide",
                 "writeQueue": "latest-only" if settings.has("write-race") else "append",
                 "flushBeforeLogout": not settings.has("sign-out-write-lost"),
-                "titleByCharacters": not settings.has("title-splits-emoji")}
+                "titleByCharacters": not settings.has("title-splits-emoji"),
+                "writeBatch": 0 if settings.has("many-facts-lost") else MAX_WRITE_ITEMS,
+                "enterSendsWhileComposing": settings.has("ime-enter-sends")}
 
     def chat(request: Request) -> Response:
         user = current_user(request)
@@ -223,8 +227,8 @@ def build_app(state: AppState) -> Starlette:
     def write_memories(request: Request, user: User, body: bytes) -> Response:
         data = parse_json(body)
         items = data.get("items")
-        if not isinstance(items, list) or not items or len(items) > 50:
-            raise BadRequest(400, "'items' must be a list of 1 to 50 strings")
+        if not isinstance(items, list) or not items or len(items) > MAX_WRITE_ITEMS:
+            raise BadRequest(400, f"'items' must be a list of 1 to {MAX_WRITE_ITEMS} strings")
         texts = [text_field({"item": t}, "item") for t in items]
         cid = data.get("conversation_id")
         if cid is not None:

@@ -13,6 +13,7 @@
   let pending = [];
   let timer = null;
   let chain = Promise.resolve();
+  let writing = Promise.resolve(); // the memory writes under way, in order
 
   function queueMemories(texts) {
     if (!texts.length) return;
@@ -22,24 +23,46 @@
     timer = setTimeout(() => flush("fetch"), cfg.writeDebounceMs);
   }
 
+  // The pending writes as request bodies the server takes: at most cfg.writeBatch items each (the fault
+  // many-facts-lost sends them all in one, which the server refuses above its limit).
   function takePending() {
     clearTimeout(timer);
-    if (!pending.length) return null;
-    const body = JSON.stringify({ conversation_id: conversationId, items: pending });
+    const size = cfg.writeBatch || pending.length || 1;
+    const bodies = [];
+    for (let i = 0; i < pending.length; i += size) {
+      bodies.push(JSON.stringify({ conversation_id: conversationId, items: pending.slice(i, i + size) }));
+    }
     pending = [];
-    return body;
+    return bodies;
+  }
+
+  function showError(text) {
+    const p = document.createElement("p");
+    p.setAttribute("role", "alert");
+    p.dataset.testid = "send-error";
+    p.textContent = text;
+    log.after(p);
   }
 
   function flush(how) {
-    const body = takePending();
-    if (body === null) return Promise.resolve();
+    const bodies = takePending();
     if (how === "beacon") {
-      navigator.sendBeacon("/api/memories", new Blob([body], { type: "application/json" }));
+      for (const body of bodies) navigator.sendBeacon("/api/memories", new Blob([body], { type: "application/json" }));
       return Promise.resolve();
     }
-    return fetch("/api/memories", {
-      method: "POST", headers: { "Content-Type": "application/json" }, body, keepalive: true,
-    });
+    // One after the other, also across flushes: the server dates each write as it arrives, and memories keep the
+    // order they were told in.
+    writing = bodies.reduce((done, body) => done.then(async () => {
+      try {
+        const resp = await fetch("/api/memories", {
+          method: "POST", headers: { "Content-Type": "application/json" }, body, keepalive: true,
+        });
+        if (!resp.ok) throw new Error((await resp.json().catch(() => ({}))).error || resp.statusText);
+      } catch (err) {
+        showError("Could not remember what you said: " + err.message); // never lost in silence
+      }
+    }), writing);
+    return writing;
   }
 
   window.addEventListener(cfg.flushOn, () => { flush("beacon"); });
@@ -105,11 +128,7 @@
       append("assistant", data.reply.text, data.recalled);
       queueMemories(data.remember || []);
     } catch (err) {
-      const p = document.createElement("p");
-      p.setAttribute("role", "alert");
-      p.dataset.testid = "send-error";
-      p.textContent = "Could not send: " + err.message;
-      log.after(p);
+      showError("Could not send: " + err.message);
     }
   }
 
@@ -121,7 +140,9 @@
     chain = chain.then(() => send(text)); // turns keep their order even when typed faster than replies come
   });
   input.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); form.requestSubmit(); }
+    // Enter while an input method composes (Chinese, Japanese) confirms the characters; it does not send.
+    const composing = (event.isComposing || event.keyCode === 229) && !cfg.enterSendsWhileComposing;
+    if (event.key === "Enter" && !event.shiftKey && !composing) { event.preventDefault(); form.requestSubmit(); }
   });
 
   async function leaveTo(url) {

@@ -31,7 +31,8 @@ NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 TESTED = {"recall-ignores-user", "history-idor", "session-not-persistent", "context-dropped", "threshold-too-strict",
           "ttl-too-short", "migration-drops-last-batch", "migration-null-embedding", "ivfflat-before-load",
           "stale-embeddings", "unload-write-lost", "write-race", "long-conversation-forgets",
-          "reopened-conversation-wins", "sign-out-write-lost", "title-splits-emoji"}
+          "reopened-conversation-wins", "sign-out-write-lost", "title-splits-emoji", "common-word-key-forgotten",
+          "many-facts-lost", "ime-enter-sends"}
 
 
 def test_every_fault_in_the_catalogue_has_a_test_here() -> None:
@@ -212,7 +213,20 @@ def test_stale_embeddings(db, make_store, faulty: bool) -> None:
         assert store.reembed() == 0  # nothing stale is left
 
 
+@pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
+def test_common_word_key_forgotten(db, make_store, faulty: bool) -> None:
+    """A question of common words only has no vector: the asked fact is found by its key, unless the fault skips it."""
+    add_user(db, "u1", "x")
+    store = make_store(faults={"common-word-key-forgotten"} if faulty else set())
+    store.write("u1", None, ["My will is with the notary Smith."], NOW)
+    recalled = store.search("u1", "What is my will?", NOW, fact_key="will")
+    assert [h.text for h in recalled] == ([] if faulty else ["My will is with the notary Smith."])
+    assert store.search("u1", "What is my will?", NOW) == []  # no key asked, nothing to compare: nothing
+
+
 @pytest.mark.parametrize(("fault", "key", "clean_value", "faulty_value"), [
+    ("many-facts-lost", "writeBatch", 50, 0),
+    ("ime-enter-sends", "enterSendsWhileComposing", False, True),
     ("unload-write-lost", "flushOn", "pagehide", "beforeunload"),
     ("write-race", "writeQueue", "append", "latest-only"),
     ("sign-out-write-lost", "flushBeforeLogout", True, False),

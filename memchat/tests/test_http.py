@@ -330,9 +330,22 @@ def test_the_chat_page_carries_the_front_end_configuration(make_app, faults, flu
     assert home.status_code == 200
     assert page_config(home.text) == {"conversationId": None, "writeDebounceMs": 700, "flushOn": flush_on,
                                       "writeQueue": queue, "flushBeforeLogout": True,
-                                      "titleByCharacters": True}
+                                      "titleByCharacters": True, "writeBatch": 50,
+                                      "enterSendsWhileComposing": False}
     page = client.get(f"/c/{cid}")
     assert page_config(page.text)["conversationId"] == cid and page_config(page.text)["flushOn"] == flush_on
     assert "<b>bold</b>" not in page.text and "&lt;b&gt;bold&lt;/b&gt;" in page.text
     js = client.get("/static/chat.js").text
     assert "cfg.flushOn" in js and 'cfg.writeQueue === "latest-only"' in js
+
+
+def test_a_session_lasts_its_days_on_the_apps_clock_and_not_longer(make_app) -> None:
+    """Sessions age on the app's clock (as memories do), so a test that moves the clock sees them end."""
+    from memchat.accounts import SESSION_DAYS
+
+    app = make_app(settable_clock=True)
+    _, client = app.user("u1")
+    client.post("/api/admin/clock", json={"advance_days": SESSION_DAYS - 1 / 24}, headers=app.admin)
+    assert client.get("/api/me").status_code == 200
+    client.post("/api/admin/clock", json={"advance_days": 2 / 24}, headers=app.admin)
+    assert client.get("/api/me").status_code == 401

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from harness.model_server.language import asked_key, facts_in
 from harness.sessions.actions import (
     Ask,
     Chat,
@@ -16,10 +19,14 @@ from harness.sessions.actions import (
     quoted,
     script,
 )
-from harness.sessions.generator import ALL_KINDS, generate
-from harness.sessions.model import EVERY_STATEMENT, NEWEST_PER_FACT, NotApplicable, SessionModel
+from harness.sessions.generator import _ASK, _CORRECT, _TELL, ALL_KINDS, EDGE_KEYS, FACT_KEYS, Limits, generate
+from harness.sessions.model import EVERY_STATEMENT, NEWEST_PER_FACT, NotApplicable, SessionModel, normalise_key
 from harness.sessions.shrink import shrink
-from harness.sessions.text import CHAT_CLASSES
+from harness.sessions.text import CHAT_CLASSES, SCRIPTS, VALUE_CLASSES, TextMaker
+
+MEMCHAT_LIMITS = Limits(retention_days=365, session_days=30, longest_message=4000)
+EDGES = {"just inside the retention", "just outside the retention", "just inside the session",
+         "just outside the session", *(f"near the limit ({s})" for s in SCRIPTS)}
 
 
 def tell(user: str, key: str, value: str, correction: bool = False) -> Tell:
@@ -47,10 +54,32 @@ def test_a_session_draws_every_kind_and_class_over_enough_actions_and_never_a_le
     assert without_clock.left_out == {"let time pass": "no clock"}
 
 
-def test_even_a_short_session_draws_every_kind_and_every_character_class() -> None:
-    counts = generate("20261130", 22, 3).counts()
-    assert set(counts["action kinds"]) == set(ALL_KINDS)
+@pytest.mark.parametrize("seed", ["20261130", "1", "7", "42"])
+def test_even_a_short_session_draws_every_kind_value_class_wording_and_edge_once(seed: str) -> None:
+    plan = generate(seed, 40, 3, limits=MEMCHAT_LIMITS)
+    counts = plan.counts()
+    assert set(counts["action kinds"]) == set(ALL_KINDS) - {"start many conversations"}  # the long form's
     assert set(CHAT_CLASSES) <= set(counts["character classes"])
+    assert set(VALUE_CLASSES) <= set(counts["value shapes"])
+    assert set(counts["boundaries"]) == EDGES
+    messages = [a.message for a in plan.actions if isinstance(a, Tell)]
+    assert all(len(m) <= 4000 for m in messages) and max(map(len, messages)) >= 3990
+
+
+def test_a_long_session_outgrows_pages_and_batches() -> None:
+    plan = generate("3", 300, 4, limits=MEMCHAT_LIMITS)
+    tells = [a for a in plan.actions if isinstance(a, Tell)]
+    assert max(len(t.statements) for t in tells) > 50  # more facts in one message than one memory write holds
+    assert plan.counts()["action kinds"]["start many conversations"] >= 1
+    model = SessionModel(plan.users, 365, session_days=30)
+    most_memories = most_conversations = 0
+    for action in plan.actions:
+        model.apply(action)
+        for name in model.expired_sessions():
+            model.signed_in_again(name)
+        most_memories = max(most_memories, *(len(model.memories(u)) for u in plan.users))
+        most_conversations = max(most_conversations, *(len(model.conversations(u)) for u in plan.users))
+    assert most_memories > 100 and most_conversations > 50, (most_memories, most_conversations)
 
 
 def test_an_unknown_left_out_kind_is_refused_with_the_known_ones() -> None:
@@ -64,8 +93,42 @@ def test_every_generated_session_is_valid_for_the_model_and_addresses_nearly_col
     for action in plan.actions:
         model.apply(action)
     base = plan.email_locals[plan.users[0]]
-    assert all(local.startswith(base) for local in plan.email_locals.values())
-    assert len(set(plan.email_locals.values())) == len(plan.users)
+    assert all(local.lower().startswith(base) for local in plan.email_locals.values())
+    assert len({local.lower() for local in plan.email_locals.values()}) == len(plan.users)
+    assert len(set(plan.email_domains.values())) > 1
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 10_000), value_class=st.sampled_from(VALUE_CLASSES),
+       template=st.sampled_from(_TELL + _CORRECT), key=st.sampled_from(FACT_KEYS + EDGE_KEYS))
+def test_every_value_in_every_wording_is_read_back_as_told(seed: int, value_class: str, template: str,
+                                                           key: str) -> None:
+    """What the generator types is what the assistants' shared language reads: the key, and the value exactly."""
+    from faker import Faker
+
+    fake = Faker("en_US")
+    fake.seed_instance(seed)
+    value = TextMaker(fake).value(value_class)
+    sentence = template.format(key=key, value=value)
+    (fact,) = facts_in(sentence)
+    assert (fact.key, fact.value, fact.sentence) == (normalise_key(key), value, sentence)
+
+
+@given(key=st.sampled_from(FACT_KEYS + EDGE_KEYS), template=st.sampled_from(_ASK))
+def test_every_question_asks_for_its_key(key: str, template: str) -> None:
+    assert asked_key(template.format(key=key)) == normalise_key(key)
+
+
+@settings(deadline=None, derandomize=True)
+@given(seed=st.integers(0, 10_000), script=st.sampled_from(SCRIPTS), length=st.integers(40, 4000))
+def test_a_message_near_the_limit_has_exactly_its_length_and_states_nothing(seed: int, script: str,
+                                                                          length: int) -> None:
+    from faker import Faker
+
+    fake = Faker("en_US")
+    fake.seed_instance(seed)
+    text = TextMaker(fake).near_limit(script, length)
+    assert len(text) == length and not facts_in(text) and asked_key(text) is None
 
 
 def test_the_newest_statement_wins_in_any_conversation_and_the_open_one_keeps_an_old_fact() -> None:
@@ -76,9 +139,9 @@ def test_the_newest_statement_wins_in_any_conversation_and_the_open_one_keeps_an
     model.apply(Reopen("Ana", conversation=1))
     assert model.apply(ask("Ana", "dog")) == "Your dog is Bo."
     model.apply(PassTime("", days=400))
+    assert model.answer("Ana", "dog") == "I don't remember your dog."  # back at the start page: forgotten
+    model.apply(Reopen("Ana", conversation=1))
     assert model.answer("Ana", "dog") == "Your dog is Rex."  # forgotten as memories; conversation 1 still says Rex
-    model.apply(NewConversation("Ana"))
-    assert model.answer("Ana", "dog") == "I don't remember your dog."
     model.apply(Reopen("Ana", conversation=2))
     assert model.answer("Ana", "dog") == "Your dog is Bo."  # the conversation on screen still says it
     assert model.memories("Ana") == []

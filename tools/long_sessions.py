@@ -1,6 +1,7 @@
 """The long form of the generated sessions, for nightly use: RUNS seeds, each a child pytest of the long-form scenario
-(hundreds of actions by several users), JOBS at a time. Prints a table of every run (result, time, action kinds and
-character classes drawn) and writes reports/long-sessions/summary.json; fails if any run failed.
+(hundreds of actions by several users), JOBS at a time. Prints a table of every run (result, time) and what was drawn
+in all (action kinds, character classes, value shapes, edges, facts told) and writes reports/long-sessions/summary.json;
+fails if any run failed.
 
     python tools/long_sessions.py --runs 20 [--first-seed 1] [--jobs 2] [--target NAME] [--faults a,b]
 """
@@ -19,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tools.suite_runs import ROOT, SuiteRun, format_table, rel  # noqa: E402
 
 OUT = ROOT / "reports" / "long-sessions"
+COUNTED = ("action kinds", "character classes", "value shapes", "boundaries", "facts told")  # a plan's counts
 SUMMARIES = ROOT / "reports" / "generated-sessions"
 
 
@@ -49,22 +51,22 @@ def main() -> int:
     seeds = range(opts.first_seed, opts.first_seed + opts.runs)
     with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
         runs = list(pool.map(lambda s: run_seed(s, opts.target, opts.faults), seeds))
-    kinds: Counter[str] = Counter()
-    classes: Counter[str] = Counter()
+    drawn: dict[str, Counter[str]] = {what: Counter() for what in COUNTED}
     for r in runs:
-        kinds.update(r.get("action kinds", {}))
-        classes.update(r.get("character classes", {}))
+        for what, counter in drawn.items():
+            counter.update(r.get(what, {}))
     rows = [(r["seed"], "passed" if r.get("passed") else f"FAILED (exit {r['exit']})", r.get("actions", "?"),
              r.get("seconds", "?"), r["wall_s"], r["log"]) for r in runs]
     print(format_table(("seed", "result", "actions", "session s", "wall s", "log"), rows))
-    print("\naction kinds:", json.dumps(dict(sorted(kinds.items())), ensure_ascii=False))
-    print("character classes:", json.dumps(dict(sorted(classes.items())), ensure_ascii=False))
+    print()
+    for what, counter in drawn.items():
+        print(f"{what}:", json.dumps(dict(sorted(counter.items())), ensure_ascii=False))
     for r in runs:
         if not r.get("passed"):
             print(f"\nseed {r['seed']}: {r.get('difference') or 'the run broke, see ' + r['log']}")
     passed = sum(1 for r in runs if r.get("passed"))
-    (OUT / "summary.json").write_text(json.dumps({"runs": runs, "passed": passed, "action kinds": dict(kinds),
-                                                  "character classes": dict(classes)}, indent=2,
+    (OUT / "summary.json").write_text(json.dumps({"runs": runs, "passed": passed,
+                                                  **{what: dict(c) for what, c in drawn.items()}}, indent=2,
                                                  ensure_ascii=False) + "\n")
     print(f"\nlong sessions: {passed} of {len(runs)} passed; {rel(OUT / 'summary.json')}")
     return 0 if passed == len(runs) else 1

@@ -27,8 +27,20 @@ class Action:
 
 
 @dataclass(frozen=True)
+class Said:
+    """One fact of a message: its key (normalised, as facts are matched), its value and sentence as typed."""
+
+    key: str
+    value: str
+    sentence: str
+    value_class: str = "plain"
+    correction: bool = False
+
+
+@dataclass(frozen=True)
 class Tell(Action):
-    """States a fact; a correction when the user had stated the key before."""
+    """States a fact (a correction when the user had stated the key before), maybe with more facts after it in the
+    same message."""
 
     key: str = ""
     value: str = ""
@@ -37,18 +49,28 @@ class Tell(Action):
     separator: str = " "
     value_class: str = "plain"
     correction: bool = False
+    more: tuple[Said, ...] = ()  # further facts of the same message, each after `joiner`
+    joiner: str = " "
 
     @property
     def kind(self) -> str:  # type: ignore[override]
+        if self.more:
+            return "tell several facts at once"
         return "correct" if self.correction else "tell"
 
     @property
+    def statements(self) -> tuple[Said, ...]:
+        return (Said(self.key, self.value, self.sentence, self.value_class, self.correction), *self.more)
+
+    @property
     def classes(self) -> tuple[str, ...]:
-        return (self.value_class, *(("newline",) if "\n" in self.separator else ()))
+        newline = "\n" in self.separator or (self.more and "\n" in self.joiner)
+        return (*dict.fromkeys(s.value_class for s in self.statements), *(("newline",) if newline else ()))
 
     @property
     def message(self) -> str:
-        return f"{self.prefix}{self.separator}{self.sentence}" if self.prefix else self.sentence
+        facts = self.joiner.join(s.sentence for s in self.statements)
+        return f"{self.prefix}{self.separator}{facts}" if self.prefix else facts
 
     @property
     def typed(self) -> str:
@@ -77,7 +99,7 @@ class Ask(Action):
 @dataclass(frozen=True)
 class Chat(Action):
     text: str = ""
-    text_class: str = "plain"
+    text_class: str = "plain"  # a character class, or "near the limit (<script>)"
 
     kind = "chat"
 
@@ -99,6 +121,24 @@ class NewConversation(Action):
 
     def gherkin(self) -> str:
         return f"When {self.user} starts a new conversation"
+
+
+@dataclass(frozen=True)
+class ManyConversations(Action):
+    """One fact told in each of many new conversations, one after the other: more than any page of a list holds."""
+
+    tells: tuple[Tell, ...] = ()
+
+    kind = "start many conversations"
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c for t in self.tells for c in t.classes))
+
+    def gherkin(self) -> str:
+        lines = [f"When {self.user} starts a new conversation and tells the assistant {quoted(t.message)}"
+                 for t in self.tells]
+        return "\n        ".join(lines)
 
 
 @dataclass(frozen=True)
@@ -129,12 +169,15 @@ class SignOutAndIn(Action):
 
 @dataclass(frozen=True)
 class PassTime(Action):
-    days: int = 1
+    days: float = 1
+    boundary: str = ""  # which promise's edge it lands next to: "just inside the retention", ...
 
     kind = "let time pass"
 
     def gherkin(self) -> str:
-        return f"When {self.days} days pass"
+        whole, hours = int(self.days), round((self.days - int(self.days)) * 24, 3)
+        span = f"{whole} days" + (f" and {hours:g} hours" if hours else "")
+        return f"When {span} pass" + (f" ({self.boundary})" if self.boundary else "")
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,15 @@
-"""The seeded generator of a session: users, and a long run of their actions drawn from what the app supports."""
+"""The seeded generator of a session: users, and a long run of their actions drawn from what the app supports, with a
+bias to the edges of every promise: values of every shape, keys that are common words, every wording, messages at
+the longest the app accepts, several facts in one message, time passing to just inside and just outside the
+retention and the session lifetime, and (in the long form) more memories and conversations than any page or batch.
+
+Whatever a short session must cover (every action kind, value class, wording, boundary, ...) is drawn first, in a
+seeded order, so that even the short form draws each at least once."""
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from faker import Faker
 
@@ -12,34 +18,60 @@ from harness.sessions.actions import (
     Ask,
     Chat,
     DeleteAccount,
+    ManyConversations,
     NewConversation,
     PassTime,
     Rejoin,
     Reopen,
     ReopenBrowser,
+    Said,
     SignOutAndIn,
     Tell,
 )
-from harness.sessions.model import SessionModel
-from harness.sessions.text import CHAT_CLASSES, VALUE_CLASSES, TextMaker
+from harness.sessions.model import SessionModel, normalise_key
+from harness.sessions.text import CHAT_CLASSES, SCRIPTS, VALUE_CLASSES, TextMaker
 
 # The facts users tell: one line each, as people name the things they want remembered.
 FACT_KEYS = ("locker code", "gate code", "dentist", "plumber", "gym class", "book club", "favourite tea", "bike shop",
              "tax advisor", "car plate", "library card", "wifi password", "piano teacher", "vet", "bank branch",
              "passport number", "seat preference", "home city", "sister's birthday", "order number", "dog",
              "nickname", "home folder", "signature", "train", "parking spot")
+# Keys of the edges: made only of common words (no search vector), with digits, and typed in other spellings.
+EDGE_KEYS = ("will", "to-do", "why", "wifi 5g password", "kid's school", "favorite colour", "PIN", "Home Address")
 
 # How often each kind of action is drawn, relative to the others.
-WEIGHTS = {"tell": 22, "correct": 10, "ask": 26, "chat": 8, "start a conversation": 8, "reopen a conversation": 7,
-           "close and reopen the browser": 5, "let time pass": 4, "sign out and back in": 4, "delete an account": 2}
+WEIGHTS = {"tell": 20, "tell several facts at once": 6, "correct": 10, "ask": 26, "chat": 8,
+           "start a conversation": 8, "reopen a conversation": 7, "close and reopen the browser": 5,
+           "let time pass": 4, "sign out and back in": 4, "delete an account": 2, "start many conversations": 0}
+# The long form outgrows every page, batch and cap: many facts at once, many conversations.
+VOLUME_WEIGHTS = {"tell several facts at once": 12, "start many conversations": 2}
 ALL_KINDS = (*WEIGHTS, "open an account again")
 LEAVING = ("close and reopen the browser", "sign out and back in", "delete an account")
+LONG_FORM = 100  # actions from which a session is a long one
 
-_TELL = ("My {key} is {value}.", "Oh, and my {key} is {value}.", "Also my {key} is {value}!")
-_CORRECT = ("Actually, my {key} is {value}.", "Correction: my {key} is {value}.", "Sorry, my {key} is {value}.")
-_ASK = ("What is my {key}?", "What's my {key}?", "Do you remember my {key}?", "Tell me my {key}.")
+_TELL = ("My {key} is {value}.", "Oh, and my {key} is {value}.", "Also my {key} is {value}!", "So my {key} is {value}.",
+         "Well, my {key} is {value}.", "Our {key} is {value}.", "My {key} = {value}.")
+_CORRECT = ("Actually, my {key} is {value}.", "Correction: my {key} is {value}.", "Sorry, my {key} is {value}.",
+            "Actually my {key} is {value}!", "Okay, my {key} is {value}.")
+_ASK = ("What is my {key}?", "What's my {key}?", "Do you remember my {key}?", "Tell me my {key}.",
+        "What was my {key}?", "Do you still remember my {key}?", "Hi! What is my {key}?", "What’s my {key}?")
 _DAYS = (1, 3, 10, 30, 90, 200, 400)  # 400 is past the retention of a year: everything told before is forgotten
+_HOUR = 1 / 24  # how far from a promise's edge time lands: well beyond the seconds a session runs for
 _EMAIL_SUFFIXES = ("", "1", "-1", "11", "_1", "1a")  # near-colliding addresses: ana, ana1, ana-1, ...
+# Addresses of every common shape, each user another (the local part is the near-colliding one).
+_EMAIL_SHAPES = (("{local}", "x.test"), ("{local}.smith", "mail.x.test"), ("{Local}", "x.test"),
+                 ("{local}-o-neil", "my-company.test"), ("{local}_{n}", "x.io"),
+                 ("{local}.a.very.long.local.part", "sub.domain.x.test"))
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the target declares of its promises with a time or a size in them ([limits])."""
+
+    retention_days: float | None = 365
+    session_days: float | None = None  # how long a sign-in lasts (None: not declared, never reached)
+    longest_message: int | None = None  # code points; messages at this length must come back exactly
+    longest_fact: int | None = None  # the longest sentence of a fact to tell (an app's known defect may cut longer)
 
 
 @dataclass(frozen=True)
@@ -49,38 +81,98 @@ class Plan:
     email_locals: dict[str, str]
     actions: list[Action]
     left_out: dict[str, str]  # kind -> why the driver cannot act it out
+    email_domains: dict[str, str] = field(default_factory=dict)
 
     def counts(self) -> dict[str, dict[str, int]]:
         kinds = Counter(a.kind for a in self.actions)
         classes = Counter(c for a in self.actions for c in a.classes)
-        return {"action kinds": dict(sorted(kinds.items())), "character classes": dict(sorted(classes.items()))}
+        told = [s for a in self.actions for t in _tells(a) for s in t.statements]
+        shapes = Counter(s.value_class for s in told)
+        boundaries = Counter(a.boundary for a in self.actions if isinstance(a, PassTime) and a.boundary)
+        boundaries.update(a.text_class for a in self.actions if isinstance(a, Chat) and "limit" in a.text_class)
+        boundaries.update(s.value_class for s in told if "limit" in s.value_class)
+        return {"action kinds": dict(sorted(kinds.items())), "character classes": dict(sorted(classes.items())),
+                "value shapes": dict(sorted(shapes.items())), "boundaries": dict(sorted(boundaries.items())),
+                "facts told": {"statements": len(told), "in messages of several facts": sum(
+                    len(t.statements) for a in self.actions for t in _tells(a) if t.more)}}
+
+
+def _tells(action: Action) -> tuple[Tell, ...]:
+    if isinstance(action, Tell):
+        return (action,)
+    if isinstance(action, ManyConversations):
+        return action.tells
+    return ()
+
+
+class _Draws:
+    """What a session must still draw once (coverage), and the seeded faker it draws with."""
+
+    def __init__(self, fake: Faker, kinds: list[str], limits: Limits, has_clock: bool) -> None:
+        self.fake = fake
+        self.text = TextMaker(fake)
+        rng = fake.random
+        self.kinds = rng.sample(kinds, len(kinds))
+        self.text.unseen = rng.sample(CHAT_CLASSES, len(CHAT_CLASSES))
+        self.values = rng.sample(VALUE_CLASSES, len(VALUE_CLASSES))
+        self.keys = rng.sample(EDGE_KEYS, len(EDGE_KEYS))
+        self.tells, self.corrects, self.asks = (rng.sample(t, len(t)) for t in (_TELL, _CORRECT, _ASK))
+        # Each script once at the longest message: half as small talk, half as a fact's value.
+        scripts = rng.sample([f"near the limit ({s})" for s in SCRIPTS], len(SCRIPTS)) if limits.longest_message else []
+        self.long_chats, self.long_values = scripts[::2], scripts[1::2]
+        edges = ["just inside the retention", "just outside the retention"] if limits.retention_days else []
+        edges += ["just inside the session", "just outside the session"] if limits.session_days else []
+        self.boundaries = rng.sample(edges, len(edges)) if has_clock else []
+
+    def first(self, pool: list[str], every: tuple[str, ...] | list[str]) -> str:
+        """The next of `pool` not drawn yet, else any of `every`."""
+        return pool.pop(0) if pool else self.fake.random_element(every)
+
+    def boundary(self, model: SessionModel) -> str | None:
+        """The next edge still to cover that time can reach now (a retention edge needs a memory still kept)."""
+        kept = any(u.alive and model.memories(name) for name, u in model.users.items())
+        return next((b for b in self.boundaries if "session" in b or kept), None)
+
+    def uncovered(self, kinds: list[str], model: SessionModel, name: str) -> str | None:
+        """The kind of action that covers something still to be drawn once, if any."""
+        if self.kinds and self.fake.boolean(60):
+            return self.kinds[0]
+        if self.boundary(model) and "let time pass" in kinds and self.fake.boolean(30):
+            return "let time pass"
+        wanted = [("tell", self.long_values), ("chat", self.long_chats), ("tell several facts at once", self.values),
+                  ("correct", self.corrects and model.keys(name)), ("ask", self.asks),
+                  ("let time pass", self.boundary(model))]
+        return next((kind for kind, left in wanted if left and kind in kinds), None)
 
 
 def generate(seed: str, count: int, users: int, left_out: dict[str, str] | None = None,
-             retention_days: float | None = 365) -> Plan:
+             retention_days: float | None = 365, limits: Limits | None = None) -> Plan:
     """`count` actions by `users` users, from `seed` alone; kinds in `left_out` (kind -> why) are never drawn."""
     if users < 1 or count < 1:
         raise ValueError(f"a session needs at least one user and one action, not {users} users and {count} actions")
+    limits = limits or Limits(retention_days=retention_days)
     left_out = dict(left_out or {})
     unknown = set(left_out) - set(ALL_KINDS)
     if unknown:
         raise ValueError(f"unknown action kinds {sorted(unknown)}; known: {', '.join(ALL_KINDS)}")
     fake = Faker("en_US")
     fake.seed_instance(f"generated-session:{seed}:{count}:{users}")
-    text = TextMaker(fake)
     names: list[str] = []
     while len(names) < users:
         name = "".join(ch for ch in fake.first_name() if ch.isalpha())
         if name and name not in names:
             names.append(name)
     base = names[0].lower()
-    locals_ = {n: f"{base}{_EMAIL_SUFFIXES[i % len(_EMAIL_SUFFIXES)]}{i // len(_EMAIL_SUFFIXES) or ''}"
-               for i, n in enumerate(names)}
-    model = SessionModel(names, retention_days)
-    kinds = [k for k in WEIGHTS if k not in left_out]
-    # Every kind and every character class early, in a seeded order, so that even a short session covers them all.
-    unseen_kinds = fake.random.sample(kinds, len(kinds))
-    text.unseen = fake.random.sample(CHAT_CLASSES, len(CHAT_CLASSES))
+    locals_, domains = {}, {}
+    for i, n in enumerate(names):
+        local = f"{base}{_EMAIL_SUFFIXES[i % len(_EMAIL_SUFFIXES)]}{i // len(_EMAIL_SUFFIXES) or ''}"
+        shape, domain = _EMAIL_SHAPES[i % len(_EMAIL_SHAPES)] if i else _EMAIL_SHAPES[0]
+        locals_[n] = shape.format(local=local, Local=local.capitalize(), n=i)
+        domains[n] = domain
+    model = SessionModel(names, limits.retention_days, session_days=limits.session_days)
+    weights = dict(WEIGHTS, **(VOLUME_WEIGHTS if count >= LONG_FORM else {}))
+    kinds = [k for k in weights if k not in left_out and weights[k]]
+    draws = _Draws(fake, kinds, limits, "let time pass" not in left_out)
     actions: list[Action] = []
     last = names[0]
     while len(actions) < count:
@@ -90,51 +182,130 @@ def generate(seed: str, count: int, users: int, left_out: dict[str, str] | None 
                 continue
             action: Action | None = Rejoin(name)
         else:
-            kind = (unseen_kinds[0] if unseen_kinds and fake.boolean(60)
-                    else fake.random.choices(kinds, weights=[WEIGHTS[k] for k in kinds])[0])
+            kind = (draws.uncovered(kinds, model, name) if fake.boolean(85) else None) or fake.random.choices(
+                kinds, weights=[weights[k] for k in kinds])[0]
             if kind in LEAVING and model.alive(last) and fake.boolean(70):
                 name = last  # people close the browser or sign out right after a reply, before a write is done
-            action = _draw(kind, name, model, fake, text)
+            action = _draw(kind, name, model, draws, limits, count >= LONG_FORM)
         if action is None:
             continue
         model.apply(action)
+        for who in model.expired_sessions():  # what the runner does: they sign in again
+            model.signed_in_again(who)
         actions.append(action)
         last = action.user or last
-        if action.kind in unseen_kinds:
-            unseen_kinds.remove(action.kind)
-    return Plan(seed, names, locals_, actions, left_out)
+        if action.kind in draws.kinds:
+            draws.kinds.remove(action.kind)
+    return Plan(seed, names, locals_, actions, left_out, domains)
 
 
-def _draw(kind: str, name: str, model: SessionModel, fake: Faker, text: TextMaker) -> Action | None:
-    """One action of `kind` by `name` that fits the model's state, or None when none fits."""
-    told = model.keys(name)
-    if kind in ("tell", "correct"):
-        correction = kind == "correct"
-        if correction and not told:
-            return None
-        fresh = [k for k in FACT_KEYS if k not in told]
-        if not correction and not fresh:
-            return None
-        key = fake.random_element(told) if correction else fake.random_element(fresh)
-        value_class = text.next_class(VALUE_CLASSES)
-        value = text.value(value_class)
+def _key(model: SessionModel, name: str, draws: _Draws, taken: set[str]) -> tuple[str, str] | None:
+    """A key the user has not told yet (normalised, and as typed): an edge key first, then the usual ones, then
+    numbered ones (long sessions run out of names)."""
+    told = set(model.keys(name)) | taken
+    edge = next((k for k in draws.keys if normalise_key(k) not in told), None)
+    if edge is not None:
+        draws.keys.remove(edge)
+        return normalise_key(edge), edge
+    fresh = [k for k in FACT_KEYS if k not in told]
+    if fresh:
+        key = draws.fake.random_element(fresh)
+        return key, key
+    for n in range(1, 10_000):
+        if f"parcel {n}" not in told:
+            return f"parcel {n}", f"parcel {n}"
+    return None
+
+
+def _said(model: SessionModel, name: str, draws: _Draws, limits: Limits, key: str, typed: str, correction: bool,
+          room: int | None = None) -> Said:
+    """One fact: a value of the next class to cover, worded in the next way to cover."""
+    fake, text = draws.fake, draws.text
+    template = draws.first(draws.corrects if correction else draws.tells, _CORRECT if correction else _TELL)
+    if draws.long_values and limits.longest_message and room is None:
+        value_class = draws.long_values.pop(0)
+        script = value_class[value_class.index("(") + 1:-1]
+        longest = min(limits.longest_message, limits.longest_fact or limits.longest_message)
+        length = longest - len(template.format(key=typed, value=""))
+        value = text.near_limit(script, length)[:-1].rstrip(" .!?") or "x"
+    else:
         others = [(k, v) for k, v in model.values() if k == key]
         if not correction and others and fake.boolean(30):  # another user holds the identical fact
-            value = fake.random_element(others)[1]
-            value_class = "identical"
-        sentence = fake.random_element(_CORRECT if correction else _TELL).format(key=key, value=value)
-        prefix, separator = "", " "
-        if fake.boolean(20):
-            prefix = text.small_talk("plain")
-            separator = fake.random_element((" ", "\n", "\n\n"))
-        return Tell(name, key=key, value=value, sentence=sentence, prefix=prefix, separator=separator,
-                    value_class=value_class, correction=correction)
+            value, value_class = fake.random_element(others)[1], "identical"
+        else:
+            value_class = draws.first(draws.values, VALUE_CLASSES)
+            value = text.value(value_class)
+    return Said(key, value, template.format(key=typed, value=value), value_class, correction)
+
+
+def _tell(name: str, model: SessionModel, draws: _Draws, limits: Limits, several: int, correction: bool) -> Tell | None:
+    told = model.keys(name)
+    if correction and not told:
+        return None
+    taken: set[str] = set()
+    facts = []
+    for i in range(several):
+        if correction and i == 0:
+            key = draws.fake.random_element(told)
+            typed = key
+        else:
+            found = _key(model, name, draws, taken)
+            if found is None:
+                break
+            key, typed = found
+        taken.add(key)
+        said = _said(model, name, draws, limits, key, typed, correction and i == 0, room=None if several == 1 else 0)
+        if facts and limits.longest_message and sum(len(f.sentence) + 1 for f in (*facts, said)) > (
+                limits.longest_message - 200):
+            break  # the message is as long as the app takes (less room for small talk before it)
+        facts.append(said)
+    if not facts:
+        return None
+    fake = draws.fake
+    prefix, separator = "", " "
+    near_limit = any("limit" in f.value_class for f in facts)
+    if not near_limit and (draws.text.unseen or fake.boolean(20)):  # small talk first, of a class still to cover
+        prefix = draws.text.small_talk(draws.text.next_class(CHAT_CLASSES))
+        separator = fake.random_element((" ", "\n", "\n\n"))
+    first = facts[0]
+    tell = Tell(name, key=first.key, value=first.value, sentence=first.sentence, prefix=prefix, separator=separator,
+                value_class=first.value_class, correction=first.correction, more=tuple(facts[1:]),
+                joiner=fake.random_element((" ", "\n", " ")))
+    if limits.longest_message and len(tell.message) > limits.longest_message:
+        return None  # several long values: the message would be refused
+    return tell
+
+
+def _draw(kind: str, name: str, model: SessionModel, draws: _Draws, limits: Limits, long_form: bool) -> Action | None:
+    """One action of `kind` by `name` that fits the model's state, or None when none fits."""
+    fake, text = draws.fake, draws.text
+    told = model.keys(name)
+    if kind in ("tell", "correct"):
+        return _tell(name, model, draws, limits, 1, kind == "correct")
+    if kind == "tell several facts at once":
+        several = fake.random_int(20, 60) if long_form and fake.boolean(70) else fake.random_int(
+            3 if draws.values else 2, 5 if draws.values else 4)
+        return _tell(name, model, draws, limits, several, False)
+    if kind == "start many conversations":
+        tells = []
+        for _ in range(fake.random_int(15, 35)):
+            found = _key(model, name, draws, {t.key for t in tells})
+            if found is None:
+                break
+            said = _said(model, name, draws, limits, *found, False, room=0)
+            tells.append(Tell(name, key=said.key, value=said.value, sentence=said.sentence,
+                              value_class=said.value_class))
+        return ManyConversations(name, tells=tuple(tells)) if tells else None
     if kind == "ask":
         others = [k for k, _ in model.values() if k not in told]
         pool = told if told and (fake.boolean(80) or not others) else others or list(FACT_KEYS)
         key = fake.random_element(pool)
-        return Ask(name, key=key, question=fake.random_element(_ASK).format(key=key))
+        return Ask(name, key=key, question=draws.first(draws.asks, _ASK).format(key=key))
     if kind == "chat":
+        if draws.long_chats:
+            text_class = draws.long_chats.pop(0)
+            script = text_class[text_class.index("(") + 1:-1]
+            return Chat(name, text=text.near_limit(script, limits.longest_message or 1000), text_class=text_class)
         text_class = text.next_class(CHAT_CLASSES)
         return Chat(name, text=text.small_talk(text_class), text_class=text_class)
     if kind == "start a conversation":
@@ -147,7 +318,35 @@ def _draw(kind: str, name: str, model: SessionModel, fake: Faker, text: TextMake
     if kind == "sign out and back in":
         return SignOutAndIn(name)
     if kind == "let time pass":
-        return PassTime("", days=fake.random_element(_DAYS))
+        return _pass_time(model, draws, limits)
     if kind == "delete an account":
         return DeleteAccount(name) if model.conversations(name) else None
     raise ValueError(f"unknown action kind {kind!r}")
+
+
+def _pass_time(model: SessionModel, draws: _Draws, limits: Limits) -> PassTime:
+    """Days to just inside or just outside the edge of a promise with a time in it (a memory's retention, a sign-in's
+    lifetime) for someone, while such edges are still to be covered or now and then; else a plain span."""
+    fake = draws.fake
+    edge = draws.boundary(model) or (
+        fake.random_element(("just inside the retention", "just outside the retention", "", "", ""))
+        if limits.retention_days else "")
+    if "retention" in edge and limits.retention_days:
+        ages = [model.day - s.day for u in model.users.values() if u.alive for s in u.statements
+                if model.day - s.day < limits.retention_days]
+        if ages:
+            left = limits.retention_days - fake.random_element(ages)
+            if left > _HOUR:
+                return _edge(draws, edge, left)
+    if "session" in edge and limits.session_days:
+        ages = [model.day - u.signed_in_day for u in model.users.values() if u.alive]
+        left = limits.session_days - min(ages) if ages else 0
+        if left > _HOUR:
+            return _edge(draws, edge, left)
+    return PassTime("", days=fake.random_element(_DAYS))
+
+
+def _edge(draws: _Draws, edge: str, left: float) -> PassTime:
+    if edge in draws.boundaries:
+        draws.boundaries.remove(edge)
+    return PassTime("", days=left + (-_HOUR if "inside" in edge else _HOUR), boundary=edge)

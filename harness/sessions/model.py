@@ -10,6 +10,7 @@ from harness.sessions.actions import (
     Ask,
     Chat,
     DeleteAccount,
+    ManyConversations,
     NewConversation,
     PassTime,
     Rejoin,
@@ -25,12 +26,18 @@ MEMORY_POLICIES = (EVERY_STATEMENT, NEWEST_PER_FACT)
 NOTED = "Noted."
 
 
+def normalise_key(key: str) -> str:
+    """A fact's key as every shipped assistant matches it: lower case, single spaces, British "favourite"."""
+    return " ".join(key.lower().replace("favorite", "favourite").split())
+
+
 class NotApplicable(Exception):
     """The action cannot happen in this state (a deleted user acting, a conversation that does not exist)."""
 
 
 def told_reply(tell: Tell) -> str:
-    return f"Got it. I'll remember that your {tell.key} is {tell.value}."
+    told = " and your ".join(f"{s.key} is {s.value}" for s in tell.statements)
+    return f"Got it. I'll remember that your {told}."
 
 
 @dataclass(frozen=True)
@@ -51,17 +58,19 @@ class UserState:
     statements: list[Statement] = field(default_factory=list)
     alive: bool = True
     account: int = 1  # how many accounts this person has opened with their address
+    signed_in_day: float = 0  # when the user last signed in (their session's age counts from it)
 
 
 class SessionModel:
     def __init__(self, users: list[str], retention_days: float | None = None,
-                 memory_policy: str = EVERY_STATEMENT) -> None:
+                 memory_policy: str = EVERY_STATEMENT, session_days: float | None = None) -> None:
         if memory_policy not in MEMORY_POLICIES:
             raise ValueError(f"unknown memory policy {memory_policy!r}; known: {', '.join(MEMORY_POLICIES)}")
         self.users = {name: UserState() for name in users}
         self.retention_days = retention_days
         self.memory_policy = memory_policy
-        self.day = 0
+        self.session_days = session_days  # how long a sign-in lasts (None: longer than any session)
+        self.day: float = 0
         self.seq = 0
 
     # -- applying actions ------------------------------------------------------------------------------------------
@@ -70,24 +79,25 @@ class SessionModel:
         self.seq += 1
         if isinstance(action, PassTime):
             self.day += action.days
+            for user in self.users.values():  # people come back to the app's start page: a new conversation
+                user.current = None
             return None
         user = self._user(action.user)
         if isinstance(action, Rejoin):
             if user.alive:
                 raise NotApplicable(f"{action.user}'s account was not deleted")
-            self.users[action.user] = UserState(account=user.account + 1)
+            self.users[action.user] = UserState(account=user.account + 1, signed_in_day=self.day)
             return None
         if not user.alive:
             raise NotApplicable(f"{action.user}'s account is deleted")
         if isinstance(action, Tell):
-            for s in user.statements:
-                if s.key == action.key and not action.correction and self._remembered(user, s):
-                    raise NotApplicable(f"{action.user} already told her {action.key}: that is a correction")
-            reply = told_reply(action)
-            conversation = self._turn(user, action.message, reply)
-            user.statements.append(Statement(action.key, action.value, action.sentence, self.day, conversation,
-                                             self.seq))
-            return reply
+            return self._tell(user, action)
+        if isinstance(action, ManyConversations):
+            for i, tell in enumerate(action.tells):
+                user.current = None  # each in a new conversation, each later than the one before
+                self.seq += 1 if i else 0
+                self._tell(user, tell)
+            return None
         if isinstance(action, Ask):
             reply = self.answer(action.user, action.key)  # before the question joins the conversation
             self._turn(user, action.question, reply)
@@ -102,11 +112,26 @@ class SessionModel:
             return None
         if isinstance(action, (NewConversation, ReopenBrowser, SignOutAndIn)):
             user.current = None
+            if isinstance(action, SignOutAndIn):
+                user.signed_in_day = self.day
             return None
         if isinstance(action, DeleteAccount):
             user.alive = False
             return None
         raise NotApplicable(f"the model knows no action {type(action).__name__}")
+
+    def _tell(self, user: UserState, tell: Tell) -> str:
+        keys = [said.key for said in tell.statements]
+        if len(set(keys)) != len(keys):
+            raise NotApplicable(f"{tell.user} states one key twice in one message")
+        for said in tell.statements:
+            if not said.correction and any(s.key == said.key and self._remembered(user, s) for s in user.statements):
+                raise NotApplicable(f"{tell.user} already told her {said.key}: that is a correction")
+        reply = told_reply(tell)
+        conversation = self._turn(user, tell.message, reply)
+        user.statements += [Statement(said.key, said.value, said.sentence, self.day, conversation, self.seq)
+                            for said in tell.statements]
+        return reply
 
     def _user(self, name: str) -> UserState:
         if name not in self.users:
@@ -159,6 +184,20 @@ class SessionModel:
 
     def current(self, name: str) -> int | None:
         return self.users[name].current
+
+    def session_expired(self, name: str) -> bool:
+        """Whether the user's sign-in has outlived the app's session lifetime (they must sign in again)."""
+        user = self.users[name]
+        return self.session_days is not None and self.day - user.signed_in_day >= self.session_days
+
+    def expired_sessions(self) -> list[str]:
+        """The users alive whose sign-in has ended (after time passed): they must sign in again."""
+        return [name for name, user in self.users.items() if user.alive and self.session_expired(name)]
+
+    def signed_in_again(self, name: str) -> None:
+        """The user signed in again after their session ended; the open conversation is left."""
+        self.users[name].signed_in_day = self.day
+        self.users[name].current = None
 
     def alive(self, name: str) -> bool:
         return self.users[name].alive

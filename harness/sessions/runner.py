@@ -19,13 +19,14 @@ from playwright.sync_api import Error as PlaywrightError
 
 from harness.answers import AnswerCheck
 from harness.app_handle import AppHandle
-from harness.drivers.base import Account, Capability, UserSession
+from harness.drivers.base import Account, Capability, Memory, UserSession
 from harness.polling import Timeout, wait_until
 from harness.sessions.actions import (
     Action,
     Ask,
     Chat,
     DeleteAccount,
+    ManyConversations,
     NewConversation,
     PassTime,
     Rejoin,
@@ -36,11 +37,12 @@ from harness.sessions.actions import (
     script,
 )
 from harness.sessions.generator import Plan
-from harness.sessions.model import NotApplicable, SessionModel
+from harness.sessions.model import NotApplicable, SessionModel, told_reply
 from harness.sessions.shrink import shrink
 
 FULL_CHECK_EVERY = 10  # actions between two checks of every user (the acting user is checked after each)
 MEMORY_WAIT_S = 10  # how long the app may take to list a memory once the turn that told it is answered
+SEARCHES_PER_CHECK = 6  # memories searched by their own text at each check of a user, newest first, then in turn
 
 
 class Person(Protocol):
@@ -79,6 +81,12 @@ class Person(Protocol):
     def is_signed_in(self) -> bool:
         """Signed in, or shown the sign-in page (anything else fails)."""
 
+    def reload(self) -> None:
+        """Open the app's start address again, as a person coming back to it."""
+
+    def drop_api_session(self) -> None:
+        """Forget the user's API session (time passed; the next read signs in anew)."""
+
     def identity_shown(self) -> str: ...
 
     def conversations_listed(self, count: int) -> list[str]:
@@ -94,8 +102,8 @@ class Person(Protocol):
         """Let the app finish the memory writes it makes on its own after this user's turns."""
 
 
-# Opens a person: (name, e-mail local part, tag that makes the address unique to one run) -> signed in.
-Join = Callable[[str, str, str], Person]
+# Opens a person: (name, e-mail local part, tag that makes the address unique to one run, domain) -> signed in.
+Join = Callable[[str, str, str, str], Person]
 
 
 @dataclass(frozen=True)
@@ -135,16 +143,18 @@ class SessionRunner:
         self.answers = answers
         self.new_tag = new_tag
         recall = app.target.recall
-        self.retention_days = recall.get("retention_days")
+        self.retention_days = app.target.limits.get("retention_days", recall.get("retention_days"))
+        self.session_days = app.target.limits.get("session_days")
         self.memory_listing = recall.get("memory_listing", "every statement")
         self.members: dict[str, Member] = {}
         self.model = self.new_model()
         self.tag = ""  # makes this run's addresses unique (a shrinking replay opens new accounts)
         self._accounts: list[Account] = []  # every account a run opened, deleted before the next run
         self._previous: Action | None = None
+        self._searched: dict[str, int] = {}  # user -> how many of their memories were searched so far (a cursor)
 
     def new_model(self) -> SessionModel:
-        return SessionModel(self.plan.users, self.retention_days, self.memory_listing)
+        return SessionModel(self.plan.users, self.retention_days, self.memory_listing, self.session_days)
 
     def valid(self, actions: list[Action]) -> bool:
         model = self.new_model()
@@ -182,7 +192,7 @@ class SessionRunner:
         return self._check_everyone(len(actions), actions[-1] if actions else None)
 
     def _join(self, name: str) -> Member:
-        person = self.join(name, self.plan.email_locals[name], self.tag)
+        person = self.join(name, self.plan.email_locals[name], self.tag, self.plan.email_domains.get(name, "x.test"))
         self._accounts.append(person.account)
         return Member(person)
 
@@ -193,6 +203,8 @@ class SessionRunner:
         expected = self.model.apply(action)
         if isinstance(action, (Tell, Ask, Chat)):
             return self._turn(number, action, expected or "", starts_conversation)
+        if isinstance(action, ManyConversations):
+            return self._many_conversations(number, action, starts_conversation)
         act = {NewConversation: self._new_conversation, Reopen: self._reopen, ReopenBrowser: self._reopen_browser,
                SignOutAndIn: self._sign_out_and_in, DeleteAccount: self._delete_account, Rejoin: self._rejoin}
         difference = act[type(action)](number, action)
@@ -208,7 +220,39 @@ class SessionRunner:
             return difference
         self.model.apply(action)
         self.app.advance_clock(action.days)
-        return self._check_everyone(number, action)
+        return self._signed_in_after_time(number, action) or self._check_everyone(number, action)
+
+    def _signed_in_after_time(self, number: int, action: PassTime) -> Difference | None:
+        """After time passed, everyone whose sign-in is still within the session lifetime is signed in, everyone
+        else is asked to sign in (and does)."""
+        for name in [n for n in self.plan.users if self.model.alive(n)]:
+            person = self.members[name].person
+            person.drop_api_session()
+            person.reload()
+            expired = self.model.session_expired(name)
+            signed_in = person.is_signed_in()
+            if signed_in == expired:
+                return Difference(number, action, f"{name}'s sign-in after {action.days:g} days",
+                                  "asked to sign in" if expired else "still signed in",
+                                  "still signed in" if signed_in else "asked to sign in")
+            if expired:
+                person.sign_in_again()
+                if not person.is_signed_in():
+                    return Difference(number, action, f"{name}'s sign-in", "signed in", "asked to sign in")
+                self.model.signed_in_again(name)
+        return None
+
+    def _many_conversations(self, number: int, action: ManyConversations, was_new: bool) -> Difference | None:
+        member = self.members[action.user]
+        for i, tell in enumerate(action.tells):
+            if i or not was_new:
+                member.person.start_new_conversation()
+            reply = member.person.say(tell.message)
+            member.ids.append(member.person.conversation_id())
+            if not self.answers.matches(reply, told_reply(tell)):
+                return Difference(number, action, f"{action.user}'s answer in new conversation {i + 1}",
+                                  told_reply(tell), reply)
+        return None
 
     def _turn(self, number: int, action: Tell | Ask | Chat, expected: str,
               starts_conversation: bool) -> Difference | None:
@@ -304,11 +348,14 @@ class SessionRunner:
         expected_memories = self.model.memories(name)
         member.person.settle()
         try:
-            wait_until(lambda: [m.text for m in session.memories()], lambda texts: texts == expected_memories,
-                       timeout=MEMORY_WAIT_S, what=f"{name}'s memories matching the model")
+            memories = wait_until(session.memories, lambda found: [m.text for m in found] == expected_memories,
+                                  timeout=MEMORY_WAIT_S, what=f"{name}'s memories matching the model")
         except Timeout:
             return Difference(number, action, f"{name}'s memories", expected_memories,
                               [m.text for m in session.memories()])
+        difference = self._search(number, action, name, session, memories)
+        if difference:
+            return difference
         expected_ids = [member.ids[i] for i in self.model.listed(name)]
         listed = session.conversation_ids()
         if listed != expected_ids:
@@ -317,6 +364,28 @@ class SessionRunner:
             stored = [(t.role, t.text) for t in session.turns(member.ids[index])]
             if stored != turns:
                 return Difference(number, action, f"{name}'s turns of conversation {index + 1}", turns, stored)
+        return None
+
+    def _search(self, number: int, action: Action | None, name: str, session: UserSession,
+                memories: list[Memory]) -> Difference | None:
+        """The app's search, for some of the user's memories by their own text: each comes first (or tied with one of
+        identical text), and every hit is one of the user's memories listed now (nothing of another user, nothing
+        forgotten or deleted)."""
+        if not memories:
+            return None
+        listed = {m.id for m in memories}
+        start = self._searched.get(name, 0)
+        turn = [memories[(start + i) % len(memories)] for i in range(min(SEARCHES_PER_CHECK - 1, len(memories)))]
+        self._searched[name] = start + len(turn)
+        for memory in dict.fromkeys([memories[-1], *turn]):
+            hits = session.search(memory.text, k=self.app.recall_k)
+            strangers = [h.text for h in hits if h.id not in listed]
+            if strangers:
+                return Difference(number, action, f"{name}'s search for {memory.text!r}",
+                                  "only memories of theirs that are kept", strangers)
+            if not hits or (hits[0].id != memory.id and hits[0].text != memory.text):
+                return Difference(number, action, f"{name}'s search for {memory.text!r}", f"{memory.text!r} first",
+                                  [h.text for h in hits])
         return None
 
     def _check_everyone(self, number: int, action: Action | None) -> Difference | None:

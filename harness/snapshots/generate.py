@@ -28,7 +28,7 @@ from faker import Faker
 
 from harness.app_tools import embed_texts_f32
 from harness.recall import Hit
-from harness.sessions.text import VALUE_CLASSES, TextMaker
+from harness.sessions.text import CHARACTER_CLASSES, TextMaker
 from harness.snapshots.format2 import GoldenProbe, Header, HistoricalMemory
 from harness.target import Target
 
@@ -97,7 +97,7 @@ class _Texts:
     def value(self) -> str:
         rng, p = self.rng, self.pools
         if rng.random() < 0.12:
-            return self.maker.value(rng.choice(VALUE_CLASSES))
+            return self.maker.value(rng.choice(CHARACTER_CLASSES))
         return rng.choice([f"{rng.choice(p.words)}-{rng.randrange(10, 9999)}", rng.choice(p.cities),
                            f"{rng.choice(p.words)} {rng.choice(p.names)}", str(rng.randrange(1000, 99999))])
 

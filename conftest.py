@@ -27,6 +27,7 @@ pytest_plugins = [
     "steps.account_steps",
     "steps.generated_session_steps",
     "steps.upgrade_steps",
+    "steps.limits_steps",
 ]
 
 

@@ -21,3 +21,9 @@ Feature: Account life cycle
     Then her long-term memory soon holds "My bank PIN is 8080."
     When Ana's account is deleted
     Then the app's store holds nothing of Ana's account
+
+  Scenario: A wrong password and an address nobody has are refused alike
+    Given Ana has an account
+    When someone signs in as Ana with a wrong password
+    And someone signs in with an address nobody has
+    Then both are refused with the same words, and neither is signed in

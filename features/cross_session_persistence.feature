@@ -59,3 +59,43 @@ Feature: Cross-session persistence
     Then her long-term memory soon holds "My locker code is 5150."
     When Ana asks "What is my locker code?"
     Then the assistant answers "Your locker code is 5150."
+
+  Scenario: A sign-in lasts at least a working day and is kept out of reach of the page
+    Given Ana signs in through the login form in her own browser profile
+    Then the sign-in the app gave Ana lasts at least a working day, and as long as the app promises
+    And Ana's session is kept out of the page's address and out of reach of its scripts
+
+  @expiry
+  Scenario: A sign-in ends when its lifetime is over, not before
+    Given an app whose clock the test can move
+    And Ana signs in through the login form in her own browser profile
+    When the app's sign-in lifetime has all but passed
+    And Ana opens the app again
+    Then Ana is still signed in
+    When 2 more hours pass
+    And Ana opens the app again
+    Then Ana is asked to sign in
+
+  Scenario: Ana on two browsers has two sessions, and signing out of one leaves the other signed in
+    Given Ana signs in through the login form in her own browser profile
+    And Ana signs in through the login form on a second browser
+    Then Ana's two browsers hold different sessions
+    When Ana tells the assistant "My gym locker is 118." on the second browser
+    And Ana signs out on the second browser
+    Then the session Ana signed out of is refused by the app
+    When Ana opens the app again
+    Then Ana is still signed in
+    When Ana asks "What is my gym locker?"
+    Then the assistant answers "Your gym locker is 118."
+
+  Scenario: A restart of the app on its data keeps every sign-in and every memory
+    Given an app of its own that the test can restart
+    And Ana signs in through the login form in her own browser profile
+    And Ana tells the assistant "My parking spot is B-7."
+    And her long-term memory soon holds "My parking spot is B-7."
+    When the app restarts on its data
+    And Ana opens the app again
+    Then Ana is still signed in
+    And everything Ana had before the restart is still there
+    When Ana asks "What is my parking spot?"
+    Then the assistant answers "Your parking spot is B-7."

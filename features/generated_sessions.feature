@@ -7,7 +7,7 @@ Feature: Generated sessions
   they did, on full content and only the owner's. A failure prints the seed and the actions that reproduce it.
 
   Scenario: A seeded session of several users is remembered exactly as the model says
-    Given a seeded session of 22 actions by 3 users
+    Given a seeded session of 40 actions by 3 users
     When the users act it out, each in their own browser
     Then everything each user was told is remembered exactly as the model says
 

@@ -35,6 +35,24 @@ Feature: In-session memory
     And Ana asks "What is my order number?"
     Then the assistant answers "Your order number is 5521."
 
+  Scenario: A fact whose name is a common word is recalled in a later conversation
+    When Ana tells the assistant "My will is with the notary Smith."
+    And Ana starts a new conversation
+    And Ana asks "What is my will?"
+    Then the assistant answers "Your will is with the notary Smith."
+    When Ana asks "Where is my will?"
+    Then the assistant answers "Your will is with the notary Smith."
+
+  Scenario: A fact as long as the longest message is remembered exactly
+    When Ana tells the assistant a fact as long as the longest message, in Chinese
+    Then her long-term memory holds exactly these facts, in the order she told them
+    And in a new conversation the assistant answers each of her questions about them correctly
+
+  Scenario: Every fact of a message that states many at once is remembered
+    When Ana tells the assistant 60 facts in one message
+    Then her long-term memory holds exactly these facts, in the order she told them
+    And in a new conversation the assistant answers her question about the last of them
+
   Scenario: Facts told in quick succession are all remembered
     When Ana tells the assistant these facts one right after the other:
       | fact          | value     |
@@ -77,6 +95,11 @@ Feature: In-session memory
     And Ana opens the conversation from the conversation list
     And Ana asks "What is my order number?"
     Then the assistant answers "Your order number is 5521."
+
+  Scenario: A message typed with an input method is sent only when Ana sends it
+    When Ana types "My home city is ", composes "東京" from "とうきょう" with an input method and confirms it, types "." and sends the message
+    Then the history shows every turn of the conversation in order
+    And the assistant answers "Got it. I'll remember that your home city is 東京."
 
   Scenario: A message of several lines comes back exactly, and the fact in it is remembered
     When Ana tells the assistant, over several lines:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from harness.app_launcher import RunningApp
 from harness.databases import create_database, drop_database
@@ -63,7 +64,7 @@ class AppFactory:
         self._fresh += 1
         new = self.driver.start(pg_dsn=str(app.pg_dsn), redis_url=self.redis_url, settings=settings,
                                 log_path=self.log_dir / f"{self.db_prefix}-restart{self._fresh}.log",
-                                data_dir=app.data_dir)
+                                data_dir=app.data_dir, port=urlsplit(app.base_url).port)
         self._owned.append(new)
         return new
 

@@ -120,6 +120,13 @@ class AppHandle:
         """The app with the same settings (and these), on new, empty data of its own."""
         return AppHandle.fresh_on(self.driver, self._factory_for(why), {**self.chosen, **settings})
 
+    def restarted(self) -> AppHandle:
+        """The app stopped and started again on its own data, at the same address, as a deploy does."""
+        factory = self._factory_for(Capability.RESTART)
+        with allure.step("restart the app on its data"):
+            again = factory.restart(self.running, self.running.settings, None)
+        return AppHandle(self.driver, again, factory, self.chosen)
+
     def change_embedding_model(self, model: str) -> AppHandle:
         """The app moved to another embedding model with its own upgrade procedure (it may be restarted)."""
         factory = self._factory_for(Capability.EMBEDDING_MODEL_CHANGE)

@@ -31,10 +31,19 @@ class Target:
     env: dict[str, str] = field(default_factory=dict)
     app: dict[str, Any] = field(default_factory=dict)  # the whole [app] table, for the driver's own keys
     recall: dict[str, Any] = field(default_factory=dict)  # the app's recall settings (top_k, threshold)
+    # The app's promises with a time or a size in them: retention_days, session_days, longest_message, page sizes
+    limits: dict[str, Any] = field(default_factory=dict)
     # Index kinds by name ("hnsw", "no index"...) -> the app settings that make every owner's search use it
     index_kinds: dict[str, dict[str, str]] = field(default_factory=dict)
     # The app's fault catalogue: each fault -> the scenarios that must fail with it on ("<file>.feature: <title>")
     fault_scenarios: dict[str, list[str]] = field(default_factory=dict)
+    # Scenarios that fail on this app because of a defect or a documented design choice of the app -> why, in a line
+    known_defects: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def longest_message(self) -> int:
+        """The longest message to type: the app's declared limit, else LONG_MESSAGE."""
+        return int(self.limits.get("longest_message") or LONG_MESSAGE)
 
     def tool(self, name: str, **values: str) -> list[str]:
         """The command line of one of the app's tools (migrate, redis-load, ...), with {placeholders} filled in."""
@@ -87,6 +96,29 @@ def _read(path: Path, seen: tuple[Path, ...] = ()) -> dict:
     return _merged(_read(base, (*seen, path)), data)
 
 
+LONG_MESSAGE = 4000  # the long messages typed to an app that declares no longest message
+LIMITS = {"retention_days": "memories are forgotten this many days after they were told",
+          "session_days": "a sign-in lasts this many days",
+          "longest_message": "the longest message (in characters) the app accepts; longer ones are refused",
+          "longest_fact": "the longest fact the generated sessions tell (a known defect of the app cuts longer ones)",
+          "conversation_page": "conversations the app lists per page (0 or absent: all at once)",
+          "memory_page": "memories the app lists per page (0 or absent: all at once)",
+          "clock_resolution_s": "the resolution of the app's timestamps: items made within it may be listed either way"}
+
+
+def _limits(data: dict) -> dict[str, Any]:
+    """[limits], numbers only, known keys only; `retention_days` may still come from [recall] (older targets)."""
+    limits = dict(data.get("limits", {}))
+    if "retention_days" not in limits and "retention_days" in data.get("recall", {}):
+        limits["retention_days"] = data["recall"]["retention_days"]
+    for key, value in limits.items():
+        if key not in LIMITS:
+            raise TargetError(f"[limits] {key} is not a limit the suite knows; known: {', '.join(LIMITS)}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise TargetError(f"[limits] {key} = {value!r} must be a number of at least 0 ({LIMITS[key]})")
+    return limits
+
+
 def load_target(path: str | Path | None = None) -> Target:
     path = resolve(path)
     try:
@@ -106,9 +138,10 @@ def load_target(path: str | Path | None = None) -> Target:
             health_path=app.get("health", "/healthz"), api=dict(data["api"]),
             locators={k: dict(v) for k, v in data["locators"].items()},
             tools={k: list(v) for k, v in data.get("tools", {}).items()}, env=dict(app.get("env", {})),
-            app=app, recall=dict(data.get("recall", {})),
+            app=app, recall=dict(data.get("recall", {})), limits=_limits(data),
             index_kinds={k: {sk: str(sv) for sk, sv in v.items()} for k, v in data.get("index_kinds", {}).items()},
             fault_scenarios={str(k): [str(s) for s in v] for k, v in data.get("faults", {}).items()},
+            known_defects={str(k): str(v) for k, v in data.get("known_defects", {}).items()},
         )
     except KeyError as e:
         raise TargetError(f"target file {path} lacks the key {e}; see targets/*.toml for the shape") from None

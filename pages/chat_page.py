@@ -32,6 +32,19 @@ class ChatPage(BasePage):
     def is_at_home(self) -> bool:
         return self.page.url == self.url_for("home_page")
 
+    def after_sign_in(self) -> None:
+        """Waits until a sign-in just sent has an outcome: the chat, or the sign-in page's refusal."""
+        outcome = self.el("message_input")
+        if self.has("login_error"):
+            outcome = outcome.or_(self.el("login_error"))
+        expect(outcome.first).to_be_visible()
+
+    def ready_or_asked_to_sign_in(self) -> bool:
+        """Waits until the page shows the chat or the sign-in form; True for the chat."""
+        chat, sign_in = self.el("message_input"), self.el("login_submit")
+        expect(chat.or_(sign_in).first).to_be_visible()
+        return chat.is_visible()
+
     def expect_ready(self) -> None:
         expect(self.el("message_input")).to_be_editable()
 
@@ -81,6 +94,43 @@ class ChatPage(BasePage):
             return self._reply_text(reply)
 
         return answer
+
+    def send_composed(self, before: str, reading: str, characters: str, after: str) -> str:
+        """Type `before`, compose `characters` from `reading` in an input method (as a Chinese or Japanese user
+        does) and confirm them with Enter, type `after`, then send with Enter; returns the answer's text. Drives
+        Chromium's input-method events through the DevTools protocol (Input.imeSetComposition)."""
+        replies = self._replies()
+        before_count = replies.count()
+        box = self.el("message_input")
+        box.click()
+        self.page.keyboard.type(before)
+        cdp = self.page.context.new_cdp_session(self.page)
+        try:
+            cdp.send("Input.imeSetComposition", {"text": reading, "selectionStart": len(reading),
+                                                 "selectionEnd": len(reading)})
+            # The key that confirms the candidate arrives while composing (isComposing, key code 229).
+            cdp.send("Input.dispatchKeyEvent", {"type": "rawKeyDown", "key": "Enter", "code": "Enter",
+                                                "windowsVirtualKeyCode": 229, "nativeVirtualKeyCode": 13})
+            cdp.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": "Enter", "code": "Enter",
+                                                "windowsVirtualKeyCode": 13})
+            cdp.send("Input.insertText", {"text": characters})
+        finally:
+            cdp.detach()
+        self.page.keyboard.type(after)
+        self.page.keyboard.press("Enter")
+        reply = replies.nth(before_count)
+        expect(reply).to_be_visible()
+        return self._reply_text(reply)
+
+    def send_refused(self, text: str) -> str:
+        """Send a message the app must refuse; returns what the page says instead of an answer (its alert)."""
+        replies = self._replies()
+        before = replies.count()
+        self.el("message_input").fill(text)
+        self.el("send").click()
+        error = self.el("send_error").first
+        expect(error.or_(replies.nth(before)).first).to_be_visible()
+        return error.inner_text() if error.is_visible() else ""
 
     def send(self, text: str) -> str:
         """Send one turn and wait for the assistant's answer to it; returns the answer's text."""

@@ -18,12 +18,17 @@ class ConversationList(BasePage):
         return [(a.get_attribute("href") or "").rstrip("/").rsplit("/", 1)[-1] for a in self._items().all()]
 
     def ids_once_listed(self, count: int, timeout_ms: float = 5000) -> list[str]:
-        """The ids once the list shows `count` conversations (lists load after the page), or what it shows by then."""
+        """The ids once the list shows `count` conversations (lists load after the page, and apps that page their
+        list load more as its end is scrolled into view), or what it shows by then."""
         self.reveal("conversation_list")
-        try:
-            expect(self._items()).to_have_count(count, timeout=timeout_ms)
-        except AssertionError:
-            pass  # the caller compares what is shown with what it expected
+        items = self._items()
+        while (shown := items.count()) < count:
+            if shown:
+                items.last.scroll_into_view_if_needed()  # an app that pages its list loads the next page
+            try:
+                expect(items).not_to_have_count(shown, timeout=timeout_ms)
+            except AssertionError:
+                break  # the caller compares what is shown with what it expected
         return self.ids()
 
     def open_by_id(self, conversation_id: str) -> None:

@@ -17,6 +17,13 @@ class LoginPage(BasePage):
         self.el("login_password").fill(password)
         self.el("login_submit").click()
 
+    def refusal(self) -> str:
+        """What the page says to a sign-in it refused; the sign-in form is still shown."""
+        error = self.el("login_error").first
+        expect(error).to_be_visible()
+        self.expect_shown()
+        return error.inner_text().strip()
+
     def expect_shown(self) -> None:
         expect(self.el("login_submit")).to_be_visible()
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from pytest_bdd import parsers, then, when
+from dataclasses import dataclass, field
+
+import pytest
+from pytest_bdd import given, parsers, then, when
 
 from harness.drivers.base import Capability
-from steps.world import NAME, LeftSession, World
+from steps.world import NAME, Actor, LeftSession, World
 
 
 @when(parsers.re(f"^{NAME}'s account is deleted$"), target_fixture="left_session")
@@ -52,3 +55,47 @@ def she_asks(world: World, question: str) -> None:
     actor = world.speaking()
     actor.start_new_conversation()
     actor.say(question)
+
+
+@dataclass
+class Refusals:
+    """What the sign-in page said to each attempt that had to fail."""
+
+    said: dict[str, str] = field(default_factory=dict)  # which attempt -> the page's words
+
+
+@pytest.fixture
+def refusals() -> Refusals:
+    return Refusals()
+
+
+@given(parsers.re(f"^{NAME} has an account$"))
+def has_account(world: World, name: str) -> None:
+    world.actor(name)
+
+
+def refused_sign_in(world: World, email: str, password: str) -> str:
+    stranger = Actor("Someone", world.actors[next(iter(world.actors))].account, world)
+    stranger.open_new_browser()
+    stranger.login.open().log_in(email, password)
+    return stranger.login.refusal()
+
+
+@when(parsers.re(f"^someone signs in as {NAME} with a wrong password$"))
+def wrong_password(world: World, refusals: Refusals, name: str) -> None:
+    account = world.actors[name].account
+    refusals.said["a wrong password"] = refused_sign_in(world, account.email, account.password + "x")
+
+
+@when("someone signs in with an address nobody has")
+def unknown_address(world: World, refusals: Refusals) -> None:
+    refusals.said["an address nobody has"] = refused_sign_in(world, world.data.email("nobody", world.tag),
+                                                             world.data.password())
+
+
+@then("both are refused with the same words, and neither is signed in")
+def refused_alike(refusals: Refusals) -> None:
+    said = refusals.said
+    assert len(said) == 2 and all(said.values()), f"the sign-in page said nothing to some attempts: {said}"
+    assert len(set(said.values())) == 1, (
+        f"the sign-in page tells a wrong password from an unknown address (it reveals who has an account): {said}")

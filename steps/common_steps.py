@@ -48,6 +48,35 @@ def tells_over_lines(world: World, name: str, docstring: str) -> None:
     actor.told += [Fact.parse(line) for line in docstring.splitlines() if Fact.states_one(line)]
 
 
+@when(parsers.re(f"^{NAME} tells the assistant (?P<count>\\d+) facts in one message$"), converters={"count": int})
+def tells_many_at_once(world: World, name: str, count: int) -> None:
+    """One message of `count` sentences, each a fact with a value of the scenario's seeded faker."""
+    actor = world.actors[name]
+    facts = [Fact(f"parcel {n} code", f"{world.fake.word()}-{world.fake.random_int(100, 999)}")
+             for n in range(1, count + 1)]
+    actor.say(" ".join(f.sentence for f in facts))
+    actor.told += facts
+
+
+@when(parsers.re(f"^{NAME} tells the assistant a fact as long as the longest message, in (?P<script>[A-Za-z ]+)$"))
+def tells_longest_fact(world: World, name: str, script: str) -> None:
+    """A fact whose sentence is as long as the longest message the app accepts (4,000 where none is declared)."""
+    words = {"Chinese": "东京的春天樱花很美丽", "Arabic": "مرحبا بالعالم ", "English": "lorem ipsum dolor "}
+    if script not in words:
+        raise ValueError(f"no filler for {script!r}; known: {', '.join(words)}")
+    longest = world.app.target.longest_message
+    start = "My travel diary is "
+    value = (words[script] * longest)[:longest - len(start) - 1].strip()
+    world.actors[name].tell(f"{start}{value}.")
+
+
+@then("in a new conversation the assistant answers her question about the last of them")
+def answers_last_in_new_conversation(world: World, answers: AnswerCheck) -> None:
+    actor = world.speaking()
+    actor.start_new_conversation()
+    each_question_answered(actor, actor.told[-1:], answers)
+
+
 @when(parsers.re(f'^{NAME} (?:says|asks) "(?P<text>.+)"$'))
 def says(world: World, name: str, text: str) -> None:
     world.actors[name].say(text)

@@ -3,12 +3,17 @@ that close mid-write, signing out, and time passing."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.drivers.base import Capability
 from harness.facts import Fact
+from harness.held_session import HeldSession
 from harness.polling import wait_until
-from steps.world import NAME, LeftSession, World
+from steps.world import NAME, Actor, LeftSession, World
 
 
 @given(parsers.re(f"^{NAME} signs in through the login form in her own browser profile$"))
@@ -71,6 +76,7 @@ def conversation_listed(world: World) -> None:
     assert listed == own, f"{actor.name}'s list shows {listed}, her conversations are {own}"
 
 
+@given(parsers.parse('her long-term memory soon holds "{sentence}"'))
 @then(parsers.parse('her long-term memory soon holds "{sentence}"'))
 def memory_soon_holds(world: World, sentence: str) -> None:
     actor = world.speaking()
@@ -91,6 +97,7 @@ def told_days_ago(world: World, name: str, sentence: str, days: int) -> None:
     actor.session.remember([sentence])
     actor.told.append(Fact.parse(sentence))
     world.app.advance_clock(days)
+    actor.come_back()  # after so long she may have to sign in again
 
 
 @when(parsers.re(f"^{NAME} signs out$"), target_fixture="left_session")
@@ -107,3 +114,130 @@ def old_session_refused(world: World, left_session: LeftSession, name: str) -> N
     assert not world.app.accepts(left_session.held), (
         f"after {left_session.why}, the app still accepts the session {name}'s browser held (a copied cookie or "
         "token keeps working)")
+
+
+# -- a sign-in's lifetime, where it is kept, one person on two browsers, a restart ---------------------------------
+WORKING_DAY = timedelta(hours=8)  # the least users expect a sign-in to last
+SLACK = timedelta(minutes=5)  # the seconds between the app granting a session and the suite reading it, and more
+
+
+@dataclass
+class SecondBrowsers:
+    """The other browsers a person signed in on, by the person's name."""
+
+    actors: dict[str, Actor] = field(default_factory=dict)
+
+
+@pytest.fixture
+def second_browsers() -> SecondBrowsers:
+    return SecondBrowsers()
+
+
+@dataclass(frozen=True)
+class BeforeRestart:
+    """What each actor's account held just before the app restarted."""
+
+    memories: dict[str, list[tuple[str, str]]]  # name -> (id, text), as listed
+    conversations: dict[str, list[str]]  # name -> ids, as listed
+
+
+def promised_session(world: World) -> timedelta | None:
+    days = world.app.target.limits.get("session_days")
+    return timedelta(days=days) if days else None
+
+
+@then(parsers.re(f"^the sign-in the app gave {NAME} lasts at least a working day, and as long as the app promises$"))
+def sign_in_lasts(world: World, name: str) -> None:
+    actor = world.actors[name]
+    lifetime = HeldSession.of(actor.held_session(), world.app.base_url).lifetime(datetime.now(UTC))
+    promised = promised_session(world)
+    if promised is not None:
+        assert promised >= WORKING_DAY, (f"{world.app.target.path.name} promises sign-ins of {promised}, less than "
+                                         "the working day users expect")
+    needed = max(WORKING_DAY, promised or WORKING_DAY)
+    assert lifetime >= needed - SLACK, (
+        f"{name}'s sign-in lasts {lifetime} from now (its cookie or token), less than "
+        + (f"the {promised} the app promises" if promised else "a working day"))
+
+
+@then(parsers.re(f"^{NAME}'s session is kept out of the page's address and out of reach of its scripts$"))
+def session_kept_out_of_reach(world: World, name: str) -> None:
+    actor = world.actors[name]
+    held = HeldSession.of(actor.held_session(), world.app.base_url)
+    assert held.tokens, f"{name}'s browser holds nothing that looks like a session of the app"
+    in_address = [url for url in (p.url for p in world.browsers.pages()) if any(t in url for t in held.tokens)]
+    assert not in_address, f"{name}'s session shows in the page's address: {in_address}"
+    readable = held.readable_by_scripts()
+    assert not readable, f"the page's scripts can read {name}'s session: {', '.join(readable)}"
+
+
+@when("the app's sign-in lifetime has all but passed")
+def lifetime_all_but_passed(world: World) -> None:
+    promised = promised_session(world)
+    if promised is None:
+        pytest.skip(f"needs the sign-in lifetime the app promises: {world.app.target.path.name} has no [limits] "
+                    "session_days")
+    world.app.advance_clock((promised - timedelta(hours=1)) / timedelta(days=1))
+
+
+@when(parsers.re(r"^(?P<hours>\d+) more hours pass$"), converters={"hours": int})
+def hours_pass(world: World, hours: int) -> None:
+    world.app.advance_clock(hours / 24)
+
+
+@when(parsers.re(f"^{NAME} opens the app again$"))
+def opens_app_again(world: World, name: str) -> None:
+    world.actors[name].reload()
+
+
+@given(parsers.re(f"^{NAME} signs in through the login form on a second browser$"))
+@when(parsers.re(f"^{NAME} signs in through the login form on a second browser$"))
+def signs_in_on_second_browser(world: World, second_browsers: SecondBrowsers, name: str) -> None:
+    first = world.actors[name]
+    second = Actor(name, first.account, world)
+    second.sign_in_with_own_profile()
+    second_browsers.actors[name] = second
+
+
+@then(parsers.re(f"^{NAME}'s two browsers hold different sessions$"))
+def different_sessions(world: World, second_browsers: SecondBrowsers, name: str) -> None:
+    first, second = (HeldSession.of(a.held_session(), world.app.base_url).tokens
+                     for a in (world.actors[name], second_browsers.actors[name]))
+    assert first and second, f"{name}'s browsers hold no session of the app"
+    shared = set(first) & set(second)
+    assert not shared, f"{name}'s two sign-ins were given the same session (one stolen token is both)"
+
+
+@when(parsers.re(f'^{NAME} tells the assistant "(?P<sentence>.+)" on the second browser$'))
+def tells_on_second_browser(second_browsers: SecondBrowsers, name: str, sentence: str) -> None:
+    second_browsers.actors[name].tell(sentence)
+
+
+@when(parsers.re(f"^{NAME} signs out on the second browser$"), target_fixture="left_session")
+def signs_out_on_second_browser(second_browsers: SecondBrowsers, name: str) -> LeftSession:
+    second = second_browsers.actors[name]
+    return LeftSession(name, second.account, second.sign_out(), f"{name} signed out on her second browser")
+
+
+@given("an app of its own that the test can restart")
+def restartable_app(world: World) -> None:
+    world.use_app(world.app.fresh(Capability.RESTART))
+
+
+@when("the app restarts on its data", target_fixture="before_restart")
+def app_restarts(world: World) -> BeforeRestart:
+    before = BeforeRestart({n: [(m.id, m.text) for m in a.session.memories()] for n, a in world.actors.items()},
+                           {n: a.session.conversation_ids() for n, a in world.actors.items()})
+    world.use_app(world.app.restarted())
+    return before
+
+
+@then(parsers.re(f"^everything {NAME} had before the restart is still there$"))
+def still_there_after_restart(world: World, before_restart: BeforeRestart, name: str) -> None:
+    actor = world.actors[name]
+    memories = [(m.id, m.text) for m in actor.session.memories()]
+    assert memories == before_restart.memories[name], (
+        f"{name}'s memories before the restart: {before_restart.memories[name]}; after: {memories}")
+    conversations = actor.session.conversation_ids()
+    assert conversations == before_restart.conversations[name], (
+        f"{name}'s conversations before the restart: {before_restart.conversations[name]}; after: {conversations}")

@@ -12,7 +12,7 @@ from harness import report
 from harness.answers import AnswerCheck
 from harness.drivers.base import Capability
 from harness.sessions.actions import script
-from harness.sessions.generator import generate
+from harness.sessions.generator import Limits, generate
 from harness.sessions.runner import GeneratedSession, Person, SessionRunner
 from harness.suite_options import ROOT
 from steps.world import World
@@ -36,10 +36,13 @@ def seeded_session(world: World, answers: AnswerCheck, count: int, users: int) -
     left_out = left_out_kinds(world)
     if "let time pass" not in left_out:
         world.use_app(world.app.with_settings(Capability.MOVABLE_CLOCK, clock="settable"))
-    plan = generate(str(world.data.seed), count, users, left_out, world.app.target.recall.get("retention_days"))
+    limits = world.app.target.limits
+    plan = generate(str(world.data.seed), count, users, left_out,
+                    limits=Limits(limits.get("retention_days"), limits.get("session_days"),
+                                  world.app.target.longest_message, limits.get("longest_fact")))
 
-    def join(name: str, email_local: str, tag: str) -> Person:
-        actor = world.create_user(name, email_local, tag=tag)
+    def join(name: str, email_local: str, tag: str, domain: str) -> Person:
+        actor = world.create_user(name, email_local, domain=domain, tag=tag)
         actor.sign_in_with_own_profile()
         return actor
 

@@ -35,3 +35,9 @@ def small_talk(world: World, name: str, count: int) -> None:
     actor = world.actors[name]
     for _ in range(count):
         actor.say(world.fake.sentence(nb_words=8))
+
+
+@when(parsers.re(f'^{NAME} types "(?P<before>[^"]*)", composes "(?P<characters>[^"]+)" from "(?P<reading>[^"]+)" '
+                 'with an input method and confirms it, types "(?P<after>[^"]*)" and sends the message$'))
+def types_with_input_method(world: World, name: str, before: str, characters: str, reading: str, after: str) -> None:
+    world.actors[name].say_composed(before, reading, characters, after)

@@ -8,7 +8,7 @@ from pytest_bdd import given, parsers, then, when
 
 from harness.answers import AnswerCheck
 from harness.facts import Fact
-from steps.world import NAME, Actor, World
+from steps.world import NAME, Actor, Listing, World
 
 OTHER = r"(?P<other>[A-Z][a-z]+)"
 
@@ -21,14 +21,6 @@ class ForeignVisit:
     owner: str
     conversation_id: str
     status: int
-
-
-@dataclass(frozen=True)
-class Listing:
-    """A user's conversation list as the page showed it."""
-
-    name: str
-    ids: list[str]
 
 
 def seed_told(actor: Actor, sentence: str) -> str:
@@ -135,7 +127,7 @@ def has_conversations(world: World, name: str, count: int) -> None:
 def looks_at_list(world: World, name: str) -> Listing:
     actor = world.actors[name]
     actor.sign_in()
-    return Listing(name, actor.conversations_listed())
+    return Listing(name, actor.conversations_listed(len(actor.session.conversation_ids())))
 
 
 @then(parsers.re(f"^{NAME} sees exactly (?:his|her|their) own conversations$"))

@@ -143,16 +143,29 @@ class Actor:
 
     def sign_in_again(self) -> None:
         self.login.open().log_in(self.account.email, self.account.password)
+        self.chat.after_sign_in()
 
     def is_signed_in(self) -> bool:
-        try:
-            self.chat.expect_signed_in()
-        except AssertionError:
-            if self.login.is_shown():
-                return False
-            raise
+        """Signed in (the chat shows who), or asked to sign in; anything else fails."""
+        if not self.chat.ready_or_asked_to_sign_in():
+            return False
+        self.chat.expect_signed_in()
         self.turns = []
         return True
+
+    def reload(self) -> None:
+        self.chat.go_home()
+
+    def come_back(self) -> None:
+        """Open the app again after time passed, signing in again if the app ended the sign-in meanwhile."""
+        self.drop_api_session()
+        self.reload()
+        if not self.is_signed_in():
+            self.sign_in_again()
+            self.chat.expect_signed_in()
+
+    def drop_api_session(self) -> None:
+        self.close()
 
     def identity_shown(self) -> str:
         return self.chat.signed_in_as()
@@ -168,6 +181,10 @@ class Actor:
     def say(self, text: str) -> str:
         """One turn through the chat page; remembers what was said and answered, for later checks."""
         return self._answered(text, self.chat.send(text))
+
+    def say_composed(self, before: str, reading: str, characters: str, after: str) -> str:
+        """One turn typed partly with an input method: `characters` composed from `reading`, then confirmed."""
+        return self._answered(before + characters + after, self.chat.send_composed(before, reading, characters, after))
 
     def submit(self, text: str):  # noqa: ANN201 - a function that waits for the reply
         """Send without waiting for the reply (two users at once): returns a function that waits for it."""
@@ -238,6 +255,14 @@ class LeftSession:
     why: str  # "Ana signed out", ...
     conversation_ids: tuple[str, ...] = ()
     memory_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A user's conversation list as the page showed it."""
+
+    name: str
+    ids: list[str]
 
 
 class World:

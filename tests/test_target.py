@@ -46,7 +46,8 @@ def test_shipped_target_loads() -> None:
     assert target.path == DEFAULT_TARGET
     assert target.name == "memchat"
     assert target.driver == "memchat"
-    assert target.recall == {"threshold": 0.25, "top_k": 5, "retention_days": 365, "memory_listing": "every statement"}
+    assert target.recall == {"threshold": 0.25, "top_k": 5, "memory_listing": "every statement"}
+    assert target.limits == {"retention_days": 365, "session_days": 30, "longest_message": 4000}
     assert target.index_kinds["hnsw"] == {"index": "hnsw", "ann-min-rows": "1"}
     assert set(target.index_kinds) >= {"no index", "hnsw", "ivfflat"}
     assert target.start_command[:3] == ["{python}", "-m", "memchat"]
@@ -186,3 +187,18 @@ def test_the_open_webui_targets_load() -> None:
     assert plain.driver == pgvector.driver == "open-webui"
     assert pgvector.app["database"] == "postgresql" and "database" not in plain.app
     assert pgvector.locators == plain.locators and pgvector.env == plain.env
+
+
+def test_limits_are_numbers_the_suite_knows_and_retention_may_still_come_from_recall(tmp_path: Path) -> None:
+    text = (DEFAULT_TARGET.parent / "memchat.toml").read_text(encoding="utf-8")
+    head, _, rest = text.partition("\n[limits]\n")
+    base = head + "\n" + rest.partition("\n\n")[2]  # the memchat target without its [limits] table
+    older = tmp_path / "older.toml"
+    older.write_text(base.replace("[recall]\n", "[recall]\nretention_days = 90\n"), encoding="utf-8")
+    assert load_target(older).limits == {"retention_days": 90}
+    for bad, says in (("session_hours = 8", "session_hours is not a limit the suite knows"),
+                      ('longest_message = "4000"', "must be a number")):
+        path = tmp_path / "bad.toml"
+        path.write_text(base + f"\n[limits]\n{bad}\n", encoding="utf-8")
+        with pytest.raises(TargetError, match=says):
+            load_target(path)

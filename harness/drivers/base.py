@@ -33,6 +33,7 @@ class Capability(StrEnum):
     MIGRATION_TOOLS = "the legacy-store loading and migration tools"
     DATABASE_ACCESS = "direct access to the app's databases"
     SERVER_SIGN_OUT = "server-side sign-out"
+    RESTART = "restarting the app on its own data"
 
 
 # Given by the suite to a driver: stop `app`, run `between` (a tool on its stopped data), start it again on the same
@@ -163,9 +164,10 @@ class AppDriver(ABC):
     # -- life cycle ------------------------------------------------------------------------------------------------
     @abstractmethod
     def start(self, *, pg_dsn: str, redis_url: str, settings: dict[str, str], log_path: Path,
-              data_dir: Path | None = None) -> RunningApp:
+              data_dir: Path | None = None, port: int | None = None) -> RunningApp:
         """Start the app on this database and Redis with `settings`; return it once healthy. `data_dir`: the data
-        folder of an earlier instance to start on again (a restart), for apps that keep data in files."""
+        folder of an earlier instance to start on again (a restart), for apps that keep data in files; `port`: the
+        earlier instance's port (a browser's local storage belongs to an origin, port included)."""
 
     @abstractmethod
     def attach(self, base_url: str, admin_token: str | None) -> RunningApp:

@@ -105,8 +105,8 @@ class MemchatDriver(AppDriver):
                             headers={"Authorization": f"Bearer {app.admin_token}"} if app.admin_token else {})
 
     def start(self, *, pg_dsn: str, redis_url: str, settings: dict[str, str], log_path: Path,
-              data_dir: Path | None = None) -> RunningApp:
-        port = free_port()
+              data_dir: Path | None = None, port: int | None = None) -> RunningApp:
+        port = port or free_port()
         command = fill(self.target.start_command, port=str(port), pg_dsn=pg_dsn, redis_url=redis_url)
         for name, value in settings.items():
             command += [f"--{name}", value]

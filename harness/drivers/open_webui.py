@@ -109,6 +109,24 @@ def sign_in(app: RunningApp, account: Account) -> str:
     return str(_check(resp, f"signing in {account.email}")["token"])
 
 
+class AdminClient(httpx.Client):
+    """The suite's own admin session. When the app ends it (a restart with a new secret, an expired token), the
+    admin signs in again and the request is sent once more: the suite's session never decides a verdict."""
+
+    def __init__(self, app: RunningApp) -> None:
+        super().__init__(base_url=app.base_url, timeout=60, headers={"Authorization": f"Bearer {app.admin_token}"})
+        self.app = app
+
+    def send(self, request: httpx.Request, **kwargs) -> httpx.Response:  # noqa: ANN003 - httpx's own options
+        response = super().send(request, **kwargs)
+        if response.status_code != 401 or self.app.data_dir is None:
+            return response
+        admin = json.loads((self.app.data_dir / ADMIN_FILE).read_text(encoding="utf-8"))
+        self.app.admin_token = OpenWebUIDriver._sign_in_admin(self.app, admin)
+        request.headers["Authorization"] = self.headers["Authorization"] = f"Bearer {self.app.admin_token}"
+        return super().send(request, **kwargs)
+
+
 class OpenWebUISession(UserSession):
     def __init__(self, app: RunningApp, account: Account, token: str, model: ModelServer | None) -> None:
         self.account = account
@@ -163,7 +181,7 @@ class OpenWebUISession(UserSession):
 class OpenWebUIDriver(AppDriver):
     name = "open-webui"
     capabilities = frozenset({Capability.APP_SETTINGS, Capability.EMBEDDING_MODEL_CHANGE,
-                              Capability.SERVER_SIGN_OUT})
+                              Capability.SERVER_SIGN_OUT, Capability.RESTART})
 
     def __init__(self, target: Target) -> None:
         super().__init__(target)
@@ -186,13 +204,13 @@ class OpenWebUIDriver(AppDriver):
         return env
 
     def start(self, *, pg_dsn: str, redis_url: str, settings: dict[str, str], log_path: Path,
-              data_dir: Path | None = None) -> RunningApp:
+              data_dir: Path | None = None, port: int | None = None) -> RunningApp:
         model = start_model_server(log_path.with_suffix(".model.log"))
         try:
             fresh = data_dir is None
             data_dir = data_dir or Path(tempfile.mkdtemp(prefix="memtest-owui-", dir="/tmp"))
             admin = self._admin_record(data_dir)
-            port = free_port()
+            port = port or free_port()
             command = fill(self.target.start_command, port=str(port))
             process, health = start_process(
                 self.target.name, command, log_path=log_path, timeout=float(self.target.app.get("start_timeout", 120)),
@@ -259,7 +277,7 @@ class OpenWebUIDriver(AppDriver):
 
     # -- users -----------------------------------------------------------------------------------------------------
     def _admin(self, app: RunningApp) -> httpx.Client:
-        return httpx.Client(base_url=app.base_url, timeout=60, headers={"Authorization": f"Bearer {app.admin_token}"})
+        return AdminClient(app)
 
     def create_user(self, app: RunningApp, name: str, email: str, password: str,
                     user_id: str | None = None) -> Account:

@@ -27,8 +27,9 @@ from harness.browser import (
 from harness.databases import DatabaseServers, ProviderError, provide_databases
 from harness.drivers import load_driver
 from harness.drivers.base import DriverError
+from harness.scenarios import ScenarioRef, UnknownScenario, check_exist, node_title
 from harness.suite_options import SuiteOptions, add_options, runs_acceptance_suite
-from harness.target import TargetError, load_target
+from harness.target import Target, TargetError, load_target
 
 SESSION = pytest.StashKey[dict]()
 RUN = pytest.StashKey[contextlib.ExitStack]()
@@ -63,7 +64,8 @@ def start_run(config: pytest.Config) -> dict:
             driver.attach(opts.base_url, opts.admin_token)
         if opts.faults:
             driver.check_faults([f.strip() for f in opts.faults.split(",") if f.strip()])
-    except (TargetError, DriverError, BrowserNotFound, AppLaunchError, ToolFailed) as e:
+        known_defects(target)
+    except (TargetError, DriverError, BrowserNotFound, AppLaunchError, ToolFailed, UnknownScenario) as e:
         raise pytest.UsageError(str(e)) from None
     info: dict = {"target": str(target.path), "target_name": target.name, "seed": opts.seed,
                   "run": secrets.token_hex(3), "faults": opts.faults,
@@ -103,7 +105,29 @@ def pytest_configure_node(node) -> None:  # noqa: ANN001 - xdist's WorkerControl
         node.workerinput["memtest"] = json.dumps(node.config.stash[SESSION])
 
 
+KNOWN_DEFECT = "known defect of the app"  # how a report and its categories tell these apart
+
+
+def known_defects(target: Target) -> dict[ScenarioRef, str]:
+    """The target's [known_defects], each checked to name an existing scenario."""
+    where = f"{target.path.name} [known_defects]"
+    refs = {ScenarioRef.parse(text, where): why for text, why in target.known_defects.items()}
+    check_exist(refs, where)
+    return refs
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    info = config.stash.get(SESSION, None)
+    if info is not None:
+        target = load_target(info["target"])
+        try:
+            defects = known_defects(target)
+        except UnknownScenario as e:
+            raise pytest.UsageError(str(e)) from None
+        for item in items:  # strict: a known defect that starts passing fails the run, to be taken off the list
+            why = defects.get(node_title(item.nodeid))
+            if why is not None:
+                item.add_marker(pytest.mark.xfail(reason=f"{KNOWN_DEFECT} {target.name}: {why}", strict=True))
     left_out = {marker for marker, option in OPT_IN.items() if not config.getoption(option)}
     deselected = [item for item in items if any(item.get_closest_marker(m) for m in left_out)]
     if deselected:

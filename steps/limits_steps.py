@@ -1,0 +1,115 @@
+"""Steps of lists_and_limits.feature: more memories and conversations than a page holds, and messages past the
+longest the app accepts (the target's [limits])."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import pytest
+from pytest_bdd import given, parsers, then, when
+
+from harness.order import out_of_order
+from steps.world import NAME, Listing, World
+
+LEAST_VOLUME = 100  # more than the pages apps commonly use (20, 50, 60, 100), where a target declares none
+
+
+@dataclass(frozen=True)
+class RefusedMessage:
+    name: str
+    text: str
+    error: str  # what the page said
+
+
+def page_size(world: World, name: str) -> int:
+    return int(world.app.target.limits.get(name) or 0)
+
+
+@dataclass
+class Seeded:
+    """What a step stored for a user, and when (the suite's clock): conversation ids and memory texts."""
+
+    name: str
+    conversations: dict[str, float] = field(default_factory=dict)
+    memories: dict[str, float] = field(default_factory=dict)
+
+
+@given(parsers.re(f"^{NAME} has more memories and conversations than a page of the app's lists holds$"),
+       target_fixture="seeded")
+def more_than_a_page(world: World, name: str) -> Seeded:
+    """Conversations past the larger of the declared page size and LEAST_VOLUME, one fact each; as many memories
+    again, stored directly."""
+    actor = world.actor(name)
+    seeded = Seeded(name)
+    for n in range(max(page_size(world, "conversation_page"), LEAST_VOLUME) + 1):
+        sentence = f"My note number {n} is {world.fake.word()}."
+        seeded.conversations[actor.session.seed_conversation(sentence)] = time.monotonic()
+        seeded.memories[sentence] = time.monotonic()
+    spare = [f"My spare key {n} is {world.fake.word()}-{n}." for n in range(max(page_size(world, "memory_page"),
+                                                                             LEAST_VOLUME) + 1)]
+    for start in range(0, len(spare), 25):
+        actor.session.remember(spare[start:start + 25])
+        seeded.memories.update(dict.fromkeys(spare[start:start + 25], time.monotonic()))
+    world.speaker = name
+    return seeded
+
+
+def resolution(world: World) -> float:
+    return float(world.app.target.limits.get("clock_resolution_s", 0))
+
+
+@then(parsers.re(f"^{NAME} sees every one of (?:his|her|their) conversations, the most recent first$"))
+def sees_every_conversation(world: World, seeded: Seeded, listing: Listing, name: str) -> None:
+    assert listing.name == name == seeded.name, f"{name} did not look at the list of what was stored for her"
+    missing = [c for c in seeded.conversations if c not in listing.ids]
+    foreign = [c for c in listing.ids if c not in seeded.conversations]
+    assert not missing and not foreign, (f"{name}'s list of {len(listing.ids)} lacks {len(missing)} of her "
+                                         f"{len(seeded.conversations)} conversations {missing[:5]} and shows "
+                                         f"{foreign[:5]} that are not hers")
+    wrong = out_of_order(listing.ids, seeded.conversations, newest_first=True, resolution_s=resolution(world))
+    assert not wrong, f"{name}'s list shows older conversations above newer ones: {wrong[:5]}"
+    api = world.actors[name].session.conversation_ids()
+    assert api == listing.ids, f"{name}'s page lists {listing.ids[:5]}..., the app's API {api[:5]}..."
+
+
+@then(parsers.re(f"^{NAME}'s long-term memory lists every one of (?:his|her|their) memories, oldest first$"))
+def lists_every_memory(world: World, seeded: Seeded, name: str) -> None:
+    listed = [m.text for m in world.actors[name].session.memories()]
+    missing = [m for m in seeded.memories if m not in listed]
+    assert not missing and len(listed) == len(seeded.memories), (
+        f"{name}'s memory lists {len(listed)} of her {len(seeded.memories)} memories; missing {missing[:3]}")
+    wrong = out_of_order(listed, seeded.memories, newest_first=False, resolution_s=resolution(world))
+    assert not wrong, f"{name}'s memory lists newer memories above older ones: {wrong[:5]}"
+
+
+def longest(world: World) -> int:
+    limit = world.app.target.limits.get("longest_message")
+    if not limit:
+        pytest.skip(f"needs the longest message the app accepts: {world.app.target.path.name} has no [limits] "
+                    "longest_message")
+    return int(limit)
+
+
+@when(parsers.re(f"^{NAME} sends a message one character longer than the app accepts$"),
+      target_fixture="refused_message")
+def sends_too_long(world: World, name: str) -> RefusedMessage:
+    actor = world.actors[name]
+    text = ("My essay is " + "far too long " * 1000)[:longest(world)] + "."
+    return RefusedMessage(name, text, actor.chat.send_refused(text))
+
+
+@then(parsers.re(f"^{NAME} is told the message was not sent$"))
+def told_not_sent(refused_message: RefusedMessage, name: str) -> None:
+    assert refused_message.name == name
+    assert refused_message.error.strip(), f"the page said nothing when {name}'s too long message was not sent"
+
+
+@then("nothing of that message is kept")
+def nothing_kept(world: World, refused_message: RefusedMessage) -> None:
+    actor = world.actors[refused_message.name]
+    piece = refused_message.text[:40]
+    kept = [(cid, t.text[:60]) for cid in actor.session.conversation_ids() for t in actor.session.turns(cid)
+            if piece in t.text]
+    kept += [("memory", m.text[:60]) for m in actor.session.memories() if piece in m.text]
+    assert not kept, f"the app refused {refused_message.name}'s message yet keeps part of it: {kept}"

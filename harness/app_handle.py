@@ -156,10 +156,15 @@ class AppHandle:
     def browser_state(self, session: UserSession) -> dict:
         return self.driver.browser_state(self.running, session)
 
-    def accepts(self, browser_state: dict) -> bool:
-        """Whether the app still takes the session a browser held (its cookies and local storage)."""
-        self.require(Capability.SERVER_SIGN_OUT)
-        return self.driver.accepts(self.running, browser_state)
+    def accepts(self, held: dict) -> bool:
+        """Whether the app still takes a session someone held (a browser's cookies and local storage, or what an API
+        session presents): one signed out of, one of a deleted account, one made up."""
+        if not self.offers(Capability.CHAT_API):
+            self.require(Capability.SERVER_SIGN_OUT)
+        return self.driver.accepts(self.running, held)
+
+    def made_up_credentials(self, like: dict) -> dict:
+        return self.driver.made_up_credentials(self.running, like)
 
     def shown_identity(self, account: Account) -> str:
         return self.driver.shown_identity(account)

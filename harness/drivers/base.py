@@ -34,6 +34,8 @@ class Capability(StrEnum):
     DATABASE_ACCESS = "direct access to the app's databases"
     SERVER_SIGN_OUT = "server-side sign-out"
     RESTART = "restarting the app on its own data"
+    CHAT_API = "chatting through the app's API"
+    SEARCH_SCORES = "similarity scores in the app's memory search"
 
 
 # Given by the suite to a driver: stop `app`, run `between` (a tool on its stopped data), start it again on the same
@@ -49,7 +51,7 @@ class DriverError(Exception):
 class Account:
     id: str  # the app's own id for the user
     email: str
-    password: str
+    password: str  # empty for an app whose users have none (an identity given by a header)
     name: str  # the display name the app was given
 
     @property
@@ -103,6 +105,14 @@ class OwnTextResult:
 
 
 @dataclass(frozen=True)
+class Reply:
+    """The assistant's answer to one message sent through the app's API."""
+
+    text: str
+    recalled: tuple[str, ...] = ()  # the texts of the memories the app says it used for it (empty: it does not say)
+
+
+@dataclass(frozen=True)
 class ApiAnswer:
     """What the API answered a user asking for a conversation: status and body, to check that nothing leaked."""
 
@@ -147,6 +157,25 @@ class UserSession(ABC):
     def seed_conversation(self, sentence: str) -> str:
         """A conversation in which the user told the assistant `sentence`, with what the app remembers of it
         stored; returns its id. For data a scenario needs but does not itself test."""
+
+    # -- chatting without a page (CHAT_API) ------------------------------------------------------------------------
+    def start_conversation(self) -> str:
+        """A new, empty conversation; its id."""
+        raise DriverError(f"{type(self).__name__} cannot start a conversation through the API")
+
+    def send(self, conversation_id: str, text: str) -> Reply:
+        """One turn in a conversation, as the user's chat client sends it; the assistant's reply."""
+        raise DriverError(f"{type(self).__name__} cannot chat through the API")
+
+    def credentials(self) -> dict:
+        """What this session presents to the app (a cookie, a token, an identity header), in the shape the driver's
+        `accepts` reads: a copied one is what a thief would hold."""
+        raise DriverError(f"{type(self).__name__} cannot show what it presents to the app")
+
+    def reads_of(self, other: Account, conversation_ids: list[str], memory_ids: list[str]) -> dict[str, ApiAnswer]:
+        """Every read this user's API offers of another user's data (that user's conversations and memories, by id
+        and by listing), by what was asked: the isolation checks look for the other's texts in every answer."""
+        return {f"conversation {cid}": self.ask_for_conversation(cid) for cid in conversation_ids}
 
     def close(self) -> None:  # noqa: B027 - most sessions hold nothing to close
         pass
@@ -203,6 +232,11 @@ class AppDriver(ABC):
     def shown_identity(self, account: Account) -> str:
         """How the signed-in user is named on the page."""
         return account.email
+
+    def made_up_credentials(self, app: RunningApp, like: dict) -> dict:
+        """Credentials of the shape of `like` for an identity the app never issued (a guessed token, an unknown user
+        id): `accepts` must refuse them. Needs SERVER_SIGN_OUT or CHAT_API."""
+        raise DriverError(f"the {self.name} driver cannot make up credentials")
 
     # -- memory ----------------------------------------------------------------------------------------------------
     def settle(self, app: RunningApp, session: UserSession, turns_sent: int) -> None:  # noqa: B027

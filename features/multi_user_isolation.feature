@@ -34,6 +34,10 @@ Feature: Multi-user isolation
     Then nothing of Ana's conversation is shown to Ben
     And the app's API refuses Ben Ana's conversation
 
+  Scenario: A session the app never gave is refused
+    Given Ana is signed in
+    Then a session made up in the shape of Ana's is refused by the app
+
   Scenario: The conversation list shows only the user's own conversations
     Given Ana has 2 conversations
     And Ben has 1 conversation

@@ -1,23 +1,30 @@
 """Whether a list the app shows is in the order it promises, to the resolution of the app's own timestamps: items
-made within that resolution of each other may come in either order, anything further apart may not."""
+made within that resolution of each other may come in either order, anything further apart may not. Each item's
+making is known as a span of the suite's clock (the request that made it), not an instant."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+Span = tuple[float, float]  # (the request that made it started, it answered)
 
-def out_of_order(listed: Sequence[str], made_at: dict[str, float], newest_first: bool,
+
+def out_of_order(listed: Sequence[str], made_at: dict[str, Span], newest_first: bool,
                  resolution_s: float = 0.0) -> list[tuple[str, str]]:
-    """Pairs (earlier in the list, later in the list) that break the order by more than `resolution_s`; only the
-    first pair found for each item that is out of place. Items without a time are not judged."""
+    """Pairs (earlier in the list, later in the list) that break the order by more than `resolution_s` for certain:
+    an item shown above another although it was surely made later (oldest first) or surely earlier (newest first).
+    Items without a span are not judged."""
     wrong: list[tuple[str, str]] = []
-    bound: tuple[float, str] | None = None  # the newest (oldest) time so far that later items may not pass
-    for item in listed:
-        if item not in made_at:
+    for i, above in enumerate(listed):
+        if above not in made_at:
             continue
-        when = made_at[item] if newest_first else -made_at[item]
-        if bound is not None and when > bound[0] + resolution_s:
-            wrong.append((bound[1], item))
-        if bound is None or when < bound[0]:
-            bound = (when, item)
+        for below in listed[i + 1:]:
+            if below not in made_at:
+                continue
+            (a_start, a_end), (b_start, b_end) = made_at[above], made_at[below]
+            surely_later = a_start > b_end + resolution_s  # `above` began after `below` had answered
+            surely_earlier = a_end + resolution_s < b_start
+            if (surely_earlier if newest_first else surely_later):
+                wrong.append((above, below))
+                break
     return wrong

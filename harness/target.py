@@ -40,6 +40,13 @@ class Target:
     # Scenarios that fail on this app because of a defect or a documented design choice of the app -> why, in a line
     known_defects: dict[str, str] = field(default_factory=dict)
 
+    web_page: bool = True  # false: the users of this target speak through the app's API, even if it has pages
+
+    @property
+    def has_pages(self) -> bool:
+        """Whether the app has a web page the suite drives (its locators); else users speak through its API."""
+        return self.web_page and bool(self.locators)
+
     @property
     def longest_message(self) -> int:
         """The longest message to type: the app's declared limit, else LONG_MESSAGE."""
@@ -119,6 +126,25 @@ def _limits(data: dict) -> dict[str, Any]:
     return limits
 
 
+# What the page objects need of a target with a web page: its addresses, and the locators of every screen.
+PAGE_ADDRESSES = ("home_page", "login_page", "conversation_page")
+PAGE_LOCATORS = ("login_email", "login_password", "login_submit", "current_user", "logout", "conversation_list",
+                 "conversation_item", "new_conversation", "messages", "message", "message_text", "assistant_message",
+                 "message_input", "send")
+
+
+def check_pages(target: Target) -> Target:
+    """A target with locators has a web page: every address and locator the page objects need, or one line."""
+    if not target.locators:
+        return target
+    missing = [f"[api] {a}" for a in PAGE_ADDRESSES if a not in target.api]
+    missing += [f"[locators] {n}" for n in PAGE_LOCATORS if n not in target.locators]
+    if missing:
+        raise TargetError(f"target file {target.path} has locators (a web page) but lacks {', '.join(missing)}; "
+                          "add them, or drop [locators] for an app the suite reaches through its API only")
+    return target
+
+
 def load_target(path: str | Path | None = None) -> Target:
     path = resolve(path)
     try:
@@ -133,16 +159,17 @@ def load_target(path: str | Path | None = None) -> Target:
         raise TargetError(f"target file {path} cannot be read: {e.strerror}") from None
     try:
         app = dict(data["app"])
-        return Target(
+        return check_pages(Target(
             name=data["name"], path=path, driver=data["driver"], start_command=list(app.get("command", [])),
-            health_path=app.get("health", "/healthz"), api=dict(data["api"]),
-            locators={k: dict(v) for k, v in data["locators"].items()},
+            health_path=app.get("health", "/healthz"), api=dict(data.get("api", {})),
+            locators={k: dict(v) for k, v in data.get("locators", {}).items()},
             tools={k: list(v) for k, v in data.get("tools", {}).items()}, env=dict(app.get("env", {})),
             app=app, recall=dict(data.get("recall", {})), limits=_limits(data),
             index_kinds={k: {sk: str(sv) for sk, sv in v.items()} for k, v in data.get("index_kinds", {}).items()},
             fault_scenarios={str(k): [str(s) for s in v] for k, v in data.get("faults", {}).items()},
             known_defects={str(k): str(v) for k, v in data.get("known_defects", {}).items()},
-        )
+            web_page=bool(data.get("web_page", True)),
+        ))
     except KeyError as e:
         raise TargetError(f"target file {path} lacks the key {e}; see targets/*.toml for the shape") from None
     except (TypeError, ValueError, AttributeError) as e:

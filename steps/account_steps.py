@@ -8,7 +8,7 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.drivers.base import Capability
-from steps.world import NAME, Actor, LeftSession, World
+from steps.world import NAME, LeftSession, World
 
 
 @when(parsers.re(f"^{NAME}'s account is deleted$"), target_fixture="left_session")
@@ -75,10 +75,9 @@ def has_account(world: World, name: str) -> None:
 
 
 def refused_sign_in(world: World, email: str, password: str) -> str:
-    stranger = Actor("Someone", world.actors[next(iter(world.actors))].account, world)
+    stranger = world.new_actor("Someone", world.actors[next(iter(world.actors))].account)
     stranger.open_new_browser()
-    stranger.login.open().log_in(email, password)
-    return stranger.login.refusal()
+    return stranger.refused_sign_in(email, password)
 
 
 @when(parsers.re(f"^someone signs in as {NAME} with a wrong password$"))

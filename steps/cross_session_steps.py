@@ -35,9 +35,7 @@ def close_browser(world: World, name: str) -> None:
 
 @when(parsers.re(f"^{NAME} opens the browser again with the same profile$"))
 def reopen_browser(world: World, name: str) -> None:
-    actor = world.actors[name]
-    actor.open_own_browser()
-    actor.chat.go_home()
+    world.actors[name].open_browser_again()
 
 
 @when(parsers.re(f"^{NAME} closes the page right after the reply$"))
@@ -55,15 +53,14 @@ def fresh_profile(world: World, name: str) -> None:
 @then(parsers.re(f"^{NAME} is still signed in$"))
 def still_signed_in(world: World, name: str) -> None:
     actor = world.actors[name]
-    assert not actor.login.is_shown(), f"{name} was asked to sign in again after reopening the browser"
-    actor.chat.expect_signed_in()
+    assert actor.is_signed_in(), f"{name} was asked to sign in again"
     shown, expected = actor.identity_shown(), world.app.shown_identity(actor.account)
     assert shown == expected, f"{name} reopened the browser signed in as {shown!r}, not {expected!r}"
 
 
 @then(parsers.re(f"^{NAME} is asked to sign in$"))
 def asked_to_sign_in(world: World, name: str) -> None:
-    world.actors[name].login.expect_shown()
+    world.actors[name].expect_asked_to_sign_in()
 
 
 @then("her conversation is listed")
@@ -193,8 +190,7 @@ def opens_app_again(world: World, name: str) -> None:
 @given(parsers.re(f"^{NAME} signs in through the login form on a second browser$"))
 @when(parsers.re(f"^{NAME} signs in through the login form on a second browser$"))
 def signs_in_on_second_browser(world: World, second_browsers: SecondBrowsers, name: str) -> None:
-    first = world.actors[name]
-    second = Actor(name, first.account, world)
+    second = world.new_actor(name, world.actors[name].account)
     second.sign_in_with_own_profile()
     second_browsers.actors[name] = second
 

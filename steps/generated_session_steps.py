@@ -22,12 +22,16 @@ SUMMARIES = ROOT / "reports" / "generated-sessions"
 
 def left_out_kinds(world: World) -> dict[str, str]:
     """Action kinds the app cannot have acted out, with the one-line reason printed for each."""
+    left_out = {}
     if not world.app.offers(Capability.MOVABLE_CLOCK):
-        return {"let time pass": f"needs {Capability.MOVABLE_CLOCK.value}, which the {world.app.name} driver does "
-                                 "not offer"}
-    if not world.app.started_by_suite:
-        return {"let time pass": "needs an app the suite starts (not --base-url)"}
-    return {}
+        left_out["let time pass"] = (f"needs {Capability.MOVABLE_CLOCK.value}, which the {world.app.name} driver "
+                                     "does not offer")
+    elif not world.app.started_by_suite:
+        left_out["let time pass"] = "needs an app the suite starts (not --base-url)"
+    if not world.app.target.has_pages:
+        for kind in ("close and reopen the browser", "sign out and back in"):
+            left_out[kind] = f"needs a web page, and the {world.app.target.name} target has none"
+    return left_out
 
 
 @given(parsers.re(r"^a seeded session of (?P<count>\d+) actions by (?P<users>\d+) users$"),
@@ -43,7 +47,7 @@ def seeded_session(world: World, answers: AnswerCheck, count: int, users: int) -
 
     def join(name: str, email_local: str, tag: str, domain: str) -> Person:
         actor = world.create_user(name, email_local, domain=domain, tag=tag)
-        actor.sign_in_with_own_profile()
+        actor.sign_in_to_stay()
         return actor
 
     session = GeneratedSession(plan, SessionRunner(world.app, plan, join, answers, world.data.unique_tag))

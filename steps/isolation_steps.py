@@ -8,6 +8,7 @@ from pytest_bdd import given, parsers, then, when
 
 from harness.answers import AnswerCheck
 from harness.facts import Fact
+from harness.sessions.runner import leaks
 from steps.world import NAME, Actor, Listing, World
 
 OTHER = r"(?P<other>[A-Z][a-z]+)"
@@ -102,18 +103,31 @@ def nothing_shown(world: World, foreign_visit: ForeignVisit, name: str, other: s
     assert (foreign_visit.owner, foreign_visit.intruder) == (name, other), f"{other} did not open {name}'s conversation"
     assert foreign_visit.status in (200, 401, 403, 404), (
         f"opening {name}'s conversation answered {other} {foreign_visit.status}")
-    text = world.actors[other].chat.page_text()
+    text = world.actors[other].shown_text()
     leaked = [t for _, t in world.actors[name].turns if t in text]
     assert not leaked, f"{other} was shown {name}'s turns: {leaked}"
 
 
 @then(parsers.re(f"^the app's API refuses {NAME} {OTHER}'s conversation$"))
 def api_refuses(world: World, foreign_visit: ForeignVisit, name: str, other: str) -> None:
-    answer = world.actors[name].session.ask_for_conversation(foreign_visit.conversation_id)
-    leaked = [t for _, t in world.actors[other].turns if t in answer.body]
-    assert answer.refused and not leaked, (
-        f"the API answered {name} {answer.status} for {other}'s conversation (401, 403 or 404 expected)"
-        + (f", showing {leaked}" if leaked else ""))
+    """The conversation by its id, and every other read the API offers of the owner's data: nothing of it."""
+    reader, owner = world.actors[name], world.actors[other]
+    answer = reader.session.ask_for_conversation(foreign_visit.conversation_id)
+    assert answer.refused, f"the API answered {name} {answer.status} for {other}'s conversation (401, 403 or 404)"
+    memories = owner.session.memories()
+    answers = reader.session.reads_of(owner.account, [foreign_visit.conversation_id], [m.id for m in memories])
+    theirs = {t for _, t in owner.turns} | {m.text for m in memories}
+    leaked = leaks(answers, theirs - {t for _, t in reader.turns})
+    assert not leaked, f"{name}'s API gives {other}'s data: {leaked}"
+
+
+@then(parsers.re(f"^a session made up in the shape of {NAME}'s is refused by the app$"))
+def made_up_session_refused(world: World, name: str) -> None:
+    """A guessed cookie, a forged token, a user id the app never issued: what a stranger would try."""
+    held = world.actors[name].held_session()
+    assert world.app.accepts(held), f"the app does not take {name}'s own session, so refusing another proves nothing"
+    made_up = world.app.made_up_credentials(held)
+    assert not world.app.accepts(made_up), f"the app takes a session it never gave, made up in the shape of {name}'s"
 
 
 @given(parsers.re(f"^{NAME} has (?P<count>\\d+) conversations?$"), converters={"count": int})
@@ -154,8 +168,7 @@ def second_signs_in(world: World, typed: str) -> None:
     actor = world.actors["Second"]
     local, domain = _email_parts(typed)
     actor.open_new_browser()
-    actor.login.open().log_in(world.data.email(local, world.tag, domain), actor.account.password)
-    actor.chat.expect_signed_in()
+    actor.log_in_as(world.data.email(local, world.tag, domain))
     shown, expected = actor.identity_shown(), world.app.shown_identity(actor.account)
     assert shown == expected, f"signing in as {typed!r} opened the account of {shown!r}, not {expected!r}"
 

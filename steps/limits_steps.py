@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from harness.order import out_of_order
+from harness.order import Span, out_of_order
 from steps.world import NAME, Listing, World
 
 LEAST_VOLUME = 100  # more than the pages apps commonly use (20, 50, 60, 100), where a target declares none
@@ -28,29 +28,30 @@ def page_size(world: World, name: str) -> int:
 
 @dataclass
 class Seeded:
-    """What a step stored for a user, and when (the suite's clock): conversation ids and memory texts."""
+    """What a step stored for a user, and when (the span of the request that stored each, on the suite's clock)."""
 
     name: str
-    conversations: dict[str, float] = field(default_factory=dict)
-    memories: dict[str, float] = field(default_factory=dict)
+    conversations: dict[str, Span] = field(default_factory=dict)
+    memories: dict[str, Span] = field(default_factory=dict)
 
 
 @given(parsers.re(f"^{NAME} has more memories and conversations than a page of the app's lists holds$"),
        target_fixture="seeded")
 def more_than_a_page(world: World, name: str) -> Seeded:
     """Conversations past the larger of the declared page size and LEAST_VOLUME, one fact each; as many memories
-    again, stored directly."""
+    again, stored directly, one request each."""
     actor = world.actor(name)
     seeded = Seeded(name)
     for n in range(max(page_size(world, "conversation_page"), LEAST_VOLUME) + 1):
         sentence = f"My note number {n} is {world.fake.word()}."
-        seeded.conversations[actor.session.seed_conversation(sentence)] = time.monotonic()
-        seeded.memories[sentence] = time.monotonic()
-    spare = [f"My spare key {n} is {world.fake.word()}-{n}." for n in range(max(page_size(world, "memory_page"),
-                                                                             LEAST_VOLUME) + 1)]
-    for start in range(0, len(spare), 25):
-        actor.session.remember(spare[start:start + 25])
-        seeded.memories.update(dict.fromkeys(spare[start:start + 25], time.monotonic()))
+        started = time.monotonic()
+        conversation = actor.session.seed_conversation(sentence)
+        seeded.conversations[conversation] = seeded.memories[sentence] = (started, time.monotonic())
+    for n in range(max(page_size(world, "memory_page"), LEAST_VOLUME) + 1):
+        sentence = f"My spare key {n} is {world.fake.word()}-{n}."
+        started = time.monotonic()
+        actor.session.remember([sentence])
+        seeded.memories[sentence] = (started, time.monotonic())
     world.speaker = name
     return seeded
 
@@ -96,7 +97,7 @@ def longest(world: World) -> int:
 def sends_too_long(world: World, name: str) -> RefusedMessage:
     actor = world.actors[name]
     text = ("My essay is " + "far too long " * 1000)[:longest(world)] + "."
-    return RefusedMessage(name, text, actor.chat.send_refused(text))
+    return RefusedMessage(name, text, actor.send_refused(text))
 
 
 @then(parsers.re(f"^{NAME} is told the message was not sent$"))

@@ -19,9 +19,6 @@ command = ["{python}", "-m", "tiny", "--port", "{port}"]
 [api]
 login = "/login"
 
-[locators]
-send = { role = "button", name = "Send" }
-
 [tools]
 migrate = ["{python}", "-m", "tiny", "migrate", "--from", "{redis_url}", "--batch-size", "{batch_size}"]
 """
@@ -70,6 +67,17 @@ def test_minimal_target_gets_defaults(tmp_path: Path) -> None:
     assert load_target(_write(tmp_path, MINIMAL.replace("[tools]", "[nothing]"), "no-tools.toml")).tools == {}
 
 
+def test_a_target_without_locators_is_an_app_reached_through_its_api(tmp_path: Path) -> None:
+    assert not load_target(_write(tmp_path, MINIMAL)).has_pages
+    assert load_target().has_pages
+
+
+def test_a_target_with_a_web_page_names_every_address_and_locator_the_pages_need(tmp_path: Path) -> None:
+    path = _write(tmp_path, MINIMAL + '\n[locators]\nsend = { role = "button", name = "Send" }\n')
+    message = _refusal(path)
+    assert "[api] home_page" in message and "[locators] message_input" in message and "[locators] send" not in message
+
+
 def test_missing_file(tmp_path: Path) -> None:
     message = _refusal(tmp_path / "absent.toml")
     assert str(tmp_path / "absent.toml") in message
@@ -86,9 +94,7 @@ def test_bad_toml(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("remove", "key"), [
     ('name = "tiny"\n', "'name'"),
-    ('[api]\nlogin = "/login"\n', "'api'"),
     ('driver = "tiny_driver"\n', "'driver'"),
-    ('[locators]\nsend = { role = "button", name = "Send" }\n', "'locators'"),
 ])
 def test_missing_key(tmp_path: Path, remove: str, key: str) -> None:
     assert remove in MINIMAL
@@ -174,7 +180,7 @@ def test_a_target_extends_another_table_by_table(tmp_path: Path) -> None:
     target = load_target(child)
     assert (target.name, target.driver, target.health_path) == ("child", "tiny_driver", "/up")
     assert target.start_command == ["{python}", "-m", "tiny", "--port", "{port}"]
-    assert target.locators == {"send": {"role": "button", "name": "Send"}}
+    assert target.api == {"login": "/login"} and target.tools["migrate"][2] == "tiny"
 
 
 def test_a_loop_of_extends_is_one_line(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from harness.drivers.base import (
     NewUser,
     OwnTextQuery,
     OwnTextResult,
+    Reply,
     RestartApp,
     UserSession,
 )
@@ -84,13 +85,26 @@ class MemchatSession(UserSession):
 
     def seed_conversation(self, sentence: str) -> str:
         """Tell the assistant through the API, and write what it says to remember, as the front end would."""
-        conversation = _check(self.http.post(self.target.api["conversations"], json={"title": ""}),
-                              "creating a conversation")["conversation"]
-        turn = _check(self.http.post(self.target.path_of("messages", conversation_id=conversation["id"]),
-                                     json={"text": sentence}), "sending a message")
-        if turn["remember"]:
-            self.remember(turn["remember"], conversation["id"])
-        return conversation["id"]
+        conversation_id = self.start_conversation()
+        self.send(conversation_id, sentence)
+        return conversation_id
+
+    # -- the chat as memchat's own front end speaks it (its API: the page is one client of it) ---------------------
+    def start_conversation(self) -> str:
+        return _check(self.http.post(self.target.api["conversations"], json={"title": ""}),
+                      "creating a conversation")["conversation"]["id"]
+
+    def send(self, conversation_id: str, text: str) -> Reply:
+        """One turn; what the assistant says to remember is written as the front end writes it (memchat's server
+        leaves memory writes to its clients), in requests of at most 50."""
+        turn = _check(self.http.post(self.target.path_of("messages", conversation_id=conversation_id),
+                                     json={"text": text}), "sending a message")
+        for start in range(0, len(turn["remember"]), 50):
+            self.remember(turn["remember"][start:start + 50], conversation_id)
+        return Reply(turn["reply"]["text"], tuple(r["text"] for r in turn["recalled"]))
+
+    def credentials(self) -> dict:
+        return {"cookies": self.cookies(), "origins": []}
 
     def close(self) -> None:
         self.http.close()
@@ -147,6 +161,9 @@ class MemchatDriver(AppDriver):
 
     def fault_catalogue(self) -> list[dict[str, str]]:
         return json.loads(run_tool(self.target, "list_faults", timeout=60))
+
+    def made_up_credentials(self, app: RunningApp, like: dict) -> dict:
+        return {**like, "cookies": [{**c, "value": secrets.token_urlsafe(32)} for c in like.get("cookies", [])]}
 
     def accepts(self, app: RunningApp, browser_state: dict) -> bool:
         cookies = {c["name"]: c["value"] for c in browser_state.get("cookies", [])}

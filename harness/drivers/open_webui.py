@@ -314,6 +314,17 @@ class OpenWebUIDriver(AppDriver):
                              "expires": -1, "httpOnly": True, "secure": False, "sameSite": "Lax"}],
                 "origins": [{"origin": app.base_url, "localStorage": [{"name": "token", "value": session.token}]}]}
 
+    def made_up_credentials(self, app: RunningApp, like: dict) -> dict:
+        """A token of the same shape, signed by nobody: the JWT's payload kept, its signature made up."""
+        def forged(token: str) -> str:
+            head, _, rest = token.partition(".")
+            payload = rest.rpartition(".")[0]
+            return f"{head}.{payload}.{secrets.token_urlsafe(32)}" if payload else secrets.token_urlsafe(32)
+
+        origins = [{**o, "localStorage": [{**i, "value": forged(i["value"])} for i in o.get("localStorage", [])]}
+                   for o in like.get("origins", [])]
+        return {"cookies": [{**c, "value": forged(c["value"])} for c in like.get("cookies", [])], "origins": origins}
+
     def accepts(self, app: RunningApp, browser_state: dict) -> bool:
         tokens = tokens_in(browser_state, app.base_url)
         if not tokens:

@@ -26,7 +26,7 @@ from harness.browser import (
 )
 from harness.databases import DatabaseServers, ProviderError, provide_databases
 from harness.drivers import load_driver
-from harness.drivers.base import DriverError
+from harness.drivers.base import Capability, DriverError
 from harness.scenarios import ScenarioRef, UnknownScenario, check_exist, node_title
 from harness.suite_options import SuiteOptions, add_options, runs_acceptance_suite
 from harness.target import Target, TargetError, load_target
@@ -53,6 +53,9 @@ def start_run(config: pytest.Config) -> dict:
     try:
         target = load_target(opts.target)
         driver = load_driver(target)
+        if not target.has_pages and Capability.CHAT_API not in driver.capabilities:
+            raise DriverError(f"{target.path.name} has no web page ([locators]) and the {driver.name} driver does "
+                              "not chat through the app's API (Capability.CHAT_API): give it one of the two")
         if opts.browser_ws:
             check_browser_ws(opts.browser_ws)
             browser = BrowserChoice(None, f"--browser-ws {opts.browser_ws}")

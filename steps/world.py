@@ -224,7 +224,6 @@ class BrowserActor(Actor):
         elif not self.chat.ready_or_asked_to_sign_in():
             return False
         self.chat.expect_signed_in()
-        self.turns = []
         return True
 
     def expect_asked_to_sign_in(self) -> None:

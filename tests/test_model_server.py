@@ -469,10 +469,22 @@ def test_embeddings_over_http_match_this_process(base_url: str) -> None:
 
 
 def test_unknown_embedding_model_is_404(base_url: str) -> None:
-    resp = httpx.post(f"{base_url}/embeddings", json={"model": "text-embedding-3-small", "input": "x"}, timeout=10)
+    resp = httpx.post(f"{base_url}/embeddings", json={"model": "text-embedding-3-large", "input": "x"}, timeout=10)
     assert resp.status_code == 404
     message = resp.json()["error"]["message"]
     assert "\n" not in message and "hash-ngram-v1" in message and "hash-ngram-v2" in message
+
+
+def test_openai_named_embeddings_have_openais_size_and_honour_dimensions(base_url: str) -> None:
+    body = {"model": "text-embedding-3-small", "input": ["my favourite colour"], "encoding_format": "base64"}
+    one = httpx.post(f"{base_url}/embeddings", json=body, timeout=10).json()["data"][0]["embedding"]
+    vector = np.frombuffer(base64.b64decode(one), dtype="<f4")
+    assert vector.shape == (1536,) and abs(float(np.linalg.norm(vector)) - 1) < 1e-5
+    assert _vec("my favourite colour", "text-embedding-3-small") @ _vec(
+        "My favourite colour is teal.", "text-embedding-3-small") > 0.5
+    small = httpx.post(f"{base_url}/embeddings", json={**body, "dimensions": 256}, timeout=10).json()
+    assert len(np.frombuffer(base64.b64decode(small["data"][0]["embedding"]), dtype="<f4")) == 256
+    assert httpx.post(f"{base_url}/embeddings", json={**body, "dimensions": 0}, timeout=10).status_code == 400
 
 
 def test_it_stops_on_sigint_and_can_add_user_memories() -> None:

@@ -157,10 +157,13 @@ async def create_embeddings(request: Request) -> JSONResponse:
         texts = [texts]
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
         return _error(400, "input must be a string or a list of strings", "invalid_request")
+    dims = body.get("dimensions")
+    if dims is not None and (isinstance(dims, bool) or not isinstance(dims, int) or dims < 1):
+        return _error(400, "dimensions must be a whole number above 0", "invalid_request")
     as_base64 = body.get("encoding_format") == "base64"  # the openai Python client asks for base64 by default
     data = []
     for index, text in enumerate(texts):
-        vector: Any = embeddings.embed(text, name)
+        vector: Any = embeddings.embed(text, name, dims)
         if as_base64:
             vector = base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
         data.append({"object": "embedding", "index": index, "embedding": vector})

@@ -41,6 +41,18 @@ class Target:
     known_defects: dict[str, str] = field(default_factory=dict)
 
     @property
+    def missing_pages(self) -> list[str]:
+        """The page addresses a browser needs ([api] login_page, home_page, conversation_page) that the file lacks:
+        all of them for an app with no web page."""
+        return [name for name in PAGE_ADDRESSES if name not in self.api]
+
+    def require_pages(self) -> None:
+        """For what only a browser can do: one line when the app has no pages to open."""
+        if self.missing_pages:
+            raise TargetError(f"{self.path.name} has no page address {', '.join(self.missing_pages)} in [api]: "
+                              "the app has no web page for a browser to open")
+
+    @property
     def longest_message(self) -> int:
         """The longest message to type: the app's declared limit, else LONG_MESSAGE."""
         return int(self.limits.get("longest_message") or LONG_MESSAGE)
@@ -96,6 +108,7 @@ def _read(path: Path, seen: tuple[Path, ...] = ()) -> dict:
     return _merged(_read(base, (*seen, path)), data)
 
 
+PAGE_ADDRESSES = ("login_page", "home_page", "conversation_page")  # what the page objects open
 LONG_MESSAGE = 4000  # the long messages typed to an app that declares no longest message
 LIMITS = {"retention_days": "memories are forgotten this many days after they were told",
           "session_days": "a sign-in lasts this many days",
@@ -135,8 +148,9 @@ def load_target(path: str | Path | None = None) -> Target:
         app = dict(data["app"])
         return Target(
             name=data["name"], path=path, driver=data["driver"], start_command=list(app.get("command", [])),
-            health_path=app.get("health", "/healthz"), api=dict(data["api"]),
-            locators={k: dict(v) for k, v in data["locators"].items()},
+            health_path=app.get("health", "/healthz"), api=dict(data.get("api", {})),
+            # An app without a web page (Letta) has no page addresses and no locators.
+            locators={k: dict(v) for k, v in data.get("locators", {}).items()},
             tools={k: list(v) for k, v in data.get("tools", {}).items()}, env=dict(app.get("env", {})),
             app=app, recall=dict(data.get("recall", {})), limits=_limits(data),
             index_kinds={k: {sk: str(sv) for sk, sv in v.items()} for k, v in data.get("index_kinds", {}).items()},

@@ -70,6 +70,19 @@ def test_minimal_target_gets_defaults(tmp_path: Path) -> None:
     assert load_target(_write(tmp_path, MINIMAL.replace("[tools]", "[nothing]"), "no-tools.toml")).tools == {}
 
 
+def test_an_app_without_a_web_page_needs_no_page_addresses_nor_locators(tmp_path: Path) -> None:
+    text = MINIMAL.replace('[api]\nlogin = "/login"\n', "")
+    text = text.replace('[locators]\nsend = { role = "button", name = "Send" }\n', "")
+    target = load_target(_write(tmp_path, text))
+    assert target.api == {} and target.locators == {}
+    assert target.missing_pages == ["login_page", "home_page", "conversation_page"]
+    with pytest.raises(TargetError) as info:
+        target.require_pages()
+    assert str(info.value) == ("target.toml has no page address login_page, home_page, conversation_page in [api]: "
+                               "the app has no web page for a browser to open")
+    assert load_target("memchat").missing_pages == [] and load_target("open-webui").missing_pages == []
+
+
 def test_missing_file(tmp_path: Path) -> None:
     message = _refusal(tmp_path / "absent.toml")
     assert str(tmp_path / "absent.toml") in message
@@ -86,9 +99,7 @@ def test_bad_toml(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("remove", "key"), [
     ('name = "tiny"\n', "'name'"),
-    ('[api]\nlogin = "/login"\n', "'api'"),
     ('driver = "tiny_driver"\n', "'driver'"),
-    ('[locators]\nsend = { role = "button", name = "Send" }\n', "'locators'"),
 ])
 def test_missing_key(tmp_path: Path, remove: str, key: str) -> None:
     assert remove in MINIMAL

@@ -26,7 +26,7 @@ from harness.browser import (
 )
 from harness.databases import DatabaseServers, ProviderError, provide_databases
 from harness.drivers import load_driver
-from harness.drivers.base import DriverError
+from harness.drivers.base import Capability, DriverError
 from harness.scenarios import ScenarioRef, UnknownScenario, check_exist, node_title
 from harness.suite_options import SuiteOptions, add_options, runs_acceptance_suite
 from harness.target import Target, TargetError, load_target
@@ -53,6 +53,11 @@ def start_run(config: pytest.Config) -> dict:
     try:
         target = load_target(opts.target)
         driver = load_driver(target)
+        if target.missing_pages and Capability.CHAT_API not in driver.capabilities:
+            raise TargetError(f"{target.path.name} has no page address {', '.join(target.missing_pages)} in [api] "
+                              f"and the {driver.name} driver offers no {Capability.CHAT_API.value}: there is nothing "
+                              "a browser could open; add the app's pages to [api] and [locators], or use a driver "
+                              "that chats through the API")
         if opts.browser_ws:
             check_browser_ws(opts.browser_ws)
             browser = BrowserChoice(None, f"--browser-ws {opts.browser_ws}")

@@ -22,6 +22,9 @@ What differs from a chat app with a page, and why (Letta 0.16.8, docs.letta.com 
 - Conversations are Letta's conversations of the user's agent (`/v1/conversations/`), each turn one agent loop
   (`streaming: false`, with room for one tool call per fact of a long message); the archival memory is shared by
   all of them, as a user's long-term memory is.
+- Its store is PostgreSQL + pgvector: archival passages with vectors zero-padded to 4096 dimensions, ranked by cosine
+  distance over the owner's organization and no vector index. The driver reads it as Letta ranks it (`nearest`,
+  `recall_by_own_text`, with pgvector's similarity as the score) and counts what a deleted account leaves in it.
 - Letta's wheel ships no migrations and creates no tables: tools/letta_schema.py creates them with Letta's own ORM,
   in Letta's own environment, before the first start on a fresh database.
 - Letta rebuilds LETTA_PG_URI from its parsed parts (letta/database_utils.py): a Unix-socket DSN such as the
@@ -35,6 +38,8 @@ What differs from a chat app with a page, and why (Letta 0.16.8, docs.letta.com 
 
 from __future__ import annotations
 
+import base64
+import json
 import subprocess
 import tempfile
 import uuid
@@ -45,7 +50,9 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import httpx
+import numpy as np
 import psycopg
+from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
@@ -59,15 +66,19 @@ from harness.drivers.base import (
     DriverError,
     Hit,
     Memory,
+    OwnTextQuery,
+    OwnTextResult,
     Reply,
     UserSession,
 )
+from harness.model_server import embeddings
 from harness.model_server.agent import found_memories, is_app_event
 from harness.model_server.client import start_model_server
 from harness.model_server.server import CHAT_MODEL
 from harness.target import Target, fill
 
 EMBEDDER = "text-embedding-3-small"  # the model server's embedding model under OpenAI's name, 1536 dimensions
+STORED_DIMS = 4096  # Letta pads every vector to its column's size (letta.constants.MAX_EMBEDDING_DIM)
 ARCHIVAL_TOOLS = ("archival_memory_insert", "archival_memory_search")
 SEARCH_TOOL = "archival_memory_search"
 MAX_STEPS = 200  # one tool call per fact: a message of 60 facts takes 61 steps (Letta's default is 50)
@@ -115,6 +126,11 @@ def _is_turn(message: dict) -> bool:
     if message.get("message_type") == "user_message":
         return not is_app_event({"content": _content(message)})
     return message.get("message_type") == "assistant_message"
+
+
+def _floats(vector: Any) -> np.ndarray:
+    """A pgvector value as float32 (pgvector's psycopg loader gives a Vector, older ones an array)."""
+    return np.asarray(vector.to_numpy() if hasattr(vector, "to_numpy") else vector, dtype="<f4")
 
 
 class LettaSession(UserSession):
@@ -477,6 +493,105 @@ class LettaDriver(AppDriver):
                                                                                     sql.Identifier(column))
                 counts[f"{table}.{column} of {what}"] = int(conn.execute(query, [list(values)]).fetchone()[0])
         return counts
+
+    # The owner of an archival passage is the one user of its organization (the driver makes one per user).
+    _OWNED = ("SELECT p.id, u.id AS owner, p.text, p.created_at, p.embedding_config->>'embedding_model' AS embedder,"
+              " p.embedding FROM archival_passages p LEFT JOIN users u ON u.organization_id = p.organization_id")
+
+    def _store(self, app: RunningApp) -> psycopg.Connection:
+        if not app.pg_dsn:
+            raise DriverError("the Letta driver needs the app's database (--pg-dsn) to read its store")
+        conn = psycopg.connect(app.pg_dsn, connect_timeout=10, autocommit=True)
+        register_vector(conn)
+        return conn
+
+    @staticmethod
+    def _query_vector(vector: bytes) -> np.ndarray:
+        """A query as Letta sends it to pgvector: the embedding zero-padded to the column's 4096 dimensions (which
+        leaves every cosine distance as it is)."""
+        values = np.frombuffer(vector, dtype="<f4")
+        return np.pad(values, (0, STORED_DIMS - values.shape[0]))
+
+    def embed(self, texts: list[str], embedder: str) -> list[bytes | None]:
+        """As Letta's embedder (the model server's text-embedding-3-small) embeds them; None for a text with no
+        feature, whose vector is all zeros and matches nothing."""
+        if embedder != EMBEDDER:
+            raise DriverError(f"Letta embeds with {EMBEDDER}, not {embedder!r}")
+        vectors = [np.asarray(embeddings.embed(text, embedder), dtype="<f4") for text in texts]
+        return [v.tobytes() if v.any() else None for v in vectors]
+
+    def export_memories(self, app: RunningApp, path: Path) -> None:
+        """Every archival passage with its owner, as stored (its vector cut back to its model's dimensions)."""
+        with self._store(app) as conn, path.open("w", encoding="utf-8") as out:
+            rows = conn.execute(f"SELECT DISTINCT ON (q.id) q.*, p.embedding_config->>'embedding_dim' FROM "
+                                f"({self._OWNED}) q JOIN archival_passages p ON p.id = q.id ORDER BY q.id")
+            for ident, owner, text, created, embedder, vector, dims in rows:
+                stored = None if vector is None else _floats(vector)[:int(dims or STORED_DIMS)]
+                out.write(json.dumps({
+                    "id": ident, "user_id": owner, "conversation_id": None, "text": text,
+                    "created_at": created.isoformat(), "expires_at": None, "embedder": embedder,
+                    "embedding_f32": base64.b64encode(stored.tobytes()).decode() if stored is not None else None},
+                    ensure_ascii=False) + "\n")
+
+    def nearest(self, app: RunningApp, owner_id: str, vectors: list[bytes | None], k: int) -> list[list[Hit]]:
+        """Letta's archival ranking (cosine distance over the owner's organization, nearest first), with pgvector's
+        similarity as the score Letta does not give."""
+        out: list[list[Hit]] = []
+        with self._store(app) as conn:
+            for vector in vectors:
+                if vector is None:
+                    out.append([])
+                    continue
+                query = self._query_vector(vector)
+                rows = conn.execute(
+                    "SELECT p.id, p.text, 1 - (p.embedding <=> %s) FROM archival_passages p JOIN users u"
+                    " ON u.organization_id = p.organization_id WHERE u.id = %s AND p.embedding IS NOT NULL"
+                    " ORDER BY p.embedding <=> %s, p.id LIMIT %s", (query, owner_id, query, k)).fetchall()
+                out.append([Hit(r[0], float(r[2]), r[1]) for r in rows])
+        return out
+
+    def recall_by_own_text(self, app: RunningApp, queries: list[OwnTextQuery]) -> list[OwnTextResult]:
+        results = []
+        with self._store(app) as conn:
+            for q in queries:
+                row = conn.execute(f"SELECT owner, text, embedding IS NOT NULL FROM ({self._OWNED}) o WHERE id = %s",
+                                   (q.memory_id,)).fetchone()
+                if row is None:
+                    results.append(OwnTextResult(q.memory_id, None, None, False, None, None))
+                    continue
+                own = other = other_id = None
+                if q.vector is not None:
+                    query = self._query_vector(q.vector)
+                    own = conn.execute("SELECT 1 - (embedding <=> %s) FROM archival_passages WHERE id = %s",
+                                       (query, q.memory_id)).fetchone()[0]
+                    best = conn.execute(
+                        "SELECT p.id, 1 - (p.embedding <=> %s) FROM archival_passages p JOIN users u ON"
+                        " u.organization_id = p.organization_id WHERE u.id = %s AND p.id <> %s AND p.embedding IS"
+                        " NOT NULL ORDER BY p.embedding <=> %s LIMIT 1",
+                        (query, q.owner_id, q.memory_id, query)).fetchone()
+                    if best is not None:
+                        other_id, other = best[0], float(best[1])
+                own_score = float(own) if own is not None else None
+                results.append(OwnTextResult(q.memory_id, row[0], row[1], bool(row[2]), own_score, other,
+                                             other_id if own_score is not None and other is not None
+                                             and other > own_score else None))
+        return results
+
+    def remove_vector(self, app: RunningApp, memory_id: str) -> None:
+        with self._store(app) as conn:
+            changed = conn.execute("UPDATE archival_passages SET embedding = NULL WHERE id = %s",
+                                   (memory_id,)).rowcount
+        if changed != 1:
+            raise DriverError(f"no archival passage {memory_id} in Letta's store to remove the vector of")
+
+    def vector_index_scans(self, app: RunningApp) -> dict[str, int]:
+        """Scans of the pgvector indexes of Letta's database: none, as Letta 0.16.8 creates no vector index (its
+        archival search scans the organization's passages)."""
+        with self._store(app) as conn:
+            rows = conn.execute(
+                "SELECT s.indexrelname, s.idx_scan FROM pg_stat_user_indexes s JOIN pg_class c ON c.oid = s.indexrelid"
+                " JOIN pg_am am ON am.oid = c.relam WHERE am.amname IN ('hnsw', 'ivfflat')").fetchall()
+        return {name: int(scans) for name, scans in rows}
 
     def recall_k(self, app: RunningApp) -> int:
         return int(self.target.recall.get("top_k", 10))

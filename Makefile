@@ -28,8 +28,13 @@ OWUI_STAMP := $(OWUI)/.installed-$(OWUI_VERSION)-$(shell sha1sum targets/open-we
 # pass OWUI_TORCH_INDEX=https://download.pytorch.org/whl/cpu
 OWUI_TORCH ?= torch==2.13.0
 OWUI_TORCH_INDEX ?=
+# Letta, the third maintained target (an agent server with a REST API and no web page), in its own virtual
+# environment (about 1.2 GB): exactly the measured set of packages, without pip's resolver (--no-deps).
+LETTA := .tools/letta
+LETTA_VERSION := 0.16.8
+LETTA_STAMP := $(LETTA)/.installed-$(LETTA_VERSION)-$(shell sha1sum targets/letta.pins.txt | cut -c1-12)
 
-.PHONY: browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui
+.PHONY: browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui letta test-letta
 
 setup: $(STAMP) .tools/browser.ok
 
@@ -161,3 +166,20 @@ test-open-webui: setup $(OWUI_STAMP)
 	    --alluredir=reports/open-webui/allure-results$${t#open-webui} --clean-alluredir \
 	    --output=reports/open-webui/playwright$${t#open-webui} || status=$$?; \
 	done; exit $$status
+
+# Letta in its own virtual environment, at the pinned version with every dependency pinned (targets/letta.pins.txt).
+$(LETTA_STAMP): targets/letta.pins.txt
+	@rm -rf $(LETTA) && python3 -m venv $(LETTA)
+	$(LETTA)/bin/pip install -q --no-deps -r targets/letta.pins.txt
+	@$(LETTA)/bin/python -c 'import importlib.metadata as m, sys; v = m.version("letta"); \
+	  sys.exit(0 if v == "$(LETTA_VERSION)" else f"letta {v} installed, not $(LETTA_VERSION)")'
+	@touch $@
+
+letta: $(LETTA_STAMP)
+
+# The same features against Letta, started by the suite on PostgreSQL + pgvector from its database providers, with
+# the suite's model server as its chat and embedding model. JUnit in reports/letta/.
+test-letta: setup $(LETTA_STAMP)
+	@mkdir -p reports/letta
+	$(PYTEST) features --target letta -p no:cacheprovider --junitxml=reports/letta/junit.xml \
+	  --alluredir=reports/letta/allure-results --clean-alluredir --output=reports/letta/playwright

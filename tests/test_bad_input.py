@@ -55,8 +55,11 @@ def _cases(tmp: Path) -> dict[str, list[str]]:
         "  @no_such_tag\n"
         "  Scenario: Tagged with an unknown marker\n"
         "    Given Ana is signed in\n", encoding="utf-8")
+    pageless = tmp / "pageless.toml"  # an app with no pages, and a driver that can only use them
+    pageless.write_text('name = "pageless"\ndriver = "open-webui"\n[app]\ncommand = ["true"]\n', encoding="utf-8")
     cases = {
         "browser": ["--browser-path", "/nonexistent"],
+        "pageless": [*NO_BROWSER, "--target", str(pageless)],
         "browser_ws": ["--browser-ws", "ws://127.0.0.1:1/playwright"],
         "base_url": [*NO_BROWSER, "--base-url", "http://127.0.0.1:1"],
         "dsn": [*NO_BROWSER, "--pg-dsn", f"postgresql://u:{SECRET}@127.0.0.1:1/x", "--redis-url",
@@ -136,6 +139,11 @@ def test_database_urls_where_nothing_answers_do_not_print_the_password(runs: dic
 
 def test_unknown_fault(runs: dict[str, Run]) -> None:
     _assert_one_error_line(runs["faults"], "no-such-fault", "unload-write-lost")
+
+
+def test_target_without_pages_for_a_driver_that_needs_them(runs: dict[str, Run]) -> None:
+    _assert_one_error_line(runs["pageless"], "pageless.toml has no page address login_page, home_page,",
+                           "the open-webui driver offers no chatting through the app's API")
 
 
 def test_target_file_that_does_not_exist(runs: dict[str, Run]) -> None:

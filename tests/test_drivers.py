@@ -4,20 +4,22 @@ reads its app's answers and applies its misconfigurations. Against running apps 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from harness.drivers import load_driver, shipped_drivers
 from harness.drivers.base import Capability, ChatTurn, DriverError, Hit
+from harness.drivers.letta import LettaDriver, _is_turn, letta_pg_uri
 from harness.drivers.open_webui import MISCONFIGURATIONS, OpenWebUIDriver, hits_of, shown_branch, tokens_in
 from harness.model_server.client import ModelServer
 from harness.target import load_target
 
 
 def test_every_shipped_target_loads_its_driver() -> None:
-    assert {"memchat", "open-webui"} <= set(shipped_drivers())
-    for name in ("memchat", "open-webui", "open-webui-pgvector"):
+    assert {"memchat", "open-webui", "letta"} <= set(shipped_drivers())
+    for name in ("memchat", "open-webui", "open-webui-pgvector", "letta"):
         target = load_target(name)
         assert load_driver(target).name == target.driver
 
@@ -80,3 +82,47 @@ def test_misconfigurations_reach_the_apps_environment(tmp_path: Path) -> None:
                                                                         "redis://r/1", {})
     assert on_postgres["DATABASE_URL"] == on_postgres["PGVECTOR_DB_URL"] == "postgresql://p/db"
     assert on_postgres["VECTOR_DB"] == "pgvector"
+
+
+def test_letta_offers_chatting_restarts_and_its_store_but_no_scores_nor_sessions() -> None:
+    driver = load_driver(load_target("letta"))
+    assert driver.capabilities == {Capability.CHAT_API, Capability.RESTART, Capability.DATABASE_ACCESS,
+                                   Capability.APP_SETTINGS}
+    with pytest.raises(DriverError) as info:
+        driver.browser_state(None, None)  # type: ignore[arg-type]
+    assert "no web page" in str(info.value)
+    made_up = driver.made_up_credentials(None, {"user_id": "user-1"})  # type: ignore[arg-type]
+    assert set(made_up) == {"user_id"} and re.fullmatch(r"user-[0-9a-f-]{36}", made_up["user_id"])
+    assert made_up != driver.made_up_credentials(None, {"user_id": "user-1"})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("dsn", "uri"), [
+    # the embedded provider's socket DSN: Letta would read the user as the host and connect as the OS user
+    ("postgresql://postgres:@/memtest_db?host=/tmp/memtest-db-x/pg",
+     "postgresql://postgres@localhost/memtest_db?host=/tmp/memtest-db-x/pg"),
+    ("host=/tmp/s port=5544 dbname=d user=postgres", "postgresql://postgres@localhost:5544/d?host=/tmp/s"),
+    ("postgresql://u:p%40ss@127.0.0.1:5433/db?sslmode=disable", "postgresql://u:p%40ss@127.0.0.1:5433/db"),
+    ("postgresql://test:test@localhost:32771/test", "postgresql://test:test@localhost:32771/test"),
+])
+def test_letta_gets_a_database_uri_that_survives_its_rebuild(dsn: str, uri: str) -> None:
+    assert letta_pg_uri(dsn) == uri
+
+
+def test_letta_starts_with_what_isolation_rests_on_whatever_the_target_says(tmp_path: Path) -> None:
+    driver = load_driver(load_target("letta"))
+    assert isinstance(driver, LettaDriver)
+    driver.target.env["LETTA_NO_DEFAULT_ACTOR"] = "false"
+    env = driver._env(tmp_path, "postgresql://postgres:@/db?host=/s", "http://127.0.0.1:9/v1")
+    assert env["LETTA_NO_DEFAULT_ACTOR"] == "true" and env["OPENAI_BASE_URL"] == "http://127.0.0.1:9/v1"
+    assert env["HOME"] == str(tmp_path / "home") and env["LETTA_DIR"] == str(tmp_path / "letta")
+    assert env["LETTA_PG_URI"] == "postgresql://postgres@localhost/db?host=/s" and env["ORT_DISABLE_TELEMETRY"] == "1"
+    with pytest.raises(DriverError, match="takes no settings, not embedder"):
+        driver.start(pg_dsn="", redis_url="", settings={"embedder": "hash-ngram-v2"}, log_path=tmp_path / "log")
+
+
+def test_letta_turns_are_the_users_and_assistants_messages_not_its_own_events() -> None:
+    heartbeat = {"message_type": "user_message", "content": '{"type": "heartbeat", "reason": "Continuing."}'}
+    typed = {"message_type": "user_message", "content": [{"type": "text", "text": '{"type": "note"} mine'}]}
+    said = {"message_type": "assistant_message", "content": "Noted."}
+    tool = {"message_type": "tool_call_message", "tool_call": {"name": "archival_memory_insert"}}
+    assert [_is_turn(m) for m in (heartbeat, typed, said, tool)] == [False, True, True, False]

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import types
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -29,7 +30,9 @@ import httpx
 import numpy as np
 import pytest
 
-from harness.model_server import embeddings, language, memory_review
+from harness.model_server import agent, embeddings, language, memory_review
+from harness.model_server.agent import Step
+from harness.model_server.server import answer as server_answer
 from harness.model_server.server import build_app, complete
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -469,10 +472,22 @@ def test_embeddings_over_http_match_this_process(base_url: str) -> None:
 
 
 def test_unknown_embedding_model_is_404(base_url: str) -> None:
-    resp = httpx.post(f"{base_url}/embeddings", json={"model": "text-embedding-3-small", "input": "x"}, timeout=10)
+    resp = httpx.post(f"{base_url}/embeddings", json={"model": "text-embedding-3-large", "input": "x"}, timeout=10)
     assert resp.status_code == 404
     message = resp.json()["error"]["message"]
     assert "\n" not in message and "hash-ngram-v1" in message and "hash-ngram-v2" in message
+
+
+def test_openai_named_embeddings_have_openais_size_and_honour_dimensions(base_url: str) -> None:
+    body = {"model": "text-embedding-3-small", "input": ["my favourite colour"], "encoding_format": "base64"}
+    one = httpx.post(f"{base_url}/embeddings", json=body, timeout=10).json()["data"][0]["embedding"]
+    vector = np.frombuffer(base64.b64decode(one), dtype="<f4")
+    assert vector.shape == (1536,) and abs(float(np.linalg.norm(vector)) - 1) < 1e-5
+    assert _vec("my favourite colour", "text-embedding-3-small") @ _vec(
+        "My favourite colour is teal.", "text-embedding-3-small") > 0.5
+    small = httpx.post(f"{base_url}/embeddings", json={**body, "dimensions": 256}, timeout=10).json()
+    assert len(np.frombuffer(base64.b64decode(small["data"][0]["embedding"]), dtype="<f4")) == 256
+    assert httpx.post(f"{base_url}/embeddings", json={**body, "dimensions": 0}, timeout=10).status_code == 400
 
 
 def test_it_stops_on_sigint_and_can_add_user_memories() -> None:
@@ -540,3 +555,242 @@ def test_the_newest_statement_wins_between_the_chat_and_a_memory_from_elsewhere(
     # the memory holds what this chat said: the chat's later statement wins
     assert language.reply(["Actually, my car is blue.", "Hi.", "My car is grey.", "Hi.", "What is my car?"],
                           [blue]) == "Your car is grey."
+
+
+# --- Tool calls: the model as a deterministic agent (Letta's agent loop) ----------------------------------------------
+# Requests shaped like those Letta 0.16.8 sends (captured: /work/scratch/letta/results/samples): a system prompt, the
+# tools with their JSON schemas, `parallel_tool_calls: false`, and after each call the tool's return wrapped as JSON.
+
+LETTA_SYSTEM = ("<base_instructions>\nYou are a helpful self-improving agent with advanced memory.\n"
+                "</base_instructions>\n<memory_blocks>\n<human>\n<value>\nThe user's name is Ana.\n</value>\n</human>\n"
+                "</memory_blocks>")
+V1_TOOLS = [
+    {"type": "function", "function": {"name": "archival_memory_insert", "description": "Add to archival memory.",
+                                      "parameters": {"type": "object", "properties": {
+                                          "content": {"type": "string"},
+                                          "tags": {"type": "array", "items": {"type": "string"}}},
+                                          "required": ["content"]}}},
+    {"type": "function", "function": {"name": "archival_memory_search", "description": "Search archival memory.",
+                                      "parameters": {"type": "object", "properties": {
+                                          "query": {"type": "string"}, "tags": {"type": "array"},
+                                          "tag_match_mode": {"type": "string", "enum": ["any", "all"]},
+                                          "top_k": {"type": "integer"}, "start_datetime": {"type": "string"}},
+                                          "required": ["query"]}}},
+    {"type": "function", "function": {"name": "conversation_search", "parameters": {
+        "type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}, "required": []}}},
+    {"type": "function", "function": {"name": "memory_insert", "parameters": {"type": "object", "properties": {
+        "label": {"type": "string"}, "new_string": {"type": "string"}, "insert_line": {"type": "integer"}},
+        "required": ["label", "new_string"]}}},
+    {"type": "function", "function": {"name": "memory_replace", "parameters": {"type": "object", "properties": {
+        "label": {"type": "string"}, "old_string": {"type": "string"}, "new_string": {"type": "string"}},
+        "required": ["label", "old_string", "new_string"]}}},
+]
+
+
+def _memgpt(tool: dict) -> dict:
+    """A memgpt_v2_agent's version of a tool: `thinking` first and required, `request_heartbeat` on all but
+    send_message."""
+    fn = tool["function"]
+    params = fn["parameters"]
+    props = {"thinking": {"type": "string"}, **params["properties"]}
+    required = ["thinking", *params["required"]]
+    if fn["name"] != "send_message":
+        props["request_heartbeat"] = {"type": "boolean"}
+        required.append("request_heartbeat")
+    return {"type": "function", "function": {**fn, "parameters": {**params, "properties": props,
+                                                                  "required": required}}}
+
+
+SEND_MESSAGE = {"type": "function", "function": {"name": "send_message", "parameters": {
+    "type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}}}
+V2_TOOLS = [_memgpt(t) for t in [*V1_TOOLS, SEND_MESSAGE]]
+HEARTBEAT = json.dumps({"type": "heartbeat", "reason": "[This is an automated system message hidden from the user] "
+                        "Continuing: continue tool rule.", "time": "2026-12-01 11:00:33 AM UTC+0000"}, indent=2)
+LOGIN = json.dumps({"type": "login", "last_login": "Never (first login)", "time": "2026-12-01 11:00:22 AM UTC+0000"})
+
+
+def tool_return(message: str | None) -> str:
+    return json.dumps({"status": "OK", "message": message, "time": "2026-12-01 11:00:26 AM UTC+0000"}, indent=2)
+
+
+def found(*memories: tuple[str, str]) -> str:
+    """Letta's archival search return: the repr of a list of dicts, best match first."""
+    return repr([{"id": f"passage-{n}", "timestamp": when, "content": text, "tags": []}
+                 for n, (text, when) in enumerate(memories)])
+
+
+@dataclass
+class LettaLoop:
+    """Letta's agent loop around the model server, as it runs a turn: each call is executed and its return added,
+    memgpt agents get a heartbeat after each tool but the reply, the turn ends on plain content or the reply tool."""
+
+    tools: list[dict]
+    search_returns: str = "[]"
+    messages: list[dict[str, Any]] = field(default_factory=lambda: [{"role": "system", "content": LETTA_SYSTEM}])
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def turn(self, text: str, max_steps: int = 80) -> str:
+        self.messages.append({"role": "user", "content": text})
+        self.calls = []
+        for _ in range(max_steps):
+            step = server_answer(self.messages, self.tools)
+            if step.call is None:
+                self.messages.append({"role": "assistant", "content": step.content})
+                return step.content or ""
+            call = step.call.as_openai()
+            assert self.messages[-1]["role"] != "assistant" or self.messages[-1].get("tool_calls")
+            self.messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+            args = json.loads(call["function"]["arguments"])
+            self.calls.append((step.call.name, args))
+            result = {"archival_memory_search": self.search_returns, "send_message": "Sent message successfully."}
+            self.messages.append({"role": "tool", "tool_call_id": call["id"],
+                                  "content": tool_return(result.get(step.call.name, "None"))})
+            reply = agent.toolbox(self.tools).reply
+            if reply is not None and step.call.name == reply.name:
+                return args[reply.text_parameter]
+            if "request_heartbeat" in args:
+                self.messages.append({"role": "user", "content": HEARTBEAT})
+        raise AssertionError(f"the turn did not end within {max_steps} steps: {self.calls}")
+
+
+def test_each_fact_stated_is_inserted_as_typed_one_call_at_a_time_then_confirmed() -> None:
+    letta = LettaLoop(V1_TOOLS)
+    reply = letta.turn("My city is Paris. Hello! Our dog is Rex!")
+    assert letta.calls == [("archival_memory_insert", {"content": "My city is Paris."}),
+                           ("archival_memory_insert", {"content": "Our dog is Rex!"})]
+    assert reply == complete([{"role": "user", "content": "My city is Paris. Hello! Our dog is Rex!"}])
+    assert reply == "Got it. I'll remember that your city is Paris and your dog is Rex."
+
+
+def test_sixty_facts_in_one_message_are_sixty_inserts() -> None:
+    letta = LettaLoop(V1_TOOLS)
+    letta.turn(" ".join(f"My item {n} is value{n}." for n in range(60)))
+    assert [args["content"] for _, args in letta.calls] == [f"My item {n} is value{n}." for n in range(60)]
+
+
+def test_small_talk_calls_no_tool() -> None:
+    letta = LettaLoop(V1_TOOLS)
+    assert letta.turn("Hello there. How are you?") == "Noted." and letta.calls == []
+
+
+def test_a_question_searches_once_for_it_with_many_results_then_answers_from_them() -> None:
+    letta = LettaLoop(V1_TOOLS, found(("My order number is 4417.", "2026-12-01T11:00:25.742343+00:00"),
+                                      ("Our dog is Rex!", "2026-12-01T11:00:20.000001+00:00")))
+    assert letta.turn("What is my order number?") == "Your order number is 4417."
+    assert letta.calls == [("archival_memory_search", {"query": "What is my order number?", "top_k": 50})]
+    assert letta.turn("What is my car?") == "I don't remember your car."
+
+
+def test_the_newest_memory_wins_whatever_the_search_ranks_first() -> None:
+    letta = LettaLoop(V1_TOOLS, found(("My city is Paris.", "2026-12-01T10:00:00.000000+00:00"),
+                                      ("Actually, my city is Rome.", "2026-12-01T11:00:00.000000+00:00")))
+    assert letta.turn("Where is my city?") == "Your city is Rome."
+
+
+def test_a_correction_told_in_this_conversation_beats_an_older_memory_from_another() -> None:
+    """The conversation said Rome (stored since as the newest memory) long after another conversation said Paris:
+    the older memory is not news from elsewhere."""
+    letta = LettaLoop(V1_TOOLS)
+    letta.turn("Actually, my city is Rome.")
+    for n in range(5):
+        letta.turn(f"Hello {n}.")
+    letta.search_returns = found(("My city is Paris.", "2026-12-01T10:00:00.000000+00:00"),
+                                 ("Actually, my city is Rome.", "2026-12-01T11:00:00.000000+00:00"))
+    assert letta.turn("Where is my city?") == "Your city is Rome."
+
+
+def test_a_correction_made_in_another_conversation_since_beats_this_conversations_statement() -> None:
+    letta = LettaLoop(V1_TOOLS)
+    letta.turn("My city is Paris.")
+    letta.search_returns = found(("My city is Paris.", "2026-12-01T10:00:00+00:00"),
+                                 ("Actually, my city is Rome.", "2026-12-01T11:00:00Z"))
+    assert letta.turn("Where is my city?") == "Your city is Rome."
+
+
+def test_the_conversation_answers_where_no_memory_holds_the_fact() -> None:
+    letta = LettaLoop(V1_TOOLS)
+    letta.turn("My locker code is 5150.")
+    assert letta.turn("What is my locker code?") == "Your locker code is 5150."
+
+
+def test_a_memgpt_agent_gets_its_reply_through_send_message_with_the_required_fields() -> None:
+    letta = LettaLoop(V2_TOOLS)
+    letta.messages += [{"role": "assistant", "content": None, "tool_calls": [{
+        "id": "boot", "type": "function", "function": {"name": "send_message", "arguments": json.dumps(
+            {"thinking": "Bootup sequence complete.", "message": "More human than human is our motto."})}}]},
+        {"role": "tool", "tool_call_id": "boot", "content": tool_return(None)},
+        {"role": "user", "content": LOGIN}]
+    assert letta.turn("Our gate code is 12 34 #!") == "Got it. I'll remember that your gate code is 12 34 #."
+    (insert_name, insert), (reply_name, reply) = letta.calls
+    assert insert_name == "archival_memory_insert" and reply_name == "send_message"
+    assert insert["content"] == "Our gate code is 12 34 #!" and insert["request_heartbeat"] is True
+    assert set(insert) == {"thinking", "content", "request_heartbeat"} and insert["thinking"]
+    assert set(reply) == {"thinking", "message"} and reply["message"].startswith("Got it.")
+    # heartbeats and logins are Letta's, not the user's: after one the turn goes on from the user's message
+    letta.search_returns = found(("Our gate code is 12 34 #!", "2026-12-01T11:00:33.173237+00:00"))
+    assert letta.turn("Do you remember our gate code?") == "Your gate code is 12 34 #."
+    assert [name for name, _ in letta.calls] == ["archival_memory_search", "send_message"]
+    assert letta.turn("Thanks.") == "Noted." and [name for name, _ in letta.calls] == ["send_message"]
+
+
+def test_tools_are_recognised_by_their_role_and_their_schema_not_only_by_lettas_names() -> None:
+    tools = [{"type": "function", "function": {"name": name, "parameters": {
+        "type": "object", "properties": {param: {"type": "string"}, "limit": {"type": "integer", "maximum": 20}},
+        "required": [param]}}} for name, param in (("saveMemory", "text"), ("memory_lookup", "q"),
+                                                   ("reply", "answer"))]
+    letta = LettaLoop(tools, search_returns=json.dumps([{"content": "My pin is 0042.", "created_at": "2026-01-02"}]))
+    assert letta.turn("My pin is 0042.") == "Got it. I'll remember that your pin is 0042."
+    assert letta.calls == [("saveMemory", {"text": "My pin is 0042."}),
+                           ("reply", {"answer": "Got it. I'll remember that your pin is 0042."})]
+    assert letta.turn("What is my pin?") == "Your pin is 0042."
+    assert letta.calls[0] == ("memory_lookup", {"q": "What is my pin?", "limit": 20})  # capped by the schema
+
+
+def test_tools_it_cannot_give_a_text_are_not_used() -> None:
+    """Open WebUI's search_memories has no required parameter: the request is answered as a plain chat."""
+    tools = [{"type": "function", "function": {"name": "search_memories", "parameters": {
+        "type": "object", "properties": {"query": {"type": "string"}, "count": {"type": "integer"}}}}},
+             {"type": "function", "function": {"name": "get_weather", "parameters": {
+                 "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+    messages = [{"role": "user", "content": "My pin is 0042."}]
+    assert server_answer(messages, tools) == Step(content="Got it. I'll remember that your pin is 0042.")
+
+
+def test_search_returns_are_read_as_literals_never_run() -> None:
+    tricky = "Note: my vet's name is \"Paws\" {n} \\ 🐾."
+    returned = found((tricky, "2026-12-01T11:00:00+00:00"), ("__import__('os').system('false')", "2026-12-01"))
+    assert agent.found_memories(tool_return(returned)) == [tricky, "__import__('os').system('false')"]
+    cut = returned[:returned.rindex("{'id'") + 20] + "... [NOTE: function output was truncated since it exceeded"
+    assert agent.found_memories(tool_return(cut)) == [tricky]  # Letta's limit on a tool's output keeps whole items
+    assert agent.found_memories(tool_return("None")) == [] and agent.found_memories("not a list") == []
+
+
+def test_the_same_request_gets_the_same_call() -> None:
+    messages = [{"role": "system", "content": LETTA_SYSTEM}, {"role": "user", "content": "My pin is 0042."}]
+    assert server_answer(messages, V1_TOOLS) == server_answer(messages, V1_TOOLS)
+    assert server_answer(messages, V1_TOOLS).call.id != server_answer(messages + [
+        {"role": "user", "content": "My pin is 0043."}], V1_TOOLS).call.id
+
+
+def test_tool_calls_over_http_plain_and_streamed(base_url: str) -> None:
+    body = {"model": "memtest-assistant", "messages": [{"role": "user", "content": "Our gate code is 12 34 #!"}],
+            "tools": V2_TOOLS, "tool_choice": "required", "parallel_tool_calls": False}
+    plain = httpx.post(f"{base_url}/chat/completions", json=body, timeout=10).json()["choices"][0]
+    assert plain["finish_reason"] == "tool_calls" and plain["message"]["content"] is None
+    (call,) = plain["message"]["tool_calls"]
+    assert call["type"] == "function" and call["function"]["name"] == "archival_memory_insert"
+    assert json.loads(call["function"]["arguments"]) == {"thinking": agent.THOUGHT,
+                                                          "content": "Our gate code is 12 34 #!",
+                                                          "request_heartbeat": True}
+    streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
+    with httpx.stream("POST", f"{base_url}/chat/completions", json=streamed, timeout=10) as resp:
+        lines = [line for line in resp.iter_lines() if line]
+    assert lines[-1] == "data: [DONE]"
+    chunks = [json.loads(line.removeprefix("data: ")) for line in lines[:-1]]
+    deltas = [c["choices"][0] for c in chunks if c["choices"]]
+    parts = [t for d in deltas for t in d["delta"].get("tool_calls", [])]
+    assert parts[0]["id"] == call["id"] and parts[0]["function"]["name"] == "archival_memory_insert"
+    assert len(parts) > 2 and {p["index"] for p in parts} == {0}
+    assert "".join(p["function"].get("arguments", "") for p in parts) == call["function"]["arguments"]
+    assert deltas[-1]["finish_reason"] == "tool_calls" and chunks[-1]["usage"]["total_tokens"] > 0
+

@@ -174,6 +174,20 @@ def test_unknown_driver_is_one_line(tmp_path: Path) -> None:
     assert "tiny_driver" in str(info.value) and "\n" not in str(info.value)
 
 
+def test_a_driver_named_by_a_plain_module_name_loads_from_the_python_path(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.drivers import load_driver
+
+    (tmp_path / "team_chat_driver.py").write_text(
+        "from harness.drivers.memchat import MemchatDriver\n\n\n"
+        "class TeamDriver(MemchatDriver):\n    name = 'team'\n\n\nDRIVER = TeamDriver\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert load_driver(load_target(_write(tmp_path, MINIMAL.replace("tiny_driver", "team_chat_driver")))).name == "team"
+    # a shipped driver of the name comes first, also when a module of that name is on the path
+    (tmp_path / "memchat.py").write_text("DRIVER = None\n", encoding="utf-8")
+    assert load_driver(load_target(_write(tmp_path, MINIMAL.replace("tiny_driver", "memchat")))).name == "memchat"
+
+
 def test_a_target_extends_another_table_by_table(tmp_path: Path) -> None:
     _write(tmp_path, MINIMAL, "base.toml")
     child = _write(tmp_path, 'extends = "base.toml"\nname = "child"\n[app]\nhealth = "/up"\n', "child.toml")

@@ -1,7 +1,8 @@
 """App drivers: one module per kind of app, found by the target file's `driver` key.
 
-`driver = "open-webui"` loads `harness/drivers/open_webui.py`; `driver = "my_team.chat_driver"` loads a team's own
-module from the Python path. Either module exposes `DRIVER`, a subclass of `harness.drivers.base.AppDriver`.
+`driver = "open-webui"` loads `harness/drivers/open_webui.py`; `driver = "my_team.chat_driver"` or
+`driver = "chat_driver"` loads a team's own module from the Python path (a plain name is a shipped driver first).
+Either module exposes `DRIVER`, a subclass of `harness.drivers.base.AppDriver`.
 """
 
 from __future__ import annotations
@@ -21,14 +22,17 @@ def shipped_drivers() -> list[str]:
 
 def load_driver(target: Target) -> AppDriver:
     name = target.driver
-    module_name = f"harness.drivers.{name.replace('-', '_')}" if "." not in name else name
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as e:
-        if e.name is not None and module_name.startswith(e.name):
-            raise DriverError(f"{target.path.name} names the driver {name!r}, which does not exist; use one of "
-                              f"{', '.join(shipped_drivers())} or a module on the Python path") from None
-        raise
+    candidates = [name] if "." in name else [f"harness.drivers.{name.replace('-', '_')}", name]
+    for module_name in candidates:
+        try:
+            module = importlib.import_module(module_name)
+            break
+        except ModuleNotFoundError as e:
+            if e.name is None or not module_name.startswith(e.name):
+                raise  # the module exists, and something it imports does not
+    else:
+        raise DriverError(f"{target.path.name} names the driver {name!r}, which does not exist; use one of "
+                          f"{', '.join(shipped_drivers())} or a module on the Python path")
     driver = getattr(module, "DRIVER", None)
     if not (isinstance(driver, type) and issubclass(driver, AppDriver)):
         raise DriverError(f"driver module {module_name} has no DRIVER class deriving from AppDriver")

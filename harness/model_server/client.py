@@ -39,8 +39,10 @@ class ModelServer:
         stop_process(self.process)
 
 
-def start_model_server(log_path: Path) -> ModelServer:
-    port = free_port()
+def start_model_server(log_path: Path, port: int | None = None) -> ModelServer:
+    """A model server on a free port, or on `port`: an app restarted on its data may have stored the server's
+    address (Letta keeps it in each agent's model settings)."""
+    port = port or free_port()
     command = [sys.executable, "-m", "harness.model_server", "--host", "127.0.0.1", "--port", str(port)]
     process, _ = start_process("the model server", command, env={}, log_path=log_path, timeout=30,
                                health_url=f"http://127.0.0.1:{port}/health")

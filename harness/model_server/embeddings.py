@@ -5,6 +5,10 @@ word unigrams, L2-normalised. blake2b keyed by the model's salt keeps vectors id
 machines (Python's `hash()` is randomised per process). v2 uses another salt and other n-gram sizes, so its
 vectors are nearly orthogonal to v1's for the same text: memories embedded with one model are useless for queries
 embedded with the other, which is exactly what an embedding-model change without re-embedding looks like.
+
+`text-embedding-3-small` is v1's features at OpenAI's size (1536 dimensions) under OpenAI's name, for apps that name
+their embedding model from OpenAI's catalogue (Letta's `openai/text-embedding-3-small`); like OpenAI's, it gives
+fewer dimensions when a request asks for them.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ class EmbeddingModel:
     salt: bytes
     char_ngrams: tuple[int, ...]
     word_weight: float = 1.0
+    dims: int = DIMS
 
 
 MODELS: dict[str, EmbeddingModel] = {
@@ -32,6 +37,7 @@ MODELS: dict[str, EmbeddingModel] = {
     for m in (
         EmbeddingModel("hash-ngram-v1", b"memtest-v1", (3,)),
         EmbeddingModel("hash-ngram-v2", b"memtest-v2", (2, 4)),
+        EmbeddingModel("text-embedding-3-small", b"memtest-v1", (3,), dims=1536),
     )
 }
 
@@ -46,19 +52,21 @@ def _features(text: str, model: EmbeddingModel) -> list[str]:
     return feats
 
 
-def _slot(feature: str, salt: bytes) -> tuple[int, float]:
+def _slot(feature: str, salt: bytes, dims: int) -> tuple[int, float]:
     digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8, key=salt).digest()
-    bucket = int.from_bytes(digest[:4], "little") % DIMS
+    bucket = int.from_bytes(digest[:4], "little") % dims
     sign = 1.0 if digest[4] & 1 else -1.0  # the sign hash keeps collisions from adding up to fake similarity
     return bucket, sign
 
 
-def embed(text: str, model_name: str) -> list[float]:
-    """The unit vector of `text` under `model_name` (a KeyError names no known model); all zeros for empty text."""
+def embed(text: str, model_name: str, dims: int | None = None) -> list[float]:
+    """The unit vector of `text` under `model_name` (a KeyError names no known model), in the model's own size or
+    `dims`; all zeros for empty text."""
     model = MODELS[model_name]
-    vec = np.zeros(DIMS, dtype=np.float64)
+    size = dims or model.dims
+    vec = np.zeros(size, dtype=np.float64)
     for feature in _features(text, model):
-        bucket, sign = _slot(feature, model.salt)
+        bucket, sign = _slot(feature, model.salt, size)
         vec[bucket] += sign * (model.word_weight if feature.startswith("w:") else 1.0)
     norm = float(np.linalg.norm(vec))
     if norm > 0:

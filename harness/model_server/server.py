@@ -1,4 +1,5 @@
-"""The HTTP side: OpenAI's /v1/models, /v1/chat/completions (plain and SSE) and /v1/embeddings.
+"""The HTTP side: OpenAI's /v1/models, /v1/chat/completions (plain and SSE, content or a tool call where the app
+offers tools: see `agent`) and /v1/embeddings.
 
 Stateless: every answer derives from the request alone, so apps can be restarted, migrated or run in parallel
 against one server and the same conversation always gets the same reply. The one thing it keeps is a log of the
@@ -21,7 +22,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from harness.model_server import embeddings, language, memory_review
+from harness.model_server import agent, embeddings, language, memory_review
+from harness.model_server.agent import Step
 
 CHAT_MODEL = "memtest-assistant"
 MEMORY_TYPES = ("context", "user")
@@ -43,16 +45,24 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
-def complete(messages: list[dict[str, Any]], memory_type: str = "context") -> str:
-    """The assistant's answer to a chat request's messages: a task prompt's answer, or a chat reply."""
+def answer(messages: list[dict[str, Any]], tools: list[Any] | None = None, memory_type: str = "context") -> Step:
+    """The model's response to a chat request: a task prompt's answer, an agent's next step where the app offers
+    tools it uses (`agent`), or a chat reply."""
     system = [message_text(m) for m in messages if m.get("role") in ("system", "developer")]
     user = [message_text(m) for m in messages if m.get("role") == "user"]
     if memory_review.is_review_prompt(system, user):
-        return memory_review.review_answer(user[-1] if user else "", memory_type)
+        return Step(content=memory_review.review_answer(user[-1] if user else "", memory_type))
     task = memory_review.task_answer(user, system)
     if task is not None:
-        return task
-    return language.reply(user, memory_review.memories_from_system(system))
+        return Step(content=task)
+    given = memory_review.memories_from_system(system)
+    step = agent.act(messages, tools, given) if tools else None
+    return step or Step(content=language.reply(user, given))
+
+
+def complete(messages: list[dict[str, Any]], memory_type: str = "context") -> str:
+    """The assistant's answer to a chat request's messages (no tools offered)."""
+    return answer(messages, None, memory_type).content or ""
 
 
 def _pieces(text: str) -> list[str]:
@@ -86,33 +96,47 @@ async def chat_completions(request: Request) -> Response:
     if body is None or not isinstance(body.get("messages"), list):
         return _error(400, "the body must be a JSON object with a list of messages", "invalid_request")
     messages = [m for m in body["messages"] if isinstance(m, dict)]
-    text = complete(messages, request.app.state.memory_type)
+    tools = body.get("tools") if isinstance(body.get("tools"), list) else None
+    step = answer(messages, tools, request.app.state.memory_type)
+    text, call = step.content or "", step.call
     _log_review(request, messages, text)
     model = str(body.get("model") or CHAT_MODEL)
     # Deterministic id: the same request gets the same response, byte for byte apart from `created`.
     digest = hashlib.blake2b(json.dumps(messages, sort_keys=True).encode(), digest_size=12).hexdigest()
     ident, created = f"chatcmpl-{digest}", int(time.time())
+    said = call.as_openai()["function"]["arguments"] if call else text
     prompt_tokens = sum(len(message_text(m).split()) for m in messages)
-    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
-             "total_tokens": prompt_tokens + len(text.split())}
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(said.split()),
+             "total_tokens": prompt_tokens + len(said.split())}
+    finish = "tool_calls" if call else "stop"
     if not body.get("stream"):
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if call:
+            message = {"role": "assistant", "content": None, "tool_calls": [call.as_openai()]}
         return JSONResponse({
             "id": ident, "object": "chat.completion", "created": created, "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": usage,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage,
         })
     include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
 
-    def chunk(delta: dict[str, str], finish: str | None = None, **extra: Any) -> str:
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
         payload = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model,
                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
         return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
 
     async def events() -> AsyncIterator[str]:
-        yield chunk({"role": "assistant", "content": ""})
-        for piece in _pieces(text):
-            yield chunk({"content": piece})
-        yield chunk({}, "stop")
+        if call:
+            # As OpenAI streams a call: its id and name first, then the arguments in pieces to be joined.
+            yield chunk({"role": "assistant", "content": None})
+            yield chunk({"tool_calls": [{"index": 0, "id": call.id, "type": "function",
+                                         "function": {"name": call.name, "arguments": ""}}]})
+            for piece in _pieces(said):
+                yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+        else:
+            yield chunk({"role": "assistant", "content": ""})
+            for piece in _pieces(text):
+                yield chunk({"content": piece})
+        yield chunk({}, finish)
         if include_usage:
             payload = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model,
                        "choices": [], "usage": usage}
@@ -157,10 +181,13 @@ async def create_embeddings(request: Request) -> JSONResponse:
         texts = [texts]
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
         return _error(400, "input must be a string or a list of strings", "invalid_request")
+    dims = body.get("dimensions")
+    if dims is not None and (isinstance(dims, bool) or not isinstance(dims, int) or dims < 1):
+        return _error(400, "dimensions must be a whole number above 0", "invalid_request")
     as_base64 = body.get("encoding_format") == "base64"  # the openai Python client asks for base64 by default
     data = []
     for index, text in enumerate(texts):
-        vector: Any = embeddings.embed(text, name)
+        vector: Any = embeddings.embed(text, name, dims)
         if as_base64:
             vector = base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
         data.append({"object": "embedding", "index": index, "embedding": vector})

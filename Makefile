@@ -2,6 +2,8 @@
 SHELL := /bin/bash
 PY := .venv/bin/python
 PYTEST := $(PY) -m pytest
+UV_VERSION := 0.13.9
+UV := .venv/bin/uv
 STAMP := .venv/.installed-$(shell sha1sum requirements.lock | cut -c1-12)
 ALLURE_VERSION := 3.18.0
 ALLURE := .tools/allure/node_modules/.bin/allure
@@ -38,10 +40,12 @@ LETTA_STAMP := $(LETTA)/.installed-$(LETTA_VERSION)-$(shell sha1sum targets/lett
 
 setup: $(STAMP) .tools/browser.ok
 
+# uv installs the pinned packages (pip's resolver and compile step took 1-3 minutes a virtual environment here; uv
+# takes seconds); pip only installs uv itself, and torch where a CPU build lies on this machine's disk.
 $(STAMP): requirements.lock
 	@test -x $(PY) || python3 -m venv .venv
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -r requirements.lock
+	$(PY) -m pip install -q uv==$(UV_VERSION)
+	$(UV) pip install -q --python $(PY) -r requirements.lock
 	@rm -f .venv/.installed-* && touch $@
 
 # A browser: Playwright's own of the pinned version's revision (under $$PLAYWRIGHT_BROWSERS_PATH, as in Playwright's
@@ -148,11 +152,11 @@ engine-stop:
 	@ci/engine.sh stop
 
 # Open WebUI in its own virtual environment, at the pinned version with pinned dependencies.
-$(OWUI_STAMP): targets/open-webui.constraints.txt
+$(OWUI_STAMP): targets/open-webui.constraints.txt | $(STAMP)
 	@rm -rf $(OWUI) && python3 -m venv $(OWUI)
-	$(OWUI)/bin/pip install -q --upgrade pip
 	$(OWUI)/bin/pip install -q "$(OWUI_TORCH)" $(if $(OWUI_TORCH_INDEX),--index-url $(OWUI_TORCH_INDEX))
-	$(OWUI)/bin/pip install -q -c targets/open-webui.constraints.txt open-webui==$(OWUI_VERSION) pgvector psycopg2-binary
+	$(UV) pip install -q --python $(OWUI)/bin/python -c targets/open-webui.constraints.txt \
+	  open-webui==$(OWUI_VERSION) pgvector psycopg2-binary
 	@touch $@
 
 open-webui: $(OWUI_STAMP)
@@ -168,9 +172,9 @@ test-open-webui: setup $(OWUI_STAMP)
 	done; exit $$status
 
 # Letta in its own virtual environment, at the pinned version with every dependency pinned (targets/letta.pins.txt).
-$(LETTA_STAMP): targets/letta.pins.txt
+$(LETTA_STAMP): targets/letta.pins.txt | $(STAMP)
 	@rm -rf $(LETTA) && python3 -m venv $(LETTA)
-	$(LETTA)/bin/pip install -q --no-deps -r targets/letta.pins.txt
+	$(UV) pip install -q --no-deps --python $(LETTA)/bin/python -r targets/letta.pins.txt
 	@$(LETTA)/bin/python -c 'import importlib.metadata as m, sys; v = m.version("letta"); \
 	  sys.exit(0 if v == "$(LETTA_VERSION)" else f"letta {v} installed, not $(LETTA_VERSION)")'
 	@touch $@

@@ -90,7 +90,7 @@ Feature: Cross-session persistence
 
   Scenario: A restart of the app on its data keeps every sign-in and every memory
     Given an app of its own that the test can restart
-    And Ana signs in through the login form in her own browser profile
+    And Ana is signed in
     And Ana tells the assistant "My parking spot is B-7."
     And her long-term memory soon holds "My parking spot is B-7."
     When the app restarts on its data

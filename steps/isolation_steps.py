@@ -8,7 +8,7 @@ from pytest_bdd import given, parsers, then, when
 
 from harness.answers import AnswerCheck
 from harness.facts import Fact
-from harness.sessions.runner import leaks
+from harness.foreign_reads import leaks
 from steps.world import NAME, Actor, Listing, World
 
 OTHER = r"(?P<other>[A-Z][a-z]+)"

@@ -4,6 +4,8 @@ longest the app accepts (the target's [limits])."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import pytest
@@ -41,17 +43,27 @@ def more_than_a_page(world: World, name: str) -> Seeded:
     """Conversations past the larger of the declared page size and LEAST_VOLUME, one fact each; as many memories
     again, stored directly, one request each."""
     actor = world.actor(name)
+    session = actor.session
     seeded = Seeded(name)
-    for n in range(max(page_size(world, "conversation_page"), LEAST_VOLUME) + 1):
-        sentence = f"My note number {n} is {world.fake.word()}."
-        started = time.monotonic()
-        conversation = actor.session.seed_conversation(sentence)
-        seeded.conversations[conversation] = seeded.memories[sentence] = (started, time.monotonic())
-    for n in range(max(page_size(world, "memory_page"), LEAST_VOLUME) + 1):
-        sentence = f"My spare key {n} is {world.fake.word()}-{n}."
-        started = time.monotonic()
-        actor.session.remember([sentence])
-        seeded.memories[sentence] = (started, time.monotonic())
+
+    def seeding(call: Callable[[str], object]) -> Callable[[str], tuple[object, Span]]:
+        def timed(sentence: str) -> tuple[object, Span]:
+            started = time.monotonic()
+            return call(sentence), (started, time.monotonic())
+        return timed
+
+    notes = [f"My note number {n} is {world.fake.word()}."
+             for n in range(max(page_size(world, "conversation_page"), LEAST_VOLUME) + 1)]
+    spare = [f"My spare key {n} is {world.fake.word()}-{n}." for n in range(max(page_size(world, "memory_page"),
+                                                                             LEAST_VOLUME) + 1)]
+    # As many at once as the app's driver says it serves (calls made side by side may be listed either way).
+    with ThreadPoolExecutor(world.app.driver.seeding_concurrency) as pool:
+        for sentence, (conversation, span) in zip(notes, pool.map(seeding(session.seed_conversation), notes),
+                                                  strict=True):
+            seeded.conversations[str(conversation)] = seeded.memories[sentence] = span
+        for sentence, (_, span) in zip(spare, pool.map(seeding(lambda s: session.remember([s])), spare),
+                                       strict=True):
+            seeded.memories[sentence] = span
     world.speaker = name
     return seeded
 

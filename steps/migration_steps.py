@@ -56,6 +56,7 @@ CAPTURED_FACTS = ("My locker code is 12-{n}-7.", "My dentist is Doctor Okafor {n
 @given("users have told the app facts in several conversations")
 def users_told_facts(world: World) -> None:
     world.app.require(Capability.DATABASE_ACCESS)
+    world.app.require(Capability.MIGRATION_TOOLS)  # the snapshot is replayed through them, later
     world.use_app(world.app.fresh())  # a store of its own
     for n, name in enumerate(("Ana", "Ana1", "Ben")):
         actor = world.actor(name)
@@ -111,6 +112,7 @@ def app_with_index(world: World, index: str) -> None:
 @when(parsers.parse('the memories are migrated to PostgreSQL in batches of {size:d} with the "{embedder}" '
                     "embedding model"))
 def migrate(world: World, migration: MigrationRun, size: int, embedder: str) -> None:
+    world.app.require(Capability.MIGRATION_TOOLS)
     if world.app.health.get("embedder") != embedder:
         world.use_app(world.app.with_settings(Capability.APP_SETTINGS, embedder=embedder))
     world.app.require(Capability.MIGRATION_TOOLS)

@@ -8,9 +8,9 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from harness.drivers.base import ApiAnswer
+from harness.foreign_reads import leaks
 from harness.held_session import HeldSession, jwt_expiry
 from harness.order import out_of_order
-from harness.sessions.runner import leaks
 
 SPANS = {"a": (1.0, 1.1), "b": (2.0, 2.1), "c": (3.0, 3.1)}
 

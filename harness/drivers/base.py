@@ -186,6 +186,7 @@ class AppDriver(ABC):
 
     name = "app"
     capabilities: frozenset[Capability] = frozenset()
+    seeding_concurrency = 1  # how many seeding calls the app may be sent at once (an agent server's are slow turns)
 
     def __init__(self, target: Target) -> None:
         self.target = target

@@ -304,6 +304,8 @@ class LettaSession(UserSession):
 
 
 class LettaDriver(AppDriver):
+    seeding_concurrency = 8  # each seeded conversation is a turn of the agent loop; Letta serves them side by side
+
     name = "letta"
     capabilities = frozenset({Capability.CHAT_API, Capability.RESTART, Capability.DATABASE_ACCESS,
                               Capability.APP_SETTINGS})

@@ -10,7 +10,6 @@ waits."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from playwright.sync_api import Error as PlaywrightError
 
 from harness.answers import AnswerCheck
 from harness.app_handle import AppHandle
-from harness.drivers.base import Account, ApiAnswer, Capability, Memory, UserSession
+from harness.drivers.base import Account, Capability, Memory, UserSession
 from harness.polling import Timeout, wait_until
 from harness.sessions.actions import (
     Action,
@@ -390,40 +389,22 @@ class SessionRunner:
         return None
 
     def _check_everyone(self, number: int, action: Action | None) -> Difference | None:
-        """Every user's state, and that no read anybody's API offers of another user's data gives any of it."""
+        """Every user's state, and that nobody's API opens any of another user's conversations (the isolation
+        scenarios try every other read an API offers: UserSession.reads_of)."""
         alive = [n for n in self.plan.users if self.model.alive(n)]
         for name in alive:
             difference = self._check_user(number, action, name)
             if difference:
                 return difference
         for name, other in zip(alive, alive[1:] + alive[:1], strict=True):
-            if other != name:
-                difference = self._reads_of(number, action, name, other)
-                if difference:
-                    return difference
+            if other == name:
+                continue
+            for conversation in self.members[other].ids:
+                answer = self.members[name].person.session.ask_for_conversation(conversation)
+                if not answer.refused:
+                    return Difference(number, action, f"{name}'s request for {other}'s conversation", "refused",
+                                      f"HTTP {answer.status}")
         return None
-
-    def _reads_of(self, number: int, action: Action | None, name: str, other: str) -> Difference | None:
-        reader, owner = self.members[name].person, self.members[other].person
-        memories = owner.session.memories()
-        answers = reader.session.reads_of(owner.account, self.members[other].ids, [m.id for m in memories])
-        for asked, answer in answers.items():
-            if asked.startswith("conversation ") and not answer.refused:
-                return Difference(number, action, f"{name}'s request for {other}'s {asked}", "refused",
-                                  f"HTTP {answer.status}")
-        theirs = {m.text for m in memories} | {text for turns in self.model.conversations(other) for _, text in turns}
-        own = set(self.model.memories(name)) | {text for turns in self.model.conversations(name) for _, text in turns}
-        leaked = leaks(answers, theirs - own)
-        if leaked:
-            return Difference(number, action, f"what {name}'s API gives of {other}'s data", "nothing", leaked)
-        return None
-
-
-def leaks(answers: dict[str, ApiAnswer], theirs: set[str]) -> list[str]:
-    """What of another user's texts (long enough to be theirs alone) shows in any answer, by what was asked."""
-    texts = [t for t in theirs if len(t) >= 12]
-    return [f"{asked}: {text[:60]!r}" for asked, answer in answers.items() for text in texts
-            if text in answer.body or json.dumps(text)[1:-1] in answer.body]
 
 
 @dataclass

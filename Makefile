@@ -185,5 +185,5 @@ letta: $(LETTA_STAMP)
 # the suite's model server as its chat and embedding model. JUnit in reports/letta/.
 test-letta: setup $(LETTA_STAMP)
 	@mkdir -p reports/letta
-	$(PYTEST) features --target letta -p no:cacheprovider --junitxml=reports/letta/junit.xml \
+	$(PYTEST) features --target letta -n $(N) -p no:cacheprovider --junitxml=reports/letta/junit.xml \
 	  --alluredir=reports/letta/allure-results --clean-alluredir --output=reports/letta/playwright

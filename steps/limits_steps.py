@@ -24,8 +24,9 @@ class RefusedMessage:
     error: str  # what the page said
 
 
-def page_size(world: World, name: str) -> int:
-    return int(world.app.target.limits.get(name) or 0)
+def past_a_page(world: World, name: str) -> int:
+    """One more than a page of the list: its declared page size, else more than the pages apps commonly use."""
+    return int(world.app.target.limits.get(name) or LEAST_VOLUME) + 1
 
 
 @dataclass
@@ -40,8 +41,8 @@ class Seeded:
 @given(parsers.re(f"^{NAME} has more memories and conversations than a page of the app's lists holds$"),
        target_fixture="seeded")
 def more_than_a_page(world: World, name: str) -> Seeded:
-    """Conversations past the larger of the declared page size and LEAST_VOLUME, one fact each; as many memories
-    again, stored directly, one request each."""
+    """One conversation more than a page of the app's conversation list, one fact each; one memory more than a page
+    of its memory list besides, stored directly, one request each."""
     actor = world.actor(name)
     session = actor.session
     seeded = Seeded(name)
@@ -52,10 +53,8 @@ def more_than_a_page(world: World, name: str) -> Seeded:
             return call(sentence), (started, time.monotonic())
         return timed
 
-    notes = [f"My note number {n} is {world.fake.word()}."
-             for n in range(max(page_size(world, "conversation_page"), LEAST_VOLUME) + 1)]
-    spare = [f"My spare key {n} is {world.fake.word()}-{n}." for n in range(max(page_size(world, "memory_page"),
-                                                                             LEAST_VOLUME) + 1)]
+    notes = [f"My note number {n} is {world.fake.word()}." for n in range(past_a_page(world, "conversation_page"))]
+    spare = [f"My spare key {n} is {world.fake.word()}-{n}." for n in range(past_a_page(world, "memory_page"))]
     # As many at once as the app's driver says it serves (calls made side by side may be listed either way).
     with ThreadPoolExecutor(world.app.driver.seeding_concurrency) as pool:
         for sentence, (conversation, span) in zip(notes, pool.map(seeding(session.seed_conversation), notes),

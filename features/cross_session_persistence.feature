@@ -18,17 +18,22 @@ Feature: Cross-session persistence
     And Ana asks "What is my order number?"
     Then the assistant answers "Your order number is 4417."
 
-  Scenario Outline: A memory is stored even when the page closes right after the reply
+  Scenario: A memory is stored even when the page closes right after the reply
     Given Ana is signed in
     And Ana starts a new conversation
-    When Ana tells the assistant "My <fact> is <value>."
+    When Ana tells the assistant "My passport number is X55123."
     And Ana closes the page right after the reply
-    Then her long-term memory soon holds "My <fact> is <value>."
+    Then her long-term memory soon holds "My passport number is X55123."
 
-    Examples:
-      | fact            | value       |
-      | passport number | X55123      |
-      | seat preference | aisle       |
+  Scenario: A memory is stored even when a busy page closes right after the reply
+    A page that is still busy (a heavy page, or a loaded machine) when its tab closes is cut off by the browser
+    before its pagehide: a write the page held back for later never leaves.
+    Given Ana's computer is so busy that her pages are slow to answer
+    And Ana is signed in
+    And Ana starts a new conversation
+    When Ana tells the assistant "My seat preference is aisle."
+    And Ana closes the page right after the reply
+    Then her long-term memory soon holds "My seat preference is aisle."
 
   Scenario: A fresh browser profile has to sign in again
     Given Ana signs in through the login form in her own browser profile

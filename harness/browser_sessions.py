@@ -17,8 +17,12 @@ from harness.browser import REMOTE_PROFILE_SKIP
 
 class BrowserSessions:
     def __init__(self, new_context: Callable[..., BrowserContext], browser_type: BrowserType,
-                 launch_args: dict, context_args: dict, recorder: Any | None, remote: bool = False) -> None:
+                 launch_args: dict, context_args: dict, recorder: Any | None, remote: bool = False,
+                 untraced_context: Callable[..., BrowserContext] | None = None) -> None:
         self._new_context = new_context
+        self._untraced_context = untraced_context or new_context
+        self._untraced: list[BrowserContext] = []
+        self.traced = True  # see trace_nothing()
         self._browser_type = browser_type
         self._launch_args = launch_args
         self._context_args = {k: v for k, v in context_args.items() if k != "base_url"}
@@ -30,18 +34,29 @@ class BrowserSessions:
         self.contexts: list[BrowserContext] = []
 
     # -- plain contexts --------------------------------------------------------------------------------------------
+    def trace_nothing(self) -> None:
+        """Open the next contexts without Playwright's trace. Its DOM snapshots keep a closing page running that a
+        real browser would cut off (measured: a page busy for 1 s when its tab closes still sends its late writes
+        when traced, never when not), so scenarios about closing busy pages must not be traced."""
+        self.traced = False
+
+    def _context(self, **kwargs: Any) -> BrowserContext:
+        if self.traced:
+            context = self._new_context(**self._context_args, **kwargs)
+        else:
+            context = self._untraced_context(**self._context_args, **kwargs)
+            self._untraced.append(context)
+        self.contexts.append(context)
+        return context
+
     def signed_in(self, user_key: str, make_storage_state: Callable[[], dict]) -> Page:
         """A new browser context already signed in as the user, from the user's cached storage_state."""
         if user_key not in self._storage_states:
             self._storage_states[user_key] = make_storage_state()
-        context = self._new_context(**self._context_args, storage_state=self._storage_states[user_key])
-        self.contexts.append(context)
-        return context.new_page()
+        return self._context(storage_state=self._storage_states[user_key]).new_page()
 
     def anonymous(self) -> Page:
-        context = self._new_context(**self._context_args)
-        self.contexts.append(context)
-        return context.new_page()
+        return self._context().new_page()
 
     # -- persistent profiles ---------------------------------------------------------------------------------------
     def new_profile(self) -> Path:
@@ -55,7 +70,7 @@ class BrowserSessions:
         """Launch the browser on a profile folder, as a person opening their browser."""
         context = self._browser_type.launch_persistent_context(str(profile), **self._launch_args,
                                                                **self._context_args)
-        if self._recorder is not None:
+        if self._recorder is not None and self.traced:
             self._recorder.on_did_create_browser_context(context)
         self._persistent.append(context)
         self.contexts.append(context)
@@ -69,8 +84,9 @@ class BrowserSessions:
             page.close()
         context.close()
         self.contexts.remove(context)
-        if context in self._persistent:
-            self._persistent.remove(context)
+        for held in (self._persistent, self._untraced):
+            if context in held:
+                held.remove(context)
 
     def pages(self) -> list[Page]:
         return [p for c in self.contexts for p in c.pages]
@@ -83,5 +99,7 @@ class BrowserSessions:
                 context.tracing.stop()
                 self._persistent.remove(context)
             self.close_browser(context)
+        for context in self._untraced:  # pytest-playwright closes only the contexts it opened
+            context.close()
         for profile in self._profiles:
             shutil.rmtree(profile, ignore_errors=True)

@@ -20,6 +20,8 @@ CATALOG: dict[str, Fault] = {
     for f in (
         Fault("unload-write-lost", "front end: pending write flushed on beforeunload, which never fires on close",
               "the memory queued after the last reply is lost when the page or browser closes"),
+        Fault("write-held-back", "front end: memory writes held back 0.7 s for more turns, then sent on pagehide",
+              "the memory of the last reply is lost when the tab closes while the page is busy"),
         Fault("session-not-persistent", "session cookie without Max-Age",
               "the login dies with the browser"),
         Fault("recall-ignores-user", "memory search not scoped to the user",

@@ -56,6 +56,12 @@ class BasePage:
             within = self.el(spec["within"])
         return locate(within if within is not None else self.page, spec)
 
+    def start_busy_work(self, seconds: float) -> None:
+        """Give the page's main thread `seconds` of work, as a heavy page (or a loaded machine) does: meanwhile the
+        page answers nothing, not even the browser asking it to close, which then closes it without its pagehide."""
+        self.page.evaluate("ms => { setTimeout(() => { const end = performance.now() + ms;"
+                           " while (performance.now() < end); }, 0); }", seconds * 1000)
+
     def reveal(self, name: str) -> Locator:
         """The element, made visible: apps that hide parts of the screen behind a toggle (a collapsed sidebar, a
         user menu) name it in the locator's `reveal_with`, itself maybe behind another. Where the element shows even

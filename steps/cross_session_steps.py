@@ -15,6 +15,9 @@ from harness.held_session import HeldSession
 from harness.polling import wait_until
 from steps.world import NAME, Actor, LeftSession, World
 
+# Longer than Chromium waits for a closing page to answer (500 ms), as on a loaded machine or a heavy page.
+BUSY_PAGE_S = 1.0
+
 
 @given(parsers.re(f"^{NAME} signs in through the login form in her own browser profile$"))
 def sign_in_with_profile(world: World, name: str) -> None:
@@ -41,6 +44,11 @@ def reopen_browser(world: World, name: str) -> None:
 @when(parsers.re(f"^{NAME} closes the page right after the reply$"))
 def close_page(world: World, name: str) -> None:
     world.actors[name].close_page()
+
+
+@given(parsers.re(f"^{NAME}'s computer is so busy that her pages are slow to answer$"))
+def busy_computer(world: World, name: str) -> None:
+    world.actor(name).use_busy_computer(BUSY_PAGE_S)
 
 
 @when(parsers.re(f"^{NAME} opens the app in a fresh browser profile$"))

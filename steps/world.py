@@ -105,6 +105,7 @@ class BrowserActor(Actor):
 
     page: Page | None = None
     profile: Path | None = None  # the browser profile of their own, once they have one
+    busy_for: float = 0  # seconds of work their pages still have when a tab closes (a busy computer)
 
     # -- the pages they see ----------------------------------------------------------------------------------------
     def _pages(self) -> tuple:
@@ -184,9 +185,18 @@ class BrowserActor(Actor):
             self.world.browsers.close_browser(self.page.context)
             self.page = None
 
+    def use_busy_computer(self, busy_for: float) -> None:
+        """From now on the pages still have `busy_for` seconds of work when their tab closes; untraced, since the
+        trace would keep them alive."""
+        self.busy_for = busy_for
+        self.world.browsers.trace_nothing()
+
     def close_page(self) -> None:
-        """Close the tab: pagehide fires, and whatever the page still meant to write must leave now."""
+        """Close the tab: pagehide fires, and whatever the page still meant to write must leave now. A page busy for
+        longer than the browser waits (about half a second in Chromium) is closed without its pagehide."""
         assert self.page is not None, f"{self.name} has no page open"
+        if self.busy_for:
+            self.chat.start_busy_work(self.busy_for)
         self.page.close()
         self.page = None
 
@@ -346,6 +356,7 @@ class ApiActor(Actor):
     open_fresh_profile = needs_a_page("a fresh browser profile")
     close_browser = needs_a_page("closing the browser")
     close_page = needs_a_page("closing the page")
+    use_busy_computer = needs_a_page("a busy page")
     reopen_browser = needs_a_page("a browser opened again on the same profile")
     sign_out = needs_a_page("signing out")
     say_composed = needs_a_page("an input method")

@@ -142,8 +142,8 @@ def test_unknown_fault(runs: dict[str, Run]) -> None:
 
 
 def test_target_without_pages_for_a_driver_that_needs_them(runs: dict[str, Run]) -> None:
-    _assert_one_error_line(runs["pageless"], "pageless.toml has no page address login_page, home_page,",
-                           "the open-webui driver offers no chatting through the app's API")
+    _assert_one_error_line(runs["pageless"], "pageless.toml has no web page ([locators])",
+                           "the open-webui driver does not chat through the app's API", "give it one of the two")
 
 
 def test_target_file_that_does_not_exist(runs: dict[str, Run]) -> None:

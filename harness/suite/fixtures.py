@@ -137,7 +137,8 @@ def browsers(request: pytest.FixtureRequest, suite_info: dict, browser_type,  # 
     # context, so scenarios that use persistent profiles alone do not launch a second browser.
     sessions = BrowserSessions(lambda **kw: request.getfixturevalue("new_context")(**kw), browser_type,
                                browser_type_launch_args, browser_context_args, _artifacts_recorder,
-                               remote=bool(suite_info.get("browser_ws")))
+                               remote=bool(suite_info.get("browser_ws")),
+                               untraced_context=lambda **kw: request.getfixturevalue("browser").new_context(**kw))
     yield sessions
     call = getattr(request.node, "rep_call", None)  # set by pytest-playwright's report hook
     always = [request.config.getoption(o) for o in ("--tracing", "--screenshot", "--video")]

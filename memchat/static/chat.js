@@ -1,7 +1,10 @@
 // memchat chat page: sends turns, shows replies, and writes what each turn taught to long-term memory.
-// Memory writes are debounced so that quick turns travel together; the queue is flushed at once when the page goes
-// away (pagehide, with sendBeacon, which the browser delivers after the page is gone) and before moving to another
-// conversation or signing out (awaited, so that the next page's recall already sees it and the session still holds).
+// Memory writes leave as soon as the reply arrives (keepalive fetches, one after the other): a browser gives up on a
+// closing page's pagehide when the page does not answer within about half a second, so a write held back for later
+// is lost whenever the tab closes on a busy machine. What has not left yet when the page goes away (pagehide) goes
+// with sendBeacon, which the browser delivers after the page is gone. Moving to another conversation or signing out
+// awaits the writes, so that the next page's recall already sees them and the session still holds. (Some faults
+// bring back a debounce, the pending window their regressions need.)
 (() => {
   "use strict";
   const cfg = window.MEMCHAT;
@@ -14,11 +17,13 @@
   let timer = null;
   let chain = Promise.resolve();
   let writing = Promise.resolve(); // the memory writes under way, in order
+  const unsent = new Set(); // the writes waiting in that chain for the one before them ({ body })
 
   function queueMemories(texts) {
     if (!texts.length) return;
     if (cfg.writeQueue === "latest-only") pending = texts.slice(); // fault write-race: the newer turn replaces
     else pending.push(...texts);
+    if (!cfg.writeDebounceMs) { flush("fetch"); return; }
     clearTimeout(timer);
     timer = setTimeout(() => flush("fetch"), cfg.writeDebounceMs);
   }
@@ -47,12 +52,19 @@
   function flush(how) {
     const bodies = takePending();
     if (how === "beacon") {
-      for (const body of bodies) navigator.sendBeacon("/api/memories", new Blob([body], { type: "application/json" }));
+      for (const body of [...[...unsent].map((w) => w.body), ...bodies]) {
+        navigator.sendBeacon("/api/memories", new Blob([body], { type: "application/json" }));
+      }
+      unsent.clear();
       return Promise.resolve();
     }
     // One after the other, also across flushes: the server dates each write as it arrives, and memories keep the
     // order they were told in.
-    writing = bodies.reduce((done, body) => done.then(async () => {
+    const writes = bodies.map((body) => ({ body }));
+    for (const w of writes) unsent.add(w);
+    writing = writes.reduce((done, w) => done.then(async () => {
+      if (!unsent.delete(w)) return; // the page went away and a beacon took it
+      const body = w.body;
       try {
         const resp = await fetch("/api/memories", {
           method: "POST", headers: { "Content-Type": "application/json" }, body, keepalive: true,

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import httpx
 
+from harness.http_clients import tls
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -64,7 +66,7 @@ def free_port() -> int:
 
 def get_health(url: str) -> dict | None:
     try:
-        resp = httpx.get(url, timeout=2)
+        resp = httpx.get(url, verify=tls(), timeout=2)
     except httpx.HTTPError:
         return None
     if resp.status_code != 200:

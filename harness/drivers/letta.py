@@ -71,6 +71,7 @@ from harness.drivers.base import (
     Reply,
     UserSession,
 )
+from harness.http_clients import tls
 from harness.model_server import embeddings
 from harness.model_server.agent import found_memories, is_app_event
 from harness.model_server.client import start_model_server
@@ -141,7 +142,8 @@ class LettaSession(UserSession):
         self.account = account
         self.agent_id = agent_id
         self._peer = peer  # another user's own session, to learn the ids of their data as they would see them
-        self.http = httpx.Client(base_url=app.base_url, timeout=HTTP_TIMEOUT, headers={"user_id": account.id})
+        self.http = httpx.Client(verify=tls(), base_url=app.base_url, timeout=HTTP_TIMEOUT,
+                                 headers={"user_id": account.id})
 
     # -- lists, every page ---------------------------------------------------------------------------------------
     def _pages(self, path: str, params: dict[str, Any], page: int, what: str) -> Iterator[dict]:
@@ -398,7 +400,7 @@ class LettaDriver(AppDriver):
         their agent with the archival tools. `password` is not used: Letta users have none."""
         if user_id is not None:
             raise DriverError("Letta chooses its users' ids itself (user-<uuid4>)")
-        admin = httpx.Client(base_url=app.base_url, timeout=HTTP_TIMEOUT)
+        admin = httpx.Client(verify=tls(), base_url=app.base_url, timeout=HTTP_TIMEOUT)
         with admin:
             org = _check(admin.post("/v1/admin/orgs/", json={"name": email}), f"creating {email}'s organization")
             user = _check(admin.post("/v1/admin/users/", json={"name": email, "organization_id": org["id"]}),
@@ -419,7 +421,7 @@ class LettaDriver(AppDriver):
         if account.id in self._orgs:
             return self._orgs[account.id]
         after = None
-        with httpx.Client(base_url=app.base_url, timeout=HTTP_TIMEOUT) as admin:
+        with httpx.Client(verify=tls(), base_url=app.base_url, timeout=HTTP_TIMEOUT) as admin:
             while True:
                 users = _check(admin.get("/v1/admin/users/", params={"limit": 100, **({"after": after} if after
                                                                                     else {})}), "listing users")
@@ -439,7 +441,7 @@ class LettaDriver(AppDriver):
 
     def _agent_of(self, app: RunningApp, account: Account) -> str:
         if account.id not in self._agents:
-            agents = _check(httpx.get(app.base_url + "/v1/agents/", headers={"user_id": account.id},
+            agents = _check(httpx.get(app.base_url + "/v1/agents/", verify=tls(), headers={"user_id": account.id},
                                       timeout=HTTP_TIMEOUT), f"finding {account.label}'s agent")
             if not agents:
                 raise DriverError(f"{account.label} has no agent in Letta")
@@ -458,7 +460,7 @@ class LettaDriver(AppDriver):
         user_id = browser_state.get("user_id")
         if not isinstance(user_id, str):
             raise DriverError(f"Letta credentials are {{'user_id': ...}}, not {sorted(browser_state)}")
-        resp = httpx.get(app.base_url + "/v1/agents/", params={"limit": 1}, headers={"user_id": user_id},
+        resp = httpx.get(app.base_url + "/v1/agents/", verify=tls(), params={"limit": 1}, headers={"user_id": user_id},
                          timeout=HTTP_TIMEOUT)
         if resp.status_code == 200:
             return True

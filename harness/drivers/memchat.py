@@ -34,6 +34,7 @@ from harness.drivers.base import (
     RestartApp,
     UserSession,
 )
+from harness.http_clients import tls
 from harness.legacy_store import MigrationCounts
 from harness.target import Target, fill
 
@@ -48,7 +49,7 @@ class MemchatSession(UserSession):
     def __init__(self, target: Target, base_url: str, account: Account) -> None:
         self.target = target
         self.account = account
-        self.http = httpx.Client(base_url=base_url, timeout=30)
+        self.http = httpx.Client(verify=tls(), base_url=base_url, timeout=30)
         _check(self.http.post(target.api["login"], json={"email": account.email, "password": account.password}),
                f"signing in {account.email}")
 
@@ -115,7 +116,7 @@ class MemchatDriver(AppDriver):
     capabilities = frozenset(Capability)
 
     def _admin(self, app: RunningApp) -> httpx.Client:
-        return httpx.Client(base_url=app.base_url, timeout=30,
+        return httpx.Client(verify=tls(), base_url=app.base_url, timeout=30,
                             headers={"Authorization": f"Bearer {app.admin_token}"} if app.admin_token else {})
 
     def start(self, *, pg_dsn: str, redis_url: str, settings: dict[str, str], log_path: Path,
@@ -167,7 +168,7 @@ class MemchatDriver(AppDriver):
 
     def accepts(self, app: RunningApp, browser_state: dict) -> bool:
         cookies = {c["name"]: c["value"] for c in browser_state.get("cookies", [])}
-        with httpx.Client(base_url=app.base_url, timeout=30, cookies=cookies) as http:
+        with httpx.Client(verify=tls(), base_url=app.base_url, timeout=30, cookies=cookies) as http:
             return http.get(self.target.api["me"]).status_code == 200
 
     def remains_of(self, app: RunningApp, account: Account, conversation_ids: list[str],

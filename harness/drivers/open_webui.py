@@ -36,6 +36,7 @@ from harness.drivers.base import (
     RestartApp,
     UserSession,
 )
+from harness.http_clients import tls
 from harness.model_server.client import ModelServer, start_model_server
 from harness.polling import wait_until
 from harness.target import Target, fill
@@ -104,7 +105,7 @@ def tokens_in(browser_state: dict, origin: str) -> list[str]:
 
 
 def sign_in(app: RunningApp, account: Account) -> str:
-    resp = httpx.post(app.base_url + "/api/v1/auths/signin", timeout=30,
+    resp = httpx.post(app.base_url + "/api/v1/auths/signin", verify=tls(), timeout=30,
                       json={"email": account.email, "password": account.password})
     return str(_check(resp, f"signing in {account.email}")["token"])
 
@@ -133,7 +134,8 @@ class OpenWebUISession(UserSession):
         self.model = model
         self.base_url = app.base_url
         self.token = token
-        self.http = httpx.Client(base_url=app.base_url, timeout=60, headers={"Authorization": f"Bearer {self.token}"})
+        self.http = httpx.Client(verify=tls(), base_url=app.base_url, timeout=60,
+                                 headers={"Authorization": f"Bearer {self.token}"})
 
     def conversation_ids(self) -> list[str]:
         return [c["id"] for c in _check(self.http.get("/api/v1/chats/"), "listing chats")]
@@ -242,7 +244,7 @@ class OpenWebUIDriver(AppDriver):
 
     @staticmethod
     def _sign_up_admin(app: RunningApp, admin: dict[str, str]) -> str:
-        resp = httpx.post(app.base_url + "/api/v1/auths/signup", timeout=30,
+        resp = httpx.post(app.base_url + "/api/v1/auths/signup", verify=tls(), timeout=30,
                           json={"name": "Suite Admin", "email": admin["email"], "password": admin["password"]})
         data = _check(resp, "signing up the first user (the admin) of a fresh Open WebUI")
         if data.get("role") != "admin":
@@ -252,7 +254,7 @@ class OpenWebUIDriver(AppDriver):
 
     @staticmethod
     def _sign_in_admin(app: RunningApp, admin: dict[str, str]) -> str:
-        resp = httpx.post(app.base_url + "/api/v1/auths/signin", timeout=30,
+        resp = httpx.post(app.base_url + "/api/v1/auths/signin", verify=tls(), timeout=30,
                           json={"email": admin["email"], "password": admin["password"]})
         return str(_check(resp, "signing the admin in again after a restart")["token"])
 
@@ -289,7 +291,7 @@ class OpenWebUIDriver(AppDriver):
         self._tokens[(app.base_url, account.id)] = str(data["token"])
         # Plain text in and out: by default the message editor turns quotes into curly ones and user messages are
         # shown as markdown, so what is stored and shown would differ from what was typed.
-        resp = httpx.post(app.base_url + "/api/v1/users/user/settings/update", timeout=30,
+        resp = httpx.post(app.base_url + "/api/v1/users/user/settings/update", verify=tls(), timeout=30,
                           headers={"Authorization": f"Bearer {data['token']}"},
                           json={"ui": {"richTextInput": False, "renderMarkdownInUserMessages": False}})
         _check(resp, f"setting {email}'s message input to plain text")
@@ -329,7 +331,8 @@ class OpenWebUIDriver(AppDriver):
         tokens = tokens_in(browser_state, app.base_url)
         if not tokens:
             raise DriverError("the browser held no Open WebUI token to check")
-        return any(httpx.get(app.base_url + "/api/v1/auths/", headers={"Authorization": f"Bearer {token}"},
+        return any(httpx.get(app.base_url + "/api/v1/auths/", verify=tls(),
+                             headers={"Authorization": f"Bearer {token}"},
                              timeout=30).status_code == 200 for token in tokens)
 
     def shown_identity(self, account: Account) -> str:

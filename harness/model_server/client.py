@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 
 from harness.app_launcher import RunningApp, free_port, start_process, stop_process
+from harness.http_clients import tls
 
 
 @dataclass
@@ -23,14 +24,15 @@ class ModelServer:
         return cls(app.model_url) if app.model_url else None
 
     def reply(self, text: str) -> str:
-        resp = httpx.post(self.base_url + "/chat/completions", timeout=30,
+        resp = httpx.post(self.base_url + "/chat/completions", verify=tls(), timeout=30,
                           json={"model": "memtest-assistant", "messages": [{"role": "user", "content": text}]})
         resp.raise_for_status()
         return resp.json()["choices"][0]["message"]["content"]
 
     def reviews(self, user_id: str) -> list[dict]:
         """The memory reviews it answered for this user (the app forwards who asks), oldest first."""
-        resp = httpx.get(self.base_url.removesuffix("/v1") + "/memtest/reviews", params={"user_id": user_id},
+        resp = httpx.get(self.base_url.removesuffix("/v1") + "/memtest/reviews", verify=tls(),
+                         params={"user_id": user_id},
                          timeout=10)
         resp.raise_for_status()
         return resp.json()["reviews"]

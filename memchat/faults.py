@@ -30,8 +30,9 @@ CATALOG: dict[str, Fault] = {
               "another user's conversation opens by its URL or API"),
         Fault("write-race", "front end: the write queue keeps only the latest turn",
               "of two quick turns only the last is written to memory"),
-        Fault("context-dropped", "assistant prompt built without the conversation's earlier turns",
-              "facts told earlier in the same conversation are not answered"),
+        Fault("context-dropped", "assistant prompt built without the conversation's earlier turns (memory writes "
+              "held back 0.7 s, as by a late writer)",
+              "facts told earlier in the same conversation are not answered until their memory lands"),
         Fault("migration-drops-last-batch", "off-by-one in the migration's batch loop",
               "the final partial batch is never copied"),
         Fault("migration-null-embedding", "batch embedding call drops its last result; the row is written anyway",

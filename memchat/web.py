@@ -24,7 +24,11 @@ MAX_IMPORT_BODY = 64 * 1024 * 1024  # 100,000 users of a long e-mail and passwor
 MAX_TEXT = 4000
 MAX_WRITE_ITEMS = 50  # memories one write request may hold
 WRITE_DEBOUNCE_MS = 700  # only with the faults whose regressions need a held-back write
-HELD_BACK_WRITE_FAULTS = ("write-held-back", "unload-write-lost", "write-race", "sign-out-write-lost")
+# Their regressions live in the window of a write not sent yet. context-dropped's too: a prompt without the
+# conversation is covered by recall once the turn's memory has landed, so users see it while the memory is late, as
+# in apps that write memories later (a background reviewer).
+HELD_BACK_WRITE_FAULTS = ("write-held-back", "unload-write-lost", "write-race", "sign-out-write-lost",
+                          "context-dropped")
 
 
 class BadRequest(Exception):
@@ -145,7 +149,6 @@ def build_app(state: AppState) -> Starlette:
         return response
 
     def front_end() -> dict:
-        # The regressions of these faults live in the window of a held-back write: they bring the debounce back.
         held_back = any(settings.has(f) for f in HELD_BACK_WRITE_FAULTS)
         return {"writeDebounceMs": WRITE_DEBOUNCE_MS if held_back else 0,
                 "flushOn": "beforeunload" if settings.has("unload-write-lost") else "pagehide",

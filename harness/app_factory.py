@@ -24,6 +24,8 @@ class AppFactory:
         self.log_dir = log_dir
         self._cached: dict[tuple, RunningApp] = {}
         self._owned: list[RunningApp] = []
+        self._scenario: list[RunningApp] = []  # started for the current scenario alone (fresh data, a restart)
+        self.companions: list[AppFactory] = []  # other factories of the worker, ended with this one's scenarios
         self._databases: list[str] = []
         self._fresh = 0
 
@@ -54,7 +56,9 @@ class AppFactory:
         """An app on new data of its own, for a scenario that will restart it."""
         self._fresh += 1
         label = f"fresh{self._fresh}"
-        return self.start(self.database(label), settings, label)
+        app = self.start(self.database(label), settings, label)
+        self._scenario.append(app)
+        return app
 
     def restart(self, app: RunningApp, settings: dict[str, str], between: Callable[[], None] | None) -> RunningApp:
         """Stop `app`, run `between` on its stopped data, and start it again on the same data with `settings`."""
@@ -66,7 +70,19 @@ class AppFactory:
                                 log_path=self.log_dir / f"{self.db_prefix}-restart{self._fresh}.log",
                                 data_dir=app.data_dir, port=urlsplit(app.base_url).port)
         self._owned.append(new)
+        if app in self._scenario or app not in self._cached.values():
+            self._scenario.append(new)
         return new
+
+    def end_scenario(self) -> None:
+        """Stop the apps started for the scenario that ended: each holds database connections (8 for memchat), and
+        kept to the end of the session they exhausted a server's max_connections (100) within one run."""
+        for app in self._scenario:
+            if app in self._owned:
+                self.stop(app)
+        self._scenario.clear()
+        for factory in self.companions:
+            factory.end_scenario()
 
     def stop(self, app: RunningApp) -> None:
         app.stop()

@@ -98,7 +98,16 @@ def second_postgres(suite_info: dict, driver: AppDriver, worker_id: str, worker_
                              db_prefix=f"memtest_{suite_info['run']}_{worker_id}_second".lower(),
                              base_settings=apps.base_settings, log_dir=apps.log_dir)
         stack.callback(factory.close)
+        apps.companions.append(factory)
         yield SecondPostgres(second, factory)
+
+
+@pytest.fixture(autouse=True)
+def _scenario_apps(apps: AppFactory | None) -> Iterator[None]:
+    """The apps a scenario started for itself stop with it (after its world has deleted its users)."""
+    yield
+    if apps is not None:
+        apps.end_scenario()
 
 
 @pytest.fixture(scope="session")

@@ -207,7 +207,11 @@ class OpenWebUIDriver(AppDriver):
 
     def start(self, *, pg_dsn: str, redis_url: str, settings: dict[str, str], log_path: Path,
               data_dir: Path | None = None, port: int | None = None) -> RunningApp:
-        model = start_model_server(log_path.with_suffix(".model.log"))
+        # Open WebUI 0.12 offers its builtin tools (add_memory, search_memories, ...) in every browser chat. The memory
+        # proven here is its background reviewer's, as in the configurations the kill matrix proved; a model that
+        # also wrote memories through those tools left corrections unapplied (both the reviewer's and the tools'
+        # memories), a configuration of its own not yet covered.
+        model = start_model_server(log_path.with_suffix(".model.log"), use_tools=False)
         try:
             fresh = data_dir is None
             data_dir = data_dir or Path(tempfile.mkdtemp(prefix="memtest-owui-", dir="/tmp"))

@@ -18,6 +18,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--memory-type", choices=MEMORY_TYPES, default="context",
                         help="type of the memories Open WebUI's memory review adds (default: context)")
+    parser.add_argument("--tools", choices=("use", "ignore"), default="use",
+                        help="call the tools an app offers (default) or answer as a chat model that ignores them")
     args = parser.parse_args(argv)
     # Bind (and listen) before printing: the printed port is then real, and a client that connects at once
     # waits in the backlog until uvicorn accepts.
@@ -32,7 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     sock.listen(128)
     host = f"[{args.host}]" if family == socket.AF_INET6 else args.host
     print(f"model server: http://{host}:{sock.getsockname()[1]}/v1", flush=True)
-    config = uvicorn.Config(build_app(args.memory_type), log_level="warning", access_log=False)
+    app = build_app(args.memory_type, use_tools=args.tools == "use")
+    config = uvicorn.Config(app, log_level="warning", access_log=False)
     # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal with the handlers it found; these
     # no-op handlers make a requested stop exit with 0 instead of dying by the signal.
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -41,11 +41,12 @@ class ModelServer:
         stop_process(self.process)
 
 
-def start_model_server(log_path: Path, port: int | None = None) -> ModelServer:
+def start_model_server(log_path: Path, port: int | None = None, use_tools: bool = True) -> ModelServer:
     """A model server on a free port, or on `port`: an app restarted on its data may have stored the server's
-    address (Letta keeps it in each agent's model settings)."""
+    address (Letta keeps it in each agent's model settings). `use_tools` False: it ignores the tools apps offer."""
     port = port or free_port()
-    command = [sys.executable, "-m", "harness.model_server", "--host", "127.0.0.1", "--port", str(port)]
+    command = [sys.executable, "-m", "harness.model_server", "--host", "127.0.0.1", "--port", str(port),
+               "--tools", "use" if use_tools else "ignore"]
     process, _ = start_process("the model server", command, env={}, log_path=log_path, timeout=30,
                                health_url=f"http://127.0.0.1:{port}/health")
     return ModelServer(f"http://127.0.0.1:{port}/v1", process)

@@ -96,7 +96,8 @@ async def chat_completions(request: Request) -> Response:
     if body is None or not isinstance(body.get("messages"), list):
         return _error(400, "the body must be a JSON object with a list of messages", "invalid_request")
     messages = [m for m in body["messages"] if isinstance(m, dict)]
-    tools = body.get("tools") if isinstance(body.get("tools"), list) else None
+    offered = body.get("tools") if isinstance(body.get("tools"), list) else None
+    tools = offered if request.app.state.use_tools else None
     step = answer(messages, tools, request.app.state.memory_type)
     text, call = step.content or "", step.call
     _log_review(request, messages, text)
@@ -196,8 +197,10 @@ async def create_embeddings(request: Request) -> JSONResponse:
                          "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
 
-def build_app(memory_type: str = "context") -> Starlette:
-    """The server's app; `memory_type`: the type ("context" or "user") of memories a review adds in Open WebUI."""
+def build_app(memory_type: str = "context", use_tools: bool = True) -> Starlette:
+    """The server's app; `memory_type`: the type ("context" or "user") of memories a review adds in Open WebUI;
+    `use_tools` False: a chat model that never calls the tools an app offers (the memory under test is then the
+    app's own, not written by the model's calls)."""
     if memory_type not in MEMORY_TYPES:
         raise ValueError(f"memory_type must be one of {MEMORY_TYPES}, not {memory_type!r}")
     app = Starlette(routes=[
@@ -208,5 +211,6 @@ def build_app(memory_type: str = "context") -> Starlette:
         Route("/memtest/reviews", reviews),
     ])
     app.state.memory_type = memory_type
+    app.state.use_tools = use_tools
     app.state.reviews = []
     return app

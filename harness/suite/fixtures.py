@@ -103,8 +103,10 @@ def second_postgres(suite_info: dict, driver: AppDriver, worker_id: str, worker_
 
 
 @pytest.fixture(autouse=True)
-def _scenario_apps(apps: AppFactory | None) -> Iterator[None]:
-    """The apps a scenario started for itself stop with it (after its world has deleted its users)."""
+def _scenario_apps(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The apps a scenario started for itself stop with it (after its world has deleted its users). Only where the
+    test runs on the suite's apps: the project's own tests do not start them."""
+    apps = request.getfixturevalue("apps") if "apps" in request.fixturenames else None
     yield
     if apps is not None:
         apps.end_scenario()

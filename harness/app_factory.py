@@ -70,7 +70,7 @@ class AppFactory:
                                 log_path=self.log_dir / f"{self.db_prefix}-restart{self._fresh}.log",
                                 data_dir=app.data_dir, port=urlsplit(app.base_url).port)
         self._owned.append(new)
-        if app in self._scenario or app not in self._cached.values():
+        if app not in self._cached.values():  # a shared app restarted stays shared; anything else is the scenario's
             self._scenario.append(new)
         return new
 

@@ -75,7 +75,7 @@ class AppFactory:
         return new
 
     def end_scenario(self) -> None:
-        """Stop the apps started for the scenario that ended: each holds database connections (8 for memchat), and
+        """Stop the apps started for the scenario that ended: each holds database connections (memchat up to 8), and
         kept to the end of the session they exhausted a server's max_connections (100) within one run."""
         for app in self._scenario:
             if app in self._owned:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import queue
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -86,19 +87,39 @@ def create_schema(dsn: str) -> None:
 
 
 class Pool:
-    """A fixed set of connections shared by the server's worker threads."""
+    """Up to `size` connections shared by the server's worker threads, opened as the load needs them: an idle app
+    holds one, so many apps can share one PostgreSQL server's max_connections."""
 
     def __init__(self, dsn: str, size: int = 8) -> None:
         self.dsn = dsn
+        self.size = size
         self._free: queue.LifoQueue[psycopg.Connection] = queue.LifoQueue()
-        for _ in range(size):
-            conn = connect(dsn)
-            register_vector(conn)
-            self._free.put(conn)
+        self._opened = 0
+        self._lock = threading.Lock()
+        self._free.put(self._take())  # one at start, so a bad DSN fails the start, not the first request
+
+    def _take(self) -> psycopg.Connection:
+        try:
+            return self._free.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            may_open = self._opened < self.size
+            self._opened += may_open  # reserved before connecting: two threads cannot both open the last one
+        if not may_open:
+            return self._free.get(timeout=30)
+        try:
+            conn = connect(self.dsn)
+        except DatabaseUnavailable:
+            with self._lock:
+                self._opened -= 1
+            raise
+        register_vector(conn)
+        return conn
 
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection]:
-        conn = self._free.get(timeout=30)
+        conn = self._take()
         try:
             if conn.closed or conn.broken:
                 conn = connect(self.dsn)

@@ -72,7 +72,7 @@ class ChatPage(BasePage):
     def _reply_text(self, reply: Locator) -> str:
         if self.has("reply_complete"):  # apps that stream show their reply's controls only once it is complete
             expect(self.el("reply_complete", within=reply).first).to_be_attached()
-        return self.el("message_text", within=reply).first.inner_text()
+        return self._text_of(reply)
 
     def submit(self, text: str) -> Callable[[], str]:
         """Send one turn without waiting; returns a function that waits for the answer to it and returns its text.
@@ -169,10 +169,15 @@ class ChatPage(BasePage):
         return [self._turn(item) for item in items]
 
     def _turn(self, item: Locator) -> Turn:
-        item.scroll_into_view_if_needed()  # apps may render a message's content only once it is on screen
-        text = self.el("message_text", within=item).first
-        expect(text).not_to_be_empty()  # no turn is empty: an empty one is still being rendered
-        return Turn(self._role_of(item), text.inner_text())
+        return Turn(self._role_of(item), self._text_of(item))
+
+    def _text_of(self, message: Locator) -> str:
+        message.scroll_into_view_if_needed()  # apps may render a message's content only once it is on screen
+        text = self.el("message_text", within=message).first
+        # No turn is empty: an empty one is still being rendered (Open WebUI shows its reply's controls a moment
+        # before the reply's text, and a read in that moment saw '').
+        expect(text).not_to_be_empty()
+        return text.inner_text()
 
     def _conversation_url(self) -> re.Pattern[str]:
         before, _, after = self._paths["conversation_page"].partition("{conversation_id}")

@@ -134,3 +134,12 @@ def test_format_1_reads_as_the_same_records() -> None:
     header = records[0]
     assert isinstance(header, Header) and header.memories == 120 and header.probes == 35
     assert sum(isinstance(r, HistoricalMemory) for r in records) == 120
+
+
+def test_a_snapshot_whose_probes_mostly_expect_nothing_is_refused(tmp_path: Path) -> None:
+    header, memories, probes = _records()
+    empty = [GoldenProbe("ana", f"Which moon {n}?", 1, {"e1": []}) for n in range(2)]
+    path = tmp_path / "empty.jsonl"
+    write_snapshot(path, Header("mostly empty", ["e1"], "e1", 0.25, 2, 3, 3, 2), memories, probes + empty)
+    with pytest.raises(MalformedSnapshot, match=r"^empty.jsonl: 2 of its 3 probes expect no memory at all"):
+        list(read_history(path))

@@ -23,8 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from harness.app_handle import AppHandle  # noqa: E402
 from harness.drivers import load_driver  # noqa: E402
 from harness.drivers.base import Capability, DriverError  # noqa: E402
-from harness.replay.capture import capture, read_questions  # noqa: E402
+from harness.replay.capture import capture  # noqa: E402
 from harness.snapshots import MalformedSnapshot  # noqa: E402
+from harness.snapshots.questions import read_questions  # noqa: E402
 from harness.target import load_target  # noqa: E402
 
 

@@ -6,6 +6,8 @@ diff of a regenerated snapshot like code: a changed expectation is a changed beh
 
     .venv/bin/python tools/make_snapshot.py --name household [--seed 7] [--per-owner 24]    # format 1, small
     .venv/bin/python tools/make_snapshot.py --memories 100000 --out /tmp/history.jsonl.gz   # format 2, any size
+    .venv/bin/python tools/make_snapshot.py --import memories.jsonl [--questions questions.jsonl] --out F
+                                            # format 2, from outside data (snapshots/examples/import/)
 """
 
 from __future__ import annotations
@@ -20,11 +22,19 @@ from faker import Faker
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.app_tools import embed_texts  # noqa: E402
+from harness.app_tools import ToolFailed, embed_texts  # noqa: E402
 from harness.recall import brute_force  # noqa: E402
-from harness.snapshots import FORMAT, SNAPSHOT_DIR, load_snapshot, read_history, write_snapshot  # noqa: E402
+from harness.snapshots import (  # noqa: E402
+    FORMAT,
+    SNAPSHOT_DIR,
+    MalformedSnapshot,
+    load_snapshot,
+    read_history,
+    write_snapshot,
+)
 from harness.snapshots.generate import generate_history  # noqa: E402
-from harness.target import load_target  # noqa: E402
+from harness.snapshots.importer import import_history  # noqa: E402
+from harness.target import TargetError, load_target  # noqa: E402
 
 OWNERS = ["ana", "ana1", "ben", "bea", "carl"]  # near-colliding names on purpose
 FACTS = [
@@ -73,6 +83,26 @@ def write_history(args: argparse.Namespace) -> int:
     return 0
 
 
+def import_outside(args: argparse.Namespace) -> int:
+    """Format 2 from a team's memories (and questions): expectations by the target's own embedding models."""
+    if not args.out:
+        raise SystemExit("make_snapshot: --import needs --out (where to write the snapshot)")
+    started = time.perf_counter()
+    source = Path(args.import_file)
+    try:
+        header = import_history(load_target(args.target), source, Path(args.out),
+                                questions_file=Path(args.questions) if args.questions else None, sample=args.sample,
+                                seed=args.seed, embedders=args.embedders.split(","), threshold=args.threshold,
+                                k=args.k, description=args.description or f"imported from {source.name}",
+                                progress=lambda what: print(f"  {time.perf_counter() - started:5.1f} s  {what}"))
+        sum(1 for _ in read_history(args.out))  # what we write must be what we can read
+    except (MalformedSnapshot, OSError, TargetError, ToolFailed) as e:
+        raise SystemExit(f"make_snapshot: {e}") from None
+    print(f"wrote {args.out} ({header.memories} memories of {header.owners} owners, {header.probes} probes) in "
+          f"{time.perf_counter() - started:.1f} s")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--name", default="household")
@@ -85,7 +115,14 @@ def main() -> int:
     ap.add_argument("--out", help="format 2: where to write (.jsonl, or .jsonl.gz for gzip)")
     ap.add_argument("--target", default=None, help="the app whose embed tool makes the vectors (default: reference)")
     ap.add_argument("--check", action="store_true", help="format 2: read the written file back and validate it")
+    ap.add_argument("--import", dest="import_file", metavar="MEMORIES",
+                    help="format 2 from outside data: a JSON Lines file of memories (snapshots/README.md)")
+    ap.add_argument("--questions", help="with --import: JSON Lines of {owner, query[, evidence]}; else sampled")
+    ap.add_argument("--sample", type=int, default=40, help="with --import and no --questions: how many to sample")
+    ap.add_argument("--description", help="with --import: the snapshot's description")
     args = ap.parse_args()
+    if args.import_file is not None:
+        return import_outside(args)
     if args.memories is not None:
         return write_history(args)
 

@@ -10,36 +10,15 @@ from __future__ import annotations
 
 import base64
 import json
-import random
 import tempfile
 from collections import Counter, defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 
 from harness.app_handle import AppHandle
 from harness.recall import Hit
-from harness.snapshots import GoldenProbe, Header, HistoricalMemory, MalformedSnapshot, write_snapshot
-from harness.snapshots.generate import top_and_ties
-from harness.snapshots.rules import json_objects
-
-
-@dataclass(frozen=True)
-class Question:
-    owner: str
-    query: str
-    evidence: tuple[str, ...] = ()
-
-
-def read_questions(path: Path) -> list[Question]:
-    """A questions file: one `{"owner": user id, "query": text}` per line; refused by line and field."""
-    questions = []
-    with path.open(encoding="utf-8") as lines:
-        for n, data in json_objects(lines, path.name):
-            if not (isinstance(data.get("owner"), str) and data["owner"]
-                    and isinstance(data.get("query"), str) and data["query"]):
-                raise MalformedSnapshot(f'{path.name}:{n}: needs "owner" (a user id) and "query", both non-empty')
-            questions.append(Question(data["owner"], data["query"]))
-    return questions
+from harness.snapshots import GoldenProbe, Header, HistoricalMemory, write_snapshot
+from harness.snapshots.expectations import top_and_ties
+from harness.snapshots.questions import Question, check_questions, sample_questions
 
 
 def _exported(path: Path) -> list[HistoricalMemory]:
@@ -51,13 +30,6 @@ def _exported(path: Path) -> list[HistoricalMemory]:
             memories.append(HistoricalMemory(r["id"], r["user_id"], r["text"], r["created_at"], r.get("expires_at"),
                                              r.get("conversation_id"), r.get("embedder"), vector))
     return memories
-
-
-def sample_questions(memories: list[HistoricalMemory], count: int, seed: int) -> list[Question]:
-    """`count` memories at random, each asked back by its first eight words."""
-    rng = random.Random(seed)
-    chosen = rng.sample(memories, min(count, len(memories)))
-    return [Question(m.owner, " ".join(m.text.split()[:8]) or m.text, (m.id,)) for m in chosen]
 
 
 def capture(app: AppHandle, out: Path, *, questions: list[Question] | None, sample: int, seed: int, k: int,
@@ -75,9 +47,7 @@ def capture(app: AppHandle, out: Path, *, questions: list[Question] | None, samp
                 for m, vec in zip(stored, own, strict=True)]
     owners = {m.owner for m in memories}
     asked = questions if questions is not None else sample_questions(memories, sample, seed)
-    unknown = sorted({q.owner for q in asked} - owners)
-    if unknown:
-        raise MalformedSnapshot(f"questions for owners with no memory in the app: {', '.join(unknown[:5])}")
+    check_questions(asked, memories)
     vectors = app.embed([q.query for q in asked], embedder)
     by_owner: dict[str, list[int]] = defaultdict(list)
     for n, q in enumerate(asked):

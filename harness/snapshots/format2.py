@@ -125,11 +125,11 @@ def _open_text(path: Path) -> IO[str]:
 class _Line:
     """One line being validated: every refusal names the file, the line number and the field."""
 
-    def __init__(self, path: Path, number: int, data: dict) -> None:
-        self.path, self.number, self.data = path, number, data
+    def __init__(self, path: Path, number: int, data: dict, rule: str = f"format {FORMAT2}") -> None:
+        self.path, self.number, self.data, self.rule = path, number, data, rule
 
     def refuse(self, where: str, what: str) -> MalformedSnapshot:
-        return MalformedSnapshot(f"{self.path.name}:{self.number}: {where}: {what} (format {FORMAT2}, "
+        return MalformedSnapshot(f"{self.path.name}:{self.number}: {where}: {what} ({self.rule}, "
                                  f"see snapshots/README.md)")
 
     def text(self, key: str, *, optional: bool = False) -> str | None:
@@ -180,6 +180,12 @@ def _header(line: _Line) -> Header:
                   line.text("legacy_embedder", optional=True) or embedders[0],
                   line.number_("recall.threshold", recall.get("threshold")), k,
                   whole("memories"), whole("probes"), whole("owners"))
+
+
+def memory_line(path: Path, number: int, data: dict, rule: str) -> HistoricalMemory:
+    """One memory as a format-2 memory line holds it (without "type"), refused by file, line and field; `rule`
+    names the format in the refusal."""
+    return _memory(_Line(path, number, data, rule))
 
 
 def _memory(line: _Line) -> HistoricalMemory:
@@ -239,12 +245,17 @@ def _hits(line: _Line, where: str, rows: object, owner: str, owner_of: dict[str,
     return out
 
 
+def probes_expecting_nothing(probes: Iterable[GoldenProbe]) -> int:
+    """How many probes expect no memory under any embedder: each passes without testing recall."""
+    return sum(1 for p in probes if not any(p.expected.values()))
+
+
 def read_snapshot(path: Path) -> Iterator[Record]:
     """The header, then every memory, then every probe, each validated as it is read."""
     owner_of: dict[str, str] = {}
     owners: set[str] = set()
     header: Header | None = None
-    probes = 0
+    probes = nothing = 0
     number = 0
     with _open_text(path) as lines:
         for number, data in json_objects(lines, path.name, f" (format {FORMAT2})"):
@@ -265,7 +276,9 @@ def read_snapshot(path: Path) -> Iterator[Record]:
                 yield memory
             elif kind == "probe":
                 probes += 1
-                yield _probe(line, owner_of, owners)
+                probe = _probe(line, owner_of, owners)
+                nothing += probes_expecting_nothing([probe])
+                yield probe
             else:
                 raise line.refuse("type", 'must be "memory" or "probe"')
     if header is None:
@@ -275,6 +288,9 @@ def read_snapshot(path: Path) -> Iterator[Record]:
     if found != said:
         raise MalformedSnapshot(f"{path.name}:{number}: end of file: the header counts memories, probes, owners "
                                 f"{said} but the file holds {found}; the file is truncated or the header is wrong")
+    if nothing * 2 > probes:
+        raise MalformedSnapshot(f"{path.name}: {nothing} of its {probes} probes expect no memory at all (more than "
+                                f"half): a replay of it would test little; give it probes that recall something")
 
 
 class SnapshotWriter(AbstractContextManager):

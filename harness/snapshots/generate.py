@@ -23,12 +23,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-import numpy as np
 from faker import Faker
 
 from harness.app_tools import embed_texts_f32
 from harness.recall import Hit
 from harness.sessions.text import CHARACTER_CLASSES, TextMaker
+from harness.snapshots.expectations import exact_ranking, owner_matrix
 from harness.snapshots.format2 import GoldenProbe, Header, HistoricalMemory
 from harness.target import Target
 
@@ -177,25 +177,6 @@ def _questions(rng: random.Random, by_owner: dict[str, list[int]], texts: list[s
     return out
 
 
-TIE = 1e-6  # scores this close are equal to any store (float32 vectors): either may come first
-
-
-def _exact(matrix: np.ndarray, ids: list[str], query: bytes | None, k: int,
-           threshold: float) -> tuple[list[Hit], list[Hit]]:
-    """The top k by exact cosine, ties by id, and the hits beyond k that tie with the k-th."""
-    if query is None or not ids:
-        return [], []
-    scores = matrix @ np.frombuffer(query, dtype="<f4").astype(np.float64)
-    order = sorted(range(len(ids)), key=lambda i: (-round(float(scores[i]), 9), ids[i]))
-    return top_and_ties([Hit(ids[i], float(scores[i])) for i in order if scores[i] >= threshold], k)
-
-
-def top_and_ties(ranked: list[Hit], k: int) -> tuple[list[Hit], list[Hit]]:
-    """The first k of a ranking, and the hits after them that score the same as the k-th."""
-    top = ranked[:k]
-    return top, [h for h in ranked[k:k + 50] if len(top) == k and abs(h.score - top[-1].score) <= TIE]
-
-
 def generate_history(target: Target, *, nominal: int, seed: int, embedders: list[str], threshold: float, k: int,
                      progress: Callable[[str], None] = lambda _: None) -> History:
     """`nominal + 3` memories and their probes; vectors from the target's own `embed` tool."""
@@ -226,14 +207,10 @@ def generate_history(target: Target, *, nominal: int, seed: int, embedders: list
                 own_vectors[i] = vec
         query_vectors = (both[len(texts):] if embedder == legacy
                          else embed_texts_f32(target, [q for _, q, _ in questions], embedder))
-        matrices = {}
-        for owner in asked:
-            rows_with_vector = [i for i in by_owner[owner] if own_vectors[i] is not None]
-            matrix = np.frombuffer(b"".join(own_vectors[i] for i in rows_with_vector), dtype="<f4")
-            shape = (len(rows_with_vector), -1) if rows_with_vector else (0, 1)  # an owner with no vector at all
-            matrices[owner] = (matrix.reshape(shape).astype(np.float64), [ids[i] for i in rows_with_vector])
+        matrices = {owner: owner_matrix([ids[i] for i in by_owner[owner]], [own_vectors[i] for i in by_owner[owner]])
+                    for owner in asked}
         for n, ((owner, _, _), qvec) in enumerate(zip(questions, query_vectors, strict=True)):
-            expected[n][embedder], tied[n][embedder] = _exact(*matrices[owner], qvec, k, threshold)
+            expected[n][embedder], tied[n][embedder] = exact_ranking(*matrices[owner], qvec, k, threshold)
     start = _EPOCH
     memories = []
     for i, ((owner, text, conversation), vec) in enumerate(zip(rows, vectors, strict=True)):

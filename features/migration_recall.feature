@@ -9,6 +9,7 @@ Feature: Recall survives the migration from Redis to PostgreSQL + pgvector
     When the memories are migrated to PostgreSQL in batches of <batch size> with the "<embedder>" embedding model
     Then the migration reports every memory read and written
     And every historical memory is recalled for its owner and for nobody else
+    And every historical memory keeps its conversation and its creation and expiry times
     And every golden question recalls the expected memories, in order, with the expected scores
 
     Examples:
@@ -23,6 +24,7 @@ Feature: Recall survives the migration from Redis to PostgreSQL + pgvector
     When the memories are migrated to PostgreSQL in batches of 500 with the "hash-ngram-v1" embedding model
     Then the migration reports every memory read and written
     And every historical memory is recalled for its owner and for nobody else
+    And every historical memory keeps its conversation and its creation and expiry times
     And every golden question recalls the expected memories, in order, with the expected scores
 
     Examples:
@@ -52,6 +54,15 @@ Feature: Recall survives the migration from Redis to PostgreSQL + pgvector
     And the snapshot is replayed into a fresh store through the migration
     Then the migration reports every memory read and written
     And every historical memory is recalled for its owner and for nobody else
+    And every historical memory keeps its conversation and its creation and expiry times
+    And every golden question recalls the expected memories, in order, with the expected scores
+
+  Scenario: A team's own memories, imported from outside, are recalled after the migration
+    Given the legacy Redis store holds the memories imported from "snapshots/examples/import"
+    When the memories are migrated to PostgreSQL in batches of 7 with the "hash-ngram-v1" embedding model
+    Then the migration reports every memory read and written
+    And every historical memory is recalled for its owner and for nobody else
+    And every historical memory keeps its conversation and its creation and expiry times
     And every golden question recalls the expected memories, in order, with the expected scores
 
   Scenario: Running the migration again changes nothing

@@ -37,6 +37,10 @@ CATALOG: dict[str, Fault] = {
               "the final partial batch is never copied"),
         Fault("migration-null-embedding", "batch embedding call drops its last result; the row is written anyway",
               "the last row of every migrated batch is stored without an embedding"),
+        Fault("migration-created-at-reset", "the migration reads the creation time under a renamed key and stamps "
+              "the time it ran", "every migrated memory looks told today: its age, ordering and retention are lost"),
+        Fault("migration-drops-conversation", "the migration's row mapping leaves out the conversation column",
+              "migrated memories no longer belong to the conversation they were told in"),
         Fault("ivfflat-before-load", "ivfflat index built on the empty table, default probes = 1",
               "owners searched through the index lose most of their memories"),
         Fault("stale-embeddings", "re-embedding skipped after an embedding-model change",

@@ -123,6 +123,8 @@ def migrate(client: redis.Redis, pool: Pool, settings: Settings, batch_size: int
     target = get_embedder(settings.embedder)
     counts = Counts()
     ids = legacy_store.all_ids(client)
+    reset_created, lose_conversation = (settings.has(f) for f in ("migration-created-at-reset",
+                                                                    "migration-drops-conversation"))
     with pool.connection() as conn, _loading_session(conn):
         _drop_hnsw_if_empty(conn, settings)
         for records in _read_ahead(client, _batches(ids, batch_size, settings.has("migration-drops-last-batch"))):
@@ -142,9 +144,10 @@ def migrate(client: redis.Redis, pool: Pool, settings: Settings, batch_size: int
             rows = []
             for rec, vec in zip(records, vectors, strict=True):
                 fact = parse_fact(rec["text"])
-                rows.append((rec["id"], rec["user_id"], rec["conversation_id"] or None, rec["text"],
-                             fact.key if fact else None, vec, target.name, target.dims,
-                             _when(rec, "created_at") or now, _when(rec, "expires_at")))
+                conversation = None if lose_conversation else rec["conversation_id"] or None
+                created = now if reset_created else _when(rec, "created_at") or now
+                rows.append((rec["id"], rec["user_id"], conversation, rec["text"], fact.key if fact else None, vec,
+                             target.name, target.dims, created, _when(rec, "expires_at")))
             if rows:
                 _write_batch(conn, rows, counts)
     MemoryStore(pool, settings).build_index()

@@ -19,6 +19,8 @@ from harness.replay.capture import capture
 from harness.replay.run import MigrationRun
 from harness.snapshots import snapshot_path, write_snapshot
 from harness.snapshots.generate import generate_history
+from harness.snapshots.importer import import_history
+from harness.suite_options import ROOT
 from steps.world import NAME, World
 
 
@@ -45,6 +47,22 @@ def generated_history(world: World, migration: MigrationRun, size: int, tmp_path
                                    threshold=app.threshold, k=app.recall_k)
         path = tmp_path / "history.jsonl"
         write_snapshot(path, history.header, history.memories, history.probes)
+    migration.load_history(app, path, tmp_path, world.tag)
+
+
+@given(parsers.parse('the legacy Redis store holds the memories imported from "{folder}"'))
+def imported_history(world: World, migration: MigrationRun, folder: str, tmp_path: Path) -> None:
+    """A folder with a team's memories.jsonl and questions.jsonl, made a snapshot as `make_snapshot --import` does,
+    with the app's own embedding model."""
+    world.app.require(Capability.MIGRATION_TOOLS)
+    world.app.require_stores()
+    app, source, path = world.app, ROOT / folder, tmp_path / "imported.jsonl"
+    with allure.step(f"import {folder} into a snapshot with the app's {app.embedder}"):
+        header = import_history(app.target, source / "memories.jsonl", path, questions_file=source / "questions.jsonl",
+                                sample=0, seed=world.data.seed, embedders=[app.embedder], threshold=app.threshold,
+                                k=app.recall_k, description=f"imported from {folder}")
+        report.attach_text("imported snapshot", f"{header.memories} memories of {header.owners} owners, "
+                                                f"{header.probes} probes")
     migration.load_history(app, path, tmp_path, world.tag)
 
 
@@ -128,10 +146,15 @@ def migrate(world: World, migration: MigrationRun, size: int, embedder: str) -> 
 
 
 @then("the migration reports every memory read and written")
-def every_memory_written(migration: MigrationRun) -> None:
+def every_memory_written(world: World, migration: MigrationRun) -> None:
     counts, total = migration.last_counts, migration.total
-    assert (counts.read, counts.written, counts.skipped) == (total, total, 0), (
-        f"the migration of {total} memories read {counts.read}, wrote {counts.written} and skipped {counts.skipped}")
+    if (counts.read, counts.written, counts.skipped) != (total, total, 0):
+        named = ""
+        if migration.replay is not None:  # which memories: the replay's figures even though this check fails first
+            checks = migration.replay_checks(world.app)
+            named = f"\n{checks.figures()}\n{checks.lost_memories()}"
+        raise AssertionError(f"the migration of {total} memories read {counts.read}, wrote {counts.written} and "
+                             f"skipped {counts.skipped}{named}")
 
 
 @then("the second migration writes nothing and skips every memory as already present")
@@ -149,6 +172,15 @@ def every_memory_recalled(world: World, migration: MigrationRun) -> None:
     assert checks.memories.ok and not leaks, (
         f"{checks.figures()}\n" + (checks.lost_memories() if not checks.memories.ok else "")
         + (f"\nand {len(leaks)} hits of another owner:\n" + "\n".join(leaks[:15]) if leaks else ""))
+
+
+@then("every historical memory keeps its conversation and its creation and expiry times")
+def every_field_kept(world: World, migration: MigrationRun) -> None:
+    checks = migration.replay_checks(world.app)
+    if not checks.memories.kept_fields:
+        pytest.skip(f"{world.app.target.name} keeps none of a memory's conversation, creation and expiry times "
+                    f"that the suite can read: not applicable")
+    assert not checks.memories.changed, f"{checks.figures()}\n{checks.changed_memories()}"
 
 
 @when("one migrated memory's vector is removed from the store by hand")

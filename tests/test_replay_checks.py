@@ -6,7 +6,9 @@ import pytest
 
 from harness.drivers.base import OwnTextResult
 from harness.recall import Hit, RecallComparison
-from harness.replay.checks import ProbeCheck, ProbeOutcome, _verdict
+from harness.replay.checks import MemoryCheck, ProbeCheck, ProbeOutcome, _field_changes, _verdict
+from harness.replay.history import ReplayHistory
+from harness.snapshots import Header
 
 
 def _result(**change: object) -> OwnTextResult:
@@ -53,9 +55,41 @@ def test_figures_count_what_differs() -> None:
     check = ProbeCheck([lost_one, empty, nothing_expected])
     figures = check.figures()
     assert figures["probes"] == 3 and figures["differing"] == 2
+    assert figures["expecting nothing (they check that nothing is recalled)"] == 1
     assert figures["recall@3"] == round((2 / 3 + 0) / 2, 4)
     assert figures["empty results"] == 1
     assert figures["missing ids"] == 1 + 3 and figures["unexpected ids"] == 1
     assert figures["rank moves"] == 1  # c came second instead of third
     assert [o.comparison for o in check.worst()] == [empty.comparison, lost_one.comparison]
     assert "MISMATCH" in check.worst_as_text() and check.worst_as_csv().startswith("owner,query,recall@3")
+
+
+def _history() -> ReplayHistory:
+    history = ReplayHistory("t", Header("", ["e1"], "e1", 0.25, 5, 1, 0, 1))
+    history.ids, history.owners, history.texts = ["m1"], ["ana"], ["My cat is Miso."]
+    history.conversations, history.created_at = ["c1"], ["2024-01-02T03:04:05+00:00"]
+    history.expires_at = ["2034-01-02T03:04:05Z"]
+    return history
+
+
+ALL = ("conversation", "created_at", "expires_at")
+
+
+@pytest.mark.parametrize(("stored", "changes"), [
+    ({"conversation": "t-c1", "created_at": "2024-01-02T05:04:05+02:00", "expires_at": "2034-01-02T03:04:05+00:00"},
+     []),  # the same instants in another zone
+    ({"conversation": None, "created_at": "2024-01-02T03:04:05+00:00", "expires_at": "2034-01-02T03:04:05+00:00"},
+     [("conversation", "c1", None)]),
+    ({"conversation": "t-c2", "created_at": "2026-12-01T10:00:00+00:00", "expires_at": None},
+     [("conversation", "c1", "c2"), ("created_at", "2024-01-02T03:04:05+00:00", "2026-12-01T10:00:00+00:00"),
+      ("expires_at", "2034-01-02T03:04:05Z", None)]),
+])
+def test_every_kept_field_is_compared(stored: dict, changes: list) -> None:
+    assert _field_changes(_history(), 0, stored, ALL) == changes
+
+
+def test_a_field_the_app_does_not_keep_is_not_applicable_never_passed() -> None:
+    assert _field_changes(_history(), 0, {}, ()) == []
+    summary = MemoryCheck(checked=1, kept_fields=("created_at",)).fields_summary()
+    assert summary == ("fields of the memories found: created_at 0 changed; not applicable (the app does not keep "
+                       "them): conversation, expires_at")

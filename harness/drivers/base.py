@@ -13,7 +13,7 @@ from __future__ import annotations
 import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
@@ -102,6 +102,11 @@ class OwnTextResult:
     own_score: float | None  # None when the query cannot reach the row (no vector, another model's, expired)
     best_other_score: float | None  # the best score of any other memory of the owner (None: there is none)
     best_other_id: str | None = None  # which one, when it scores above the memory itself
+    fields: dict[str, str | None] = field(default_factory=dict)  # those of MEMORY_FIELDS the app keeps (times ISO)
+
+
+# What a replay compares of each memory beyond its owner, text and vector, where the app keeps it (kept_fields).
+MEMORY_FIELDS = ("conversation", "created_at", "expires_at")
 
 
 @dataclass(frozen=True)
@@ -187,6 +192,7 @@ class AppDriver(ABC):
     name = "app"
     capabilities: frozenset[Capability] = frozenset()
     seeding_concurrency = 1  # how many seeding calls the app may be sent at once (an agent server's are slow turns)
+    kept_fields: tuple[str, ...] = ()  # which of MEMORY_FIELDS recall_by_own_text reads back of each memory
 
     def __init__(self, target: Target) -> None:
         self.target = target

@@ -19,6 +19,7 @@ from harness import report
 from harness.app_launcher import RunningApp, attach_app, free_port, start_process
 from harness.app_tools import embed_texts_f32, run_tool
 from harness.drivers.base import (
+    MEMORY_FIELDS,
     Account,
     ApiAnswer,
     AppDriver,
@@ -114,6 +115,7 @@ class MemchatSession(UserSession):
 class MemchatDriver(AppDriver):
     name = "memchat"
     capabilities = frozenset(Capability)
+    kept_fields = MEMORY_FIELDS
 
     def _admin(self, app: RunningApp) -> httpx.Client:
         return httpx.Client(verify=tls(), base_url=app.base_url, timeout=30,
@@ -197,7 +199,7 @@ class MemchatDriver(AppDriver):
     # at least ann-min-rows memories, as the app's search does.
     _OWN_ROW = ("SELECT q.memory_id, m.user_id, m.text, m.embedding IS NOT NULL,"
                 " CASE WHEN m.embedder = %(embedder)s AND (m.expires_at IS NULL OR m.expires_at > now())"
-                " THEN 1 - (m.embedding <=> q.vec) END, 1 - best.d"
+                " THEN 1 - (m.embedding <=> q.vec) END, 1 - best.d, m.conversation_id, m.created_at, m.expires_at"
                 " FROM own_text q LEFT JOIN memories m ON m.id = q.memory_id")
     _ELIGIBLE = ("x.embedding IS NOT NULL AND x.embedder = %(embedder)s"
                  " AND (x.expires_at IS NULL OR x.expires_at > now())")
@@ -268,7 +270,9 @@ class MemchatDriver(AppDriver):
             found = [row for part in pool.map(lambda p: self._own_text_part(app, p, ann_owners), parts)
                      for row in part]
         return [OwnTextResult(r[0], r[1], r[2], bool(r[3]), float(r[4]) if r[4] is not None else None,
-                              float(r[5]) if r[5] is not None else None, r[6]) for r in found]
+                              float(r[5]) if r[5] is not None else None, r[9],
+                              {"conversation": r[6], "created_at": r[7] and r[7].isoformat(),
+                               "expires_at": r[8] and r[8].isoformat()}) for r in found]
 
     def nearest(self, app: RunningApp, owner_id: str, vectors: list[bytes | None], k: int) -> list[list[Hit]]:
         embedder = str(app.health.get("embedder", "hash-ngram-v1"))

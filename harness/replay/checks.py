@@ -6,6 +6,10 @@ from what was lost: a memory whose text equals another of its owner's ties with 
 recalled; a memory with no content words has no vector in any version of the store and is checked for owner and text
 only; a memory past its expiry is not expected to be recalled.
 
+Field by field: each memory's conversation, creation and expiry times, as far as the app keeps each field (the
+driver's kept_fields); a field the app does not keep is reported as not applicable, never as passed. A difference is
+named per memory and counted per field.
+
 Probe by probe: every golden question through the app's search API, compared with the snapshot's expectation (ids in
 order, scores within the tolerance, ties in either order), summarised as recall@k, nDCG@k, empty results, unexpected
 ids, rank moves and score deltas, with the worst probes as a table.
@@ -20,9 +24,10 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 from harness.app_handle import AppHandle
-from harness.drivers.base import Account, OwnTextQuery, OwnTextResult
+from harness.drivers.base import MEMORY_FIELDS, Account, OwnTextQuery, OwnTextResult
 from harness.recall import SCORE_TOLERANCE, Hit, RecallComparison, as_text
 from harness.replay.history import ReplayHistory
 
@@ -41,6 +46,9 @@ class MemoryCheck:
     recalled: int = 0
     verdicts: Counter = field(default_factory=Counter)
     lost: list[str] = field(default_factory=list)  # one line per lost memory: id, text, what happened
+    kept_fields: tuple[str, ...] = ()  # compared, of MEMORY_FIELDS; the others the app does not keep
+    field_changes: Counter = field(default_factory=Counter)  # per field, how many memories differ in it
+    changed: list[str] = field(default_factory=list)  # one line per memory with a field changed: which, from, to
 
     @property
     def ok(self) -> bool:
@@ -50,7 +58,13 @@ class MemoryCheck:
         data = ", ".join(f"{self.verdicts[v]} {v}" for v in DATA if self.verdicts[v]) or "none"
         lost = ", ".join(f"{self.verdicts[v]} {v}" for v in LOST if self.verdicts[v]) or "none"
         return (f"memories checked: {self.checked:,}; recalled by their own text: {self.recalled:,}; "
-                f"properties of the data (not failures): {data}; LOST: {lost}")
+                f"properties of the data (not failures): {data}; LOST: {lost}\n{self.fields_summary()}")
+
+    def fields_summary(self) -> str:
+        compared = ", ".join(f"{name} {self.field_changes[name]:,} changed" for name in self.kept_fields)
+        absent = [name for name in MEMORY_FIELDS if name not in self.kept_fields]
+        return (f"fields of the memories found: {compared or 'none compared'}"
+                + (f"; not applicable (the app does not keep them): {', '.join(absent)}" if absent else ""))
 
 
 def _verdict(result: OwnTextResult | None, run_owner: str, text: str, embeddable: bool,
@@ -88,16 +102,45 @@ def query_vectors(app: AppHandle, history: ReplayHistory, embedder: str) -> list
     return app.embed(history.texts, embedder)
 
 
+def _same_time(before: str | None, after: str | None) -> bool:
+    if before is None or after is None:
+        return before is None and after is None
+    return datetime.fromisoformat(before) == datetime.fromisoformat(after)
+
+
+def _field_changes(history: ReplayHistory, i: int, stored: dict[str, str | None],
+                   kept: tuple[str, ...]) -> list[tuple[str, str | None, str | None]]:
+    """(field, before, after) for each kept field of memory `i` that the store holds otherwise."""
+    before = {"conversation": history.conversation_id(history.conversations[i]),
+              "created_at": history.created_at[i], "expires_at": history.expires_at[i]}
+    changes = []
+    for name in kept:
+        now = stored.get(name) or None
+        if name == "conversation":  # told in the snapshot's own ids
+            if before[name] != now:
+                changes.append((name, history.conversations[i], now and history.snapshot_id(now)))
+        elif not _same_time(before[name], now):
+            changes.append((name, before[name], now))
+    return changes
+
+
 def check_memories(app: AppHandle, history: ReplayHistory, vectors: list[bytes | None]) -> MemoryCheck:
     queries = [OwnTextQuery(history.memory_id(mid), history.user_id(owner), vec)
                for mid, owner, vec in zip(history.ids, history.owners, vectors, strict=True)]
     found = {r.memory_id: r for r in app.recall_by_own_text(queries)}
     now = datetime.now(UTC)
-    check = MemoryCheck(checked=history.size)
+    kept = tuple(f for f in MEMORY_FIELDS if f in app.driver.kept_fields)
+    check = MemoryCheck(checked=history.size, kept_fields=kept)
     for i, mid in enumerate(history.ids):
         result = found.get(history.memory_id(mid))
         verdict = _verdict(result, history.user_id(history.owners[i]), history.texts[i], history.embeddable[i],
                            _expired(history.expires_at[i], now))
+        if result is not None and verdict not in ("missing", "owner changed"):
+            changes = _field_changes(history, i, result.fields, kept)
+            check.field_changes.update(name for name, _, _ in changes)
+            if changes:
+                check.changed.append(f"  {mid} of {history.owners[i]} {history.texts[i][:60]!r}: " + "; ".join(
+                    f"{name} was {was!r}, now {now_!r}" for name, was, now_ in changes))
         check.verdicts[verdict] += 1
         if verdict in ("recalled", "tied with an identical text"):
             check.recalled += 1
@@ -177,7 +220,10 @@ class ProbeCheck:
         ndcgs = [n for o in self.outcomes if (n := o.ndcg) is not None]
         faults = sum((o.faults() for o in self.outcomes), Counter())
         k = self.outcomes[0].k if self.outcomes else 0
-        return {"probes": len(self.outcomes), "differing": len(self.failing),
+        return {"probes": len(self.outcomes),
+                "expecting nothing (they check that nothing is recalled)": sum(
+                    1 for o in self.outcomes if not o.comparison.expected),
+                "differing": len(self.failing),
                 f"recall@{k}": round(sum(recalls) / len(recalls), 4) if recalls else 1.0,
                 f"nDCG@{k}": round(sum(ndcgs) / len(ndcgs), 4) if ndcgs else 1.0,
                 **{name: faults[name] for name in ("empty results", "missing ids", "unexpected ids", "rank moves",
@@ -246,11 +292,26 @@ class ReplayChecks:
     def figures(self) -> str:
         return f"{self.memories.summary()}\n{self.probes.summary()}"
 
+    listing: Path | None = None  # every lost and every changed memory, one per line, where the figures say
+
     def lost_memories(self, limit: int = 15) -> str:
-        m = self.memories
-        more = f"\n  ... and {len(m.lost) - limit} more" if len(m.lost) > limit else ""
-        return (f"{len(m.lost)} of {m.checked:,} memories are lost (a property of the data is never counted here):\n"
-                + "\n".join(m.lost[:limit]) + more)
+        return self._named(self.memories.lost, "are lost (a property of the data is never counted here)", limit)
+
+    def changed_memories(self, limit: int = 15) -> str:
+        return self._named(self.memories.changed, "have a field changed", limit)
+
+    def _named(self, lines: list[str], what: str, limit: int) -> str:
+        where = f"; every one in {self.listing}" if self.listing is not None else ""
+        more = f"\n  ... and {len(lines) - limit} more{where}" if len(lines) > limit else ""
+        return f"{len(lines)} of {self.memories.checked:,} memories {what}:\n" + "\n".join(lines[:limit]) + more
+
+    def write_listing(self, path: Path) -> None:
+        """Every lost and every changed memory to `path`, which the messages then name."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{self.figures()}\n\nlost ({len(self.memories.lost)}):\n" + "\n".join(self.memories.lost)
+                        + f"\n\nchanged ({len(self.memories.changed)}):\n" + "\n".join(self.memories.changed)
+                        + "\n", encoding="utf-8")
+        self.listing = path
 
     def leaks(self, history: ReplayHistory) -> list[str]:
         """Hits of a probe that belong to another owner (or to nobody in the snapshot)."""

@@ -28,6 +28,8 @@ class ReplayHistory:
     texts: list[str] = field(default_factory=list)
     embeddable: list[bool] = field(default_factory=list)
     expires_at: list[str | None] = field(default_factory=list)
+    created_at: list[str] = field(default_factory=list)
+    conversations: list[str | None] = field(default_factory=list)  # the snapshot's own ids (None: no conversation)
     vectors: list[bytes | None] = field(default_factory=list)  # by header.legacy_embedder, when the snapshot has it
     probes: list[GoldenProbe] = field(default_factory=list)
 
@@ -36,6 +38,9 @@ class ReplayHistory:
 
     def user_id(self, owner: str) -> str:
         return f"{self.tag}-{owner}"
+
+    def conversation_id(self, snapshot_conversation: str | None) -> str | None:
+        return f"{self.tag}-{snapshot_conversation}" if snapshot_conversation else None
 
     def snapshot_id(self, run_id: str) -> str:
         return run_id.removeprefix(f"{self.tag}-")
@@ -47,7 +52,7 @@ class ReplayHistory:
 
 def _legacy_line(history: ReplayHistory, m: HistoricalMemory) -> str:
     line = {"id": history.memory_id(m.id), "user_id": history.user_id(m.owner),
-            "conversation_id": f"{history.tag}-{m.conversation}" if m.conversation else None, "text": m.text,
+            "conversation_id": history.conversation_id(m.conversation), "text": m.text,
             "created_at": m.created_at, "expires_at": m.expires_at}
     if m.embedder is not None and (m.embedding is not None or not m.embeddable):
         line["embedder"] = m.embedder
@@ -70,6 +75,8 @@ def read_for_replay(snapshot: str | Path, tag: str, legacy_input: Path) -> Repla
                 history.texts.append(record.text)
                 history.embeddable.append(record.embeddable)
                 history.expires_at.append(record.expires_at)
+                history.created_at.append(record.created_at)
+                history.conversations.append(record.conversation)
                 history.vectors.append(record.embedding if record.embedder == header.legacy_embedder else None)
             elif isinstance(record, GoldenProbe):
                 history.probes.append(record)

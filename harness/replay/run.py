@@ -16,6 +16,9 @@ from harness.legacy_store import LegacyMemory, MigrationCounts
 from harness.replay.checks import ReplayChecks, check_memories, check_probes, query_vectors
 from harness.replay.history import ReplayHistory, import_owners, read_for_replay
 from harness.snapshots import Snapshot, is_format2, load_snapshot
+from harness.suite_options import ROOT
+
+REPLAY_LISTINGS = ROOT / "reports" / "replay"  # one file per replay with a lost or changed memory, named by its tag
 
 
 @dataclass
@@ -91,9 +94,14 @@ class MigrationRun:
             self.checks = ReplayChecks(check_memories(app, history, vectors),
                                        check_probes(app, history, self.accounts, self.embedder, app.recall_k))
             report.attach_text("replay figures", self.checks.figures())
+            if self.checks.memories.lost or self.checks.memories.changed:
+                self.checks.write_listing(REPLAY_LISTINGS / f"{history.tag}.txt")
             if self.checks.memories.lost:
                 report.attach_text(f"lost memories ({len(self.checks.memories.lost)}, every one)",
                                    "\n".join(self.checks.memories.lost))
+            if self.checks.memories.changed:
+                report.attach_text(f"memories with a field changed ({len(self.checks.memories.changed)}, every one)",
+                                   "\n".join(self.checks.memories.changed))
             if self.checks.probes.failing:
                 report.attach_table(f"worst probes ({len(self.checks.probes.failing)} of "
                                     f"{len(self.checks.probes.outcomes)} differ)", self.checks.probes.worst_as_csv())

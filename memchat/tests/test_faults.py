@@ -31,6 +31,7 @@ from memchat.web import HELD_BACK_WRITE_FAULTS
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 TESTED = {"recall-ignores-user", "history-idor", "session-not-persistent", "context-dropped", "threshold-too-strict",
           "ttl-too-short", "migration-drops-last-batch", "migration-null-embedding", "ivfflat-before-load",
+          "migration-created-at-reset", "migration-drops-conversation",
           "stale-embeddings", "unload-write-lost", "write-race", "long-conversation-forgets",
           "reopened-conversation-wins", "sign-out-write-lost", "title-splits-emoji", "common-word-key-forgotten",
           "many-facts-lost", "ime-enter-sends", "write-held-back"}
@@ -155,6 +156,32 @@ def test_migration_null_embedding(pg_server, redis_server) -> None:
     assert _ids(clean_db, "embedding IS NULL") == {"lg_007"}  # the one legacy record without content words
     # the last row of every batch of 7 (lg_029, the last of the final batch, has an unknown owner)
     assert _ids(faulty_db, "embedding IS NULL") == {"lg_006", "lg_007", "lg_013", "lg_020", "lg_027"}
+
+
+def _fields(dsn: str) -> dict[str, tuple]:
+    with psycopg.connect(dsn) as conn:
+        return {r[0]: r[1:] for r in conn.execute("SELECT id, conversation_id, created_at FROM memories").fetchall()}
+
+
+def test_migration_created_at_reset(pg_server, redis_server) -> None:
+    clean_db, faulty_db = pg_server.create_database(), pg_server.create_database()
+    _migrate(clean_db, redis_server.new_url(), 7, set())
+    started = datetime.now(UTC)
+    _migrate(faulty_db, redis_server.new_url(), 7, {"migration-created-at-reset"})
+    clean, faulty = _fields(clean_db), _fields(faulty_db)
+    assert all(created.year == 2025 for _, created in clean.values())  # as the legacy records say
+    assert set(faulty) == set(clean) and all(created >= started for _, created in faulty.values())
+    assert all(faulty[i][0] == clean[i][0] for i in clean)  # nothing else changes
+
+
+def test_migration_drops_conversation(pg_server, redis_server) -> None:
+    clean_db, faulty_db = pg_server.create_database(), pg_server.create_database()
+    _migrate(clean_db, redis_server.new_url(), 7, set())
+    _migrate(faulty_db, redis_server.new_url(), 7, {"migration-drops-conversation"})
+    clean, faulty = _fields(clean_db), _fields(faulty_db)
+    assert sum(1 for conversation, _ in clean.values() if conversation) > 10
+    assert all(conversation is None for conversation, _ in faulty.values())
+    assert all(faulty[i][1] == clean[i][1] for i in clean)  # nothing else changes
 
 
 IVF_OWNERS = {"big": 2400, **{f"s{i:02d}": 5 + i for i in range(20)}}

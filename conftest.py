@@ -24,6 +24,7 @@ pytest_plugins = [
     "steps.cross_session_steps",
     "steps.isolation_steps",
     "steps.migration_steps",
+    "steps.change_steps",
     "steps.account_steps",
     "steps.generated_session_steps",
     "steps.upgrade_steps",

@@ -16,6 +16,7 @@ import pytest
 from harness import report
 from harness.app_factory import AppFactory
 from harness.app_launcher import RunningApp
+from harness.changes import Change
 from harness.drivers.base import (
     Account,
     AppDriver,
@@ -215,6 +216,19 @@ class AppHandle:
             counts = self.driver.migrate(self.running, batch_size, embedder)
             report.attach_text("migration output", counts.output)
         return counts
+
+    def import_history(self, records: Path, embedder: str) -> dict[str, str]:
+        self.require(Capability.HISTORY_IMPORT)
+        self.require_stores()
+        with allure.step(f"load the history {records.name} into the app's store"):
+            return self.driver.import_history(self.running, records, embedder)
+
+    def go_through(self, change: Change) -> tuple[AppHandle, MigrationCounts | None]:
+        """The app after one of its declared changes, done the way the driver does it; a migration's counts."""
+        with allure.step(f"the change {change.name!r} ({change.kind}): {change.description or change.options}"):
+            if change.kind == "migration":
+                return self, self.migrate(int(change.options["batch_size"]), change.options["embedder"])
+            return self.change_embedding_model(change.options["to"]), None
 
     def embed(self, texts: list[str], embedder: str | None = None) -> list[bytes | None]:
         """The texts as the app's own embedder embeds them (its current model unless named), for expectations."""

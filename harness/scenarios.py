@@ -34,10 +34,12 @@ def scenario_tests(path: Path) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class ScenarioRef:
-    """A scenario named by its feature file (under features/) and its title; an outline means all its examples."""
+    """A scenario named by its feature file (under features/) and its title; an outline means all its examples, or
+    those whose test id holds `example` (`"... : <title> [embedding-model-v1-to-v2]"`)."""
 
     feature: str
     title: str
+    example: str = ""
 
     @classmethod
     def parse(cls, text: str, where: str) -> ScenarioRef:
@@ -45,10 +47,20 @@ class ScenarioRef:
         feature, sep, title = text.partition(":")
         if not sep or not feature.strip().endswith(".feature") or not title.strip():
             raise UnknownScenario(f"{where}: {text!r} is not '<file>.feature: <scenario title>'")
-        return cls(feature.strip(), title.strip())
+        title, example = title.strip(), ""
+        if title.endswith("]") and " [" in title:
+            title, _, example = title[:-1].rpartition(" [")
+        return cls(feature.strip(), title.strip(), example.strip())
 
     def __str__(self) -> str:
-        return f"{self.feature}: {self.title}"
+        return f"{self.feature}: {self.title}" + (f" [{self.example}]" if self.example else "")
+
+    def runs(self, nodeid: str, features: Path = FEATURES) -> bool:
+        """Whether the collected test `nodeid` is (an example of) this scenario."""
+        ref = node_title(nodeid, features)
+        if ref is None or (ref.feature, ref.title) != (self.feature, self.title):
+            return False
+        return not self.example or self.example in nodeid.partition("[")[2].removesuffix("]")
 
 
 def check_exist(refs: Iterable[ScenarioRef], where: str, features: Path = FEATURES) -> None:
@@ -77,6 +89,7 @@ def node_title(nodeid: str, features: Path = FEATURES) -> ScenarioRef | None:
 
 
 def nodes_of(refs: Iterable[ScenarioRef], collected: Iterable[str], features: Path = FEATURES) -> list[str]:
-    """The collected node ids that run the named scenarios (every example of an outline), in collection order."""
-    wanted = set(refs)
-    return [nodeid for nodeid in collected if node_title(nodeid, features) in wanted]
+    """The collected node ids that run the named scenarios (every example of an outline, or the named ones), in
+    collection order."""
+    wanted = list(refs)
+    return [nodeid for nodeid in collected if any(ref.runs(nodeid, features) for ref in wanted)]

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.changes import Change, ChangeError, parse_changes
+
 TARGETS = Path(__file__).resolve().parent.parent / "targets"
 DEFAULT_TARGET = TARGETS / f"{(TARGETS / 'DEFAULT').read_text(encoding='utf-8').strip()}.toml"  # the shipped app
 
@@ -39,6 +41,8 @@ class Target:
     fault_scenarios: dict[str, list[str]] = field(default_factory=dict)
     # Scenarios that fail on this app because of a defect or a documented design choice of the app -> why, in a line
     known_defects: dict[str, str] = field(default_factory=dict)
+    # The changes the replay scenarios put the app through, by name (harness.changes)
+    changes: dict[str, Change] = field(default_factory=dict)
 
     web_page: bool = True  # false: the users of this target speak through the app's API, even if it has pages
 
@@ -57,6 +61,13 @@ class Target:
         if name not in self.tools:
             raise TargetError(f"{self.path.name} defines no [tools] {name}; add it to use this scenario")
         return fill(self.tools[name], **values)
+
+    def change(self, name: str) -> Change:
+        """A change this app declares, by the name a scenario uses, or one line naming those it declares."""
+        if name not in self.changes:
+            declared = ", ".join(self.changes) or "none"
+            raise TargetError(f"{self.path.name} declares no change {name!r} under [changes]; it declares: {declared}")
+        return self.changes[name]
 
     def path_of(self, name: str, **values: str) -> str:
         if name not in self.api:
@@ -168,10 +179,13 @@ def load_target(path: str | Path | None = None) -> Target:
             index_kinds={k: {sk: str(sv) for sk, sv in v.items()} for k, v in data.get("index_kinds", {}).items()},
             fault_scenarios={str(k): [str(s) for s in v] for k, v in data.get("faults", {}).items()},
             known_defects={str(k): str(v) for k, v in data.get("known_defects", {}).items()},
+            changes=parse_changes(dict(data.get("changes", {})), path.name),
             web_page=bool(data.get("web_page", True)),
         ))
     except KeyError as e:
         raise TargetError(f"target file {path} lacks the key {e}; see targets/*.toml for the shape") from None
+    except ChangeError as e:
+        raise TargetError(str(e)) from None
     except (TypeError, ValueError, AttributeError) as e:
         raise TargetError(f"target file {path} has a value of the wrong shape ({e});"
                           " see targets/*.toml") from None

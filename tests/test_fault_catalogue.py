@@ -17,7 +17,7 @@ from harness.target import load_target
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize(("target", "size"), [("memchat", 20), ("open-webui", 5), ("open-webui-pgvector", 5)])
+@pytest.mark.parametrize(("target", "size"), [("memchat", 22), ("open-webui", 5), ("open-webui-pgvector", 5)])
 def test_every_shipped_catalogue_names_existing_scenarios_for_every_fault(target: str, size: int) -> None:
     faults = fault_catalogue(load_driver(load_target(target)))
     assert len(faults) == size
@@ -65,3 +65,14 @@ def test_a_target_naming_a_fault_its_driver_lacks_or_a_title_no_feature_has_is_r
         with pytest.raises(CatalogueError) as info:
             fault_catalogue(load_driver(load_target(path)))
         assert says in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_scenario_named_with_an_example_selects_only_the_tests_of_that_example() -> None:
+    ref = ScenarioRef.parse("replay_through_changes.feature: Every memory of a history is recalled after the change,"
+                            " memory by memory [embedding-model-v1-to-v2]", "here")
+    assert ref.example == "embedding-model-v1-to-v2" and str(ref).endswith(" [embedding-model-v1-to-v2]")
+    base = ("features/replay_through_changes.feature::"
+            "test_every_memory_of_a_history_is_recalled_after_the_change_memory_by_memory")
+    assert ref.runs(f"{base}[embedding-model-v1-to-v2-1,000]")
+    assert not ref.runs(f"{base}[redis-to-postgresql-1,000]")
+    assert ScenarioRef(ref.feature, ref.title).runs(f"{base}[redis-to-postgresql-1,000]")

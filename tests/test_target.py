@@ -222,3 +222,27 @@ def test_limits_are_numbers_the_suite_knows_and_retention_may_still_come_from_re
         path.write_text(base + f"\n[limits]\n{bad}\n", encoding="utf-8")
         with pytest.raises(TargetError, match=says):
             load_target(path)
+
+
+def test_the_reference_app_declares_its_changes_by_name() -> None:
+    changes = load_target().changes
+    assert {name: c.kind for name, c in changes.items()} == {"redis-to-postgresql": "migration",
+                                                             "embedding-model-v1-to-v2": "embedding-model"}
+    move = changes["embedding-model-v1-to-v2"]
+    assert (move.before_settings, move.embedder_before, move.embedder_after) == (
+        {"embedder": "hash-ngram-v1"}, "hash-ngram-v1", "hash-ngram-v2")
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    ('[changes.x]\nkind = "teleport"', "[changes.\"x\"] kind = 'teleport' is not one of migration, embedding-model"),
+    ('[changes.x]\nkind = "embedding-model"\nfrom = "a"', '[changes."x"] (embedding-model) needs to'),
+    ('[changes]\nx = "migration"', '[changes."x"] must be a table with a kind'),
+])
+def test_a_change_declared_wrongly_is_refused_in_one_line(tmp_path: Path, table: str, message: str) -> None:
+    assert message in _refusal(_write(tmp_path, MINIMAL + "\n" + table + "\n"))
+
+
+def test_a_change_no_target_declares_is_named_with_those_it_does() -> None:
+    with pytest.raises(TargetError, match=r"declares no change 'teleport' under \[changes\]; it declares: "
+                                          r"redis-to-postgresql, embedding-model-v1-to-v2$"):
+        load_target().change("teleport")

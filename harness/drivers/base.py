@@ -36,6 +36,7 @@ class Capability(StrEnum):
     RESTART = "restarting the app on its own data"
     CHAT_API = "chatting through the app's API"
     SEARCH_SCORES = "similarity scores in the app's memory search"
+    HISTORY_IMPORT = "loading a history of memories into the app's store"
 
 
 # Given by the suite to a driver: stop `app`, run `between` (a tool on its stopped data), start it again on the same
@@ -278,6 +279,13 @@ class AppDriver(ABC):
         import. Users without a password get a random one nobody knows."""
         for user in users:
             self.create_user(app, user.name, user.email, user.password or secrets.token_urlsafe(18), user.id)
+
+    def import_history(self, app: RunningApp, records: Path, embedder: str) -> dict[str, str]:
+        """Put a history's memories into the running app's own store, its owners already imported (HISTORY_IMPORT):
+        JSON Lines of `id, user_id, conversation_id, text, created_at, expires_at` (+ `embedder`, `embedding_f32`
+        where the history has the vector), through the app's bulk API or its store. Returns the app's own id of each
+        memory whose id the app did not keep (empty: it kept every one)."""
+        raise DriverError(f"the {self.name} driver cannot load a history into the app")
 
     def recall_by_own_text(self, app: RunningApp, queries: list[OwnTextQuery]) -> list[OwnTextResult]:
         """For every query, set-based, with the store's own similarity query (its operator, filters and index

@@ -331,6 +331,14 @@ class MemchatDriver(AppDriver):
     def embed(self, texts: list[str], embedder: str) -> list[bytes | None]:
         return embed_texts_f32(self.target, texts, embedder)
 
+    def import_history(self, app: RunningApp, records: Path, embedder: str) -> dict[str, str]:
+        """memchat's documented bulk load: its legacy loader, then its migration, in batches of 5,000 (ids kept)."""
+        self.load_legacy_store(app, records, embedder)
+        counts = self.migrate(app, 5000, str(app.health.get("embedder", embedder)))
+        if counts.written + counts.already_present != counts.read:
+            raise DriverError(f"memchat's bulk load wrote {counts.written} of the {counts.read} memories it read")
+        return {}
+
     def advance_clock(self, app: RunningApp, days: float) -> None:
         with self._admin(app) as admin:
             _check(admin.post(self.target.api["admin_clock"], json={"advance_days": days}), "moving the app's clock")

@@ -32,9 +32,18 @@ class ReplayHistory:
     conversations: list[str | None] = field(default_factory=list)  # the snapshot's own ids (None: no conversation)
     vectors: list[bytes | None] = field(default_factory=list)  # by header.legacy_embedder, when the snapshot has it
     probes: list[GoldenProbe] = field(default_factory=list)
+    # The app's own id of each memory whose id it did not keep when imported (by the run's id), and the reverse
+    app_ids: dict[str, str] = field(default_factory=dict)
+    _run_ids: dict[str, str] = field(default_factory=dict)
 
     def memory_id(self, snapshot_id: str) -> str:
-        return f"{self.tag}-{snapshot_id}"
+        """The memory's id in the app."""
+        run_id = f"{self.tag}-{snapshot_id}"
+        return self.app_ids.get(run_id, run_id)
+
+    def keep_app_ids(self, app_ids: dict[str, str]) -> None:
+        self.app_ids = dict(app_ids)
+        self._run_ids = {app_id: run_id for run_id, app_id in app_ids.items()}
 
     def user_id(self, owner: str) -> str:
         return f"{self.tag}-{owner}"
@@ -42,8 +51,8 @@ class ReplayHistory:
     def conversation_id(self, snapshot_conversation: str | None) -> str | None:
         return f"{self.tag}-{snapshot_conversation}" if snapshot_conversation else None
 
-    def snapshot_id(self, run_id: str) -> str:
-        return run_id.removeprefix(f"{self.tag}-")
+    def snapshot_id(self, app_id: str) -> str:
+        return self._run_ids.get(app_id, app_id).removeprefix(f"{self.tag}-")
 
     @property
     def size(self) -> int:
@@ -51,7 +60,7 @@ class ReplayHistory:
 
 
 def _legacy_line(history: ReplayHistory, m: HistoricalMemory) -> str:
-    line = {"id": history.memory_id(m.id), "user_id": history.user_id(m.owner),
+    line = {"id": f"{history.tag}-{m.id}", "user_id": history.user_id(m.owner),
             "conversation_id": history.conversation_id(m.conversation), "text": m.text,
             "created_at": m.created_at, "expires_at": m.expires_at}
     if m.embedder is not None and (m.embedding is not None or not m.embeddable):

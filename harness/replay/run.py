@@ -11,7 +11,7 @@ import allure
 
 from harness import report
 from harness.app_handle import AppHandle
-from harness.drivers.base import Account
+from harness.drivers.base import Account, Capability
 from harness.legacy_store import LegacyMemory, MigrationCounts
 from harness.replay.checks import ReplayChecks, check_memories, check_probes, query_vectors
 from harness.replay.history import ReplayHistory, import_owners, read_for_replay
@@ -58,6 +58,16 @@ class MigrationRun:
         self.owners = {o: history.user_id(o) for o in sorted(set(history.owners))}
         if not is_format2(snapshot):
             self.snapshot = load_snapshot(snapshot)
+
+    def import_history(self, app: AppHandle, snapshot: Path, workdir: Path, tag: str) -> None:
+        """A snapshot of any format into the app's own store, through the driver's import, its owners first."""
+        app.require(Capability.HISTORY_IMPORT)
+        records = workdir / "history.records.jsonl"
+        history = read_for_replay(snapshot, tag, records)
+        self.replay = history
+        self.import_replayed_owners(app)
+        history.keep_app_ids(app.import_history(records, history.header.legacy_embedder))
+        self.embedder = history.header.legacy_embedder
 
     def load_memories(self, app: AppHandle, memories: list[LegacyMemory], owners: dict[str, str], embedder: str,
                       workdir: Path) -> None:

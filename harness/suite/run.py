@@ -27,7 +27,7 @@ from harness.browser import (
 from harness.databases import DatabaseServers, ProviderError, provide_databases
 from harness.drivers import load_driver
 from harness.drivers.base import Capability, DriverError
-from harness.scenarios import ScenarioRef, UnknownScenario, check_exist, node_title
+from harness.scenarios import ScenarioRef, UnknownScenario, check_exist
 from harness.suite_options import SuiteOptions, add_options, runs_acceptance_suite
 from harness.target import Target, TargetError, load_target
 
@@ -128,7 +128,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         except UnknownScenario as e:
             raise pytest.UsageError(str(e)) from None
         for item in items:  # strict: a known defect that starts passing fails the run, to be taken off the list
-            why = defects.get(node_title(item.nodeid))
+            why = next((why for ref, why in defects.items() if ref.runs(item.nodeid)), None)
             if why is not None:
                 item.add_marker(pytest.mark.xfail(reason=f"{KNOWN_DEFECT} {target.name}: {why}", strict=True))
     left_out = {marker for marker, option in OPT_IN.items() if not config.getoption(option)}

@@ -1,0 +1,59 @@
+"""Steps of replay_through_changes.feature: a history as the app holds it before one of the changes its target
+declares, the change done the way the app's operators do it, then the replay's checks (migration_steps' Then steps,
+on the same `migration` state). The change comes from the test's parameter `change_name` (features/conftest.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import allure
+import pytest
+from pytest_bdd import given, parsers, when
+
+from harness.changes import Change
+from harness.drivers.base import Capability
+from harness.replay.run import MigrationRun
+from harness.snapshots import write_snapshot
+from harness.snapshots.generate import generate_history
+from steps.world import World
+
+NEEDS = {"migration": Capability.MIGRATION_TOOLS, "embedding-model": Capability.EMBEDDING_MODEL_CHANGE}
+
+
+def _declared(world: World, change_name: str) -> Change:
+    if not change_name:
+        pytest.skip(f"{world.app.target.path.name} declares no [changes] for the replay to put the app through")
+    return world.app.target.change(change_name)
+
+
+@given(parsers.re(r'a generated history of (?P<size>[\d,]+) memories, as the app holds it before the change '
+                  r'"<change>"'), converters={"size": lambda text: int(text.replace(",", ""))})
+def history_before_change(world: World, migration: MigrationRun, change_name: str, size: int,
+                          tmp_path: Path) -> None:
+    change = _declared(world, change_name)
+    world.app.require(NEEDS[change.kind])
+    if change.kind != "migration":
+        world.app.require(Capability.HISTORY_IMPORT)
+    world.use_app(world.app.fresh(Capability.APP_SETTINGS, **change.before_settings))  # a store of its own
+    app = world.app
+    embedders = list(dict.fromkeys(e for e in (change.embedder_before or app.embedder, change.embedder_after) if e))
+    with allure.step(f"generate {size:,} memories (+3) with {', '.join(embedders)}, seed {world.data.seed}"):
+        history = generate_history(app.target, nominal=size, seed=world.data.seed, embedders=embedders,
+                                   threshold=app.threshold, k=app.recall_k)
+        path = tmp_path / "history.jsonl"
+        write_snapshot(path, history.header, history.memories, history.probes)
+    if change.kind == "migration":
+        migration.load_history(app, path, tmp_path, world.tag)  # into the store the migration reads
+        migration.import_replayed_owners(app)
+    else:
+        migration.import_history(app, path, tmp_path, world.tag)
+
+
+@when('the app goes through the change "<change>"')
+def go_through_change(world: World, migration: MigrationRun, change_name: str) -> None:
+    change = _declared(world, change_name)
+    app, counts = world.app.go_through(change)
+    world.use_app(app)
+    if counts is not None:
+        migration.counts.append(counts)
+    migration.embedder = change.embedder_after or app.embedder

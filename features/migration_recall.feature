@@ -27,10 +27,7 @@ Feature: Recall survives the migration from Redis to PostgreSQL + pgvector
     And every historical memory keeps its conversation and its creation and expiry times
     And every golden question recalls the expected memories, in order, with the expected scores
 
-    Examples:
-      | size  |
-      | 1,000 |
-
+    # 1,000 memories run by default through the migration the app declares (replay_through_changes.feature).
     @scale
     Examples: at scale (make replay-scale)
       | size    |

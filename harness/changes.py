@@ -43,10 +43,9 @@ class Change:
 
     @property
     def before_settings(self) -> dict[str, str]:
-        """The settings of the app that holds the history before the change."""
-        if self.kind == "embedding-model":
-            return {"embedder": self.options["from"]}
-        return {}
+        """The settings of the app that holds the history before the change (its migration's model, too, so that
+        the app searches with the model it is migrated with)."""
+        return {"embedder": self.options["from" if self.kind == "embedding-model" else "embedder"]}
 
 
 def parse_changes(tables: dict[str, Any], where: str) -> dict[str, Change]:

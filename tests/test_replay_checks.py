@@ -93,3 +93,10 @@ def test_a_field_the_app_does_not_keep_is_not_applicable_never_passed() -> None:
     summary = MemoryCheck(checked=1, kept_fields=("created_at",)).fields_summary()
     assert summary == ("fields of the memories found: created_at 0 changed; not applicable (the app does not keep "
                        "them): conversation, expires_at")
+
+
+def test_a_history_imported_under_the_apps_own_ids_is_checked_by_them() -> None:
+    history = _history()
+    assert history.memory_id("m1") == "t-m1" and history.snapshot_id("t-m1") == "m1"
+    history.keep_app_ids({"t-m1": "3f2a-uuid"})
+    assert history.memory_id("m1") == "3f2a-uuid" and history.snapshot_id("3f2a-uuid") == "m1"

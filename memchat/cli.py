@@ -320,6 +320,7 @@ def cmd_reembed(args: argparse.Namespace) -> int:
 
     settings = _settings(args, args.pg)
     store = MemoryStore(_open_pool(args.pg), settings)
+    store.drop_hnsw()  # the app is stopped; the index is built again below, once
     changed = store.reembed()
     try:
         store.build_index()

@@ -32,20 +32,19 @@ class Change:
     description: str = ""
 
     @property
-    def embedder_before(self) -> str | None:
-        """The embedding model the history is told under (None: the app's own)."""
-        return self.options.get("embedder") if self.kind == "migration" else (
-            self.options["from"] if self.kind == "embedding-model" else None)
+    def embedder_before(self) -> str:
+        """The embedding model the history is told under, and the app runs before the change."""
+        return self.options["from" if self.kind == "embedding-model" else "embedder"]
 
     @property
-    def embedder_after(self) -> str | None:
+    def embedder_after(self) -> str:
         return self.options["to"] if self.kind == "embedding-model" else self.embedder_before
 
     @property
     def before_settings(self) -> dict[str, str]:
-        """The settings of the app that holds the history before the change (its migration's model, too, so that
-        the app searches with the model it is migrated with)."""
-        return {"embedder": self.options["from" if self.kind == "embedding-model" else "embedder"]}
+        """The settings of the app that holds the history before the change (a migration's model too, so that the
+        app searches with the model it is migrated with)."""
+        return {"embedder": self.embedder_before}
 
 
 def parse_changes(tables: dict[str, Any], where: str) -> dict[str, Change]:

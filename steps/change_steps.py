@@ -36,7 +36,7 @@ def history_before_change(world: World, migration: MigrationRun, change_name: st
         world.app.require(Capability.HISTORY_IMPORT)
     world.use_app(world.app.fresh(Capability.APP_SETTINGS, **change.before_settings))  # a store of its own
     app = world.app
-    embedders = list(dict.fromkeys(e for e in (change.embedder_before or app.embedder, change.embedder_after) if e))
+    embedders = list(dict.fromkeys((change.embedder_before, change.embedder_after)))
     with allure.step(f"generate {size:,} memories (+3) with {', '.join(embedders)}, seed {world.data.seed}"):
         history = generate_history(app.target, nominal=size, seed=world.data.seed, embedders=embedders,
                                    threshold=app.threshold, k=app.recall_k)
@@ -56,4 +56,4 @@ def go_through_change(world: World, migration: MigrationRun, change_name: str) -
     world.use_app(app)
     if counts is not None:
         migration.counts.append(counts)
-    migration.embedder = change.embedder_after or app.embedder
+    migration.embedder = change.embedder_after

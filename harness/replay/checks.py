@@ -288,11 +288,10 @@ class ReplayChecks:
 
     memories: MemoryCheck
     probes: ProbeCheck
+    listing: Path | None = None  # every lost and every changed memory, one per line, where the figures say
 
     def figures(self) -> str:
         return f"{self.memories.summary()}\n{self.probes.summary()}"
-
-    listing: Path | None = None  # every lost and every changed memory, one per line, where the figures say
 
     def lost_memories(self, limit: int = 15) -> str:
         return self._named(self.memories.lost, "are lost (a property of the data is never counted here)", limit)

@@ -15,6 +15,8 @@ BROWSER_SERVER := .tools/browser-server/node_modules/playwright-core/package.jso
 GCL_VERSION := 4.65.0
 GCL := .tools/gitlab-ci-local/node_modules/.bin/gitlab-ci-local
 DEBIAN_CHROMIUM := /usr/lib/chromium/chromium
+DEBIAN_HEADLESS_SHELL := /usr/lib/chromium/chromium-headless-shell
+BROWSER_STAMP := .tools/browser-with-headless-shell.ok
 N ?= 2
 RUNS ?= 10
 SEEDS ?= 20
@@ -38,7 +40,7 @@ LETTA_STAMP := $(LETTA)/.installed-$(LETTA_VERSION)-$(shell sha1sum targets/lett
 
 .PHONY: browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui letta test-letta
 
-setup: $(STAMP) .tools/browser.ok
+setup: $(STAMP) $(BROWSER_STAMP)
 
 # uv installs the pinned packages (pip's resolver and compile step took 1-3 minutes a virtual environment here; uv
 # takes seconds); pip only installs uv itself, and torch where a CPU build lies on this machine's disk.
@@ -49,14 +51,17 @@ $(STAMP): requirements.lock
 	@rm -f .venv/.installed-* && touch $@
 
 # A browser: Playwright's own of the pinned version's revision (under $$PLAYWRIGHT_BROWSERS_PATH, as in Playwright's
-# Docker images, else ~/.cache/ms-playwright); else Debian's chromium (on Debian, as root, with apt; Ubuntu's chromium
-# package is a snap stub that does not run in containers); else Playwright's download, into the same place.
-.tools/browser.ok: | $(STAMP)
+# Docker images, else ~/.cache/ms-playwright); else Debian's chromium and its headless shell, which the suite runs
+# headless as Playwright does its own (on Debian, as root, with apt; Ubuntu's chromium package is a snap stub that
+# does not run in containers); else Playwright's download, into the same place.
+$(BROWSER_STAMP): | $(STAMP)
 	@mkdir -p .tools
-	@if [ -x "$(DEBIAN_CHROMIUM)" ] || $(PY) -c 'import sys; from harness.browser import playwright_chromium as c; sys.exit(not c())'; \
+	@if { [ -x "$(DEBIAN_CHROMIUM)" ] && [ -x "$(DEBIAN_HEADLESS_SHELL)" ]; } \
+	  || $(PY) -c 'import sys; from harness.browser import playwright_chromium as c; sys.exit(not c())'; \
 	then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && grep -q '^ID=debian' /etc/os-release; then \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-headless-shell) \
+	    >/dev/null; \
 	else $(PY) -m playwright install $$([ "$$(id -u)" = 0 ] && echo --with-deps) chromium; fi
 	@touch $@
 

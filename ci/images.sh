@@ -26,7 +26,7 @@ build_ci_image() {
   say "Python, make and Chromium from Debian 12 into $CI_IMAGE"
   printf '#!/bin/sh\nexit 101\n' >"$rootfs/usr/sbin/policy-rc.d" && chmod +x "$rootfs/usr/sbin/policy-rc.d"
   chroot "$rootfs" sh -c 'apt-get -q update && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-    --no-install-recommends python3 python3-venv make chromium ca-certificates git libatomic1 rsync' \
+    --no-install-recommends python3 python3-venv make chromium chromium-headless-shell ca-certificates git libatomic1 rsync' \
     >"$DIR/ci-image.log" 2>&1 || fail "installing packages in the image failed; see $DIR/ci-image.log"
   rm -f "$rootfs/usr/sbin/policy-rc.d"
   rm -rf "$rootfs/var/lib/apt/lists"/* "$rootfs/var/cache/apt/archives"/*.deb

@@ -17,12 +17,13 @@ TRUE = Path("/bin/true")
 def _no_environment_choice(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("MEMTEST_BROWSER_PATH", raising=False)
     monkeypatch.setattr(browser, "DEBIAN_CHROMIUM", tmp_path / "no-debian-chromium")
+    monkeypatch.setattr(browser, "DEBIAN_HEADLESS_SHELL", tmp_path / "no-debian-headless-shell")
 
 
 def _says_how_to_install(message: str) -> None:
     assert "\n" not in message
     assert "make setup" in message
-    assert "apt-get install chromium" in message
+    assert "apt-get install chromium chromium-headless-shell" in message
     assert "playwright install chromium" in message
     assert "--browser-path" in message
 
@@ -73,6 +74,29 @@ def test_debian_binary_when_playwright_has_none(monkeypatch: pytest.MonkeyPatch,
     debian.write_text("")
     monkeypatch.setattr(browser, "DEBIAN_CHROMIUM", debian)
     assert find_chromium(None, str(tmp_path / "missing-chrome")) == BrowserChoice(debian, "debian")
+
+
+def test_debian_headless_shell_first_unless_headed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    debian, shell = tmp_path / "chromium", tmp_path / "chromium-headless-shell"
+    debian.write_text("")
+    shell.write_text("")
+    monkeypatch.setattr(browser, "DEBIAN_CHROMIUM", debian)
+    monkeypatch.setattr(browser, "DEBIAN_HEADLESS_SHELL", shell)
+    assert find_chromium(None, None) == BrowserChoice(shell, "debian headless shell")
+    assert find_chromium(None, None, headed=True) == BrowserChoice(debian, "debian")
+    playwright_own = tmp_path / "chrome"
+    playwright_own.write_text("")
+    assert find_chromium(None, str(playwright_own)) == BrowserChoice(None, "playwright")
+
+
+def test_headed_run_without_a_full_browser_says_how_to_install(monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    shell = tmp_path / "chromium-headless-shell"
+    shell.write_text("")
+    monkeypatch.setattr(browser, "DEBIAN_HEADLESS_SHELL", shell)
+    with pytest.raises(BrowserNotFound) as info:
+        find_chromium(None, None, headed=True)
+    _says_how_to_install(str(info.value))
 
 
 @pytest.mark.parametrize("playwright_path", [None, "/nonexistent/ms-playwright/chrome"])

@@ -3,17 +3,22 @@
 // this uses playwright-core's launchServer, which takes one. Prints the wsEndpoint as its first line, then serves until
 // SIGTERM or SIGINT.
 //
-//   node tools/browser_server.mjs [--host 127.0.0.1] [--port 0] [--executable /usr/lib/chromium/chromium]
+//   node tools/browser_server.mjs [--host 127.0.0.1] [--port 0] [--executable /usr/lib/chromium/chromium-headless-shell]
 //
 // playwright-core comes from .tools/browser-server (make browser-server), or from MEMTEST_PLAYWRIGHT_CORE (a folder).
 import { createRequire } from "node:module";
+import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
+
+// The browser the suite itself would run: Debian's headless shell where installed, else its full Chromium.
+const debianShell = "/usr/lib/chromium/chromium-headless-shell";
+const debian = existsSync(debianShell) ? debianShell : "/usr/lib/chromium/chromium";
 
 const { values } = parseArgs({
   options: {
     host: { type: "string", default: "127.0.0.1" },
     port: { type: "string", default: "0" },
-    executable: { type: "string", default: process.env.MEMTEST_BROWSER_PATH || "/usr/lib/chromium/chromium" },
+    executable: { type: "string", default: process.env.MEMTEST_BROWSER_PATH || debian },
   },
 });
 const from = process.env.MEMTEST_PLAYWRIGHT_CORE || new URL("../.tools/browser-server/", import.meta.url).pathname;

@@ -60,7 +60,7 @@ def start_run(config: pytest.Config) -> dict:
             check_browser_ws(opts.browser_ws)
             browser = BrowserChoice(None, f"--browser-ws {opts.browser_ws}")
         else:
-            browser = find_chromium(opts.browser_path, playwright_chromium())
+            browser = find_chromium(opts.browser_path, playwright_chromium(), headed=config.getoption("--headed"))
         if opts.base_url:
             if opts.faults:
                 raise DriverError("--faults switches faults on in an app the suite starts; drop --base-url")

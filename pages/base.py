@@ -49,6 +49,12 @@ class BasePage:
     def has(self, name: str) -> bool:
         return name in self._locators
 
+    def shows_within_ms(self, name: str) -> float | None:
+        """How long the element may take to show, where its target declares it (`shows_within_s`, for a page that
+        loads what it needs before it shows the element); None: Playwright's own default."""
+        seconds = self.spec(name).get("shows_within_s")
+        return None if seconds is None else float(seconds) * 1000
+
     def el(self, name: str, within: Locator | None = None) -> Locator:
         """The named element; inside `within`, or inside the element its spec names as `within`."""
         spec = self.spec(name)

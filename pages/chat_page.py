@@ -37,16 +37,16 @@ class ChatPage(BasePage):
         outcome = self.el("message_input")
         if self.has("login_error"):
             outcome = outcome.or_(self.el("login_error"))
-        expect(outcome.first).to_be_visible()
+        expect(outcome.first).to_be_visible(timeout=self.shows_within_ms("message_input"))
 
     def ready_or_asked_to_sign_in(self) -> bool:
         """Waits until the page shows the chat or the sign-in form; True for the chat."""
         chat, sign_in = self.el("message_input"), self.el("login_submit")
-        expect(chat.or_(sign_in).first).to_be_visible()
+        expect(chat.or_(sign_in).first).to_be_visible(timeout=self.shows_within_ms("message_input"))
         return chat.is_visible()
 
     def expect_ready(self) -> None:
-        expect(self.el("message_input")).to_be_editable()
+        expect(self.el("message_input")).to_be_editable(timeout=self.shows_within_ms("message_input"))
 
     def open_conversation(self, conversation_id: str, settle_s: float = 10.0) -> int:
         """Open a conversation by its address; returns the HTTP status the app answered with, once the app has

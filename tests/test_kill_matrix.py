@@ -9,7 +9,7 @@ import pytest
 
 from harness.fault_catalogue import CatalogueError, Fault
 from harness.scenarios import ScenarioRef
-from tools import bench_suite, flake_check, kill_matrix
+from tools import bench_phases, bench_suite, flake_check, kill_matrix
 from tools.suite_runs import aggregate_records, junit_totals, parse_collect_only, read_results, short_id
 
 A = "features/in_session_memory.feature::test_a_fact_told_earlier_in_the_conversation_is_recalled[order number-4417]"
@@ -225,3 +225,46 @@ def test_repetition_times_in_repetition_order() -> None:
                 f"{node}x[rep0]": 99.0}
     assert bench_suite.repetition_times(protocol, node) == [9.0, 5.0, 3.0, 4.0]
     assert bench_suite.repetition_times({node: 7.0}, node) == [7.0]
+
+
+def test_merge_bench_writes_the_machine_when_given() -> None:
+    machine = {"cpus": 2, "chromium": "Chromium 156 (debian headless shell)"}
+    assert bench_suite.merge_bench({}, {"serial_s": 1.0}, None, machine)["machine"] == machine
+
+
+def test_bare_script_phases_are_the_scenario_steps() -> None:
+    """Each bare phase is compared with the suite's step of the same name: the names are the feature's own lines."""
+    feature = (bench_suite.ROOT / "features" / "cross_session_persistence.feature").read_text(encoding="utf-8")
+    block = feature.split("Scenario: Everything is still there after closing and reopening the browser")[1]
+    lines = [line.strip() for line in block.split("Scenario:")[0].splitlines() if line.strip()]
+    assert list(bench_suite.STEPS) == lines
+
+
+def test_suite_phases_from_allure_results(tmp_path) -> None:  # noqa: ANN001
+    for n, start in enumerate((2000, 1000)):  # written out of order: sorted by start time
+        steps = [{"name": "Given a", "start": start, "stop": start + 300 + n * 100},
+                 {"name": "When b", "start": start + 400, "stop": start + 600}]
+        (tmp_path / f"{n}-result.json").write_text(__import__("json").dumps({"start": start, "steps": steps}))
+    runs = bench_phases.suite_phases(tmp_path, [1.0, 2.0])
+    assert runs[0]["Given a"] == 0.4 and runs[1]["Given a"] == 0.3  # the one that started first is the first
+    assert round(runs[0][bench_phases.OUTSIDE_STEPS], 3) == 0.4 and round(runs[1][bench_phases.OUTSIDE_STEPS], 3) == 1.5
+
+
+def test_phase_rows_medians_without_the_warm_up() -> None:
+    suite = [{"Given a": 9.0, bench_phases.OUTSIDE_STEPS: 9.0}, {"Given a": 1.0, bench_phases.OUTSIDE_STEPS: 0.5},
+             {"Given a": 3.0, bench_phases.OUTSIDE_STEPS: 0.5}]
+    bare = [{bench_phases.OUTSIDE_STEPS: 5.0, "Given a": 5.0}, {"Given a": 1.0, bench_phases.OUTSIDE_STEPS: 0.1},
+            {"Given a": 1.0, bench_phases.OUTSIDE_STEPS: 0.1}]
+    rows = bench_phases.phase_rows(suite, bare)
+    assert [r["phase"] for r in rows] == ["Given a", bench_phases.OUTSIDE_STEPS]
+    assert rows[0] == {"phase": "Given a", "suite_ms": 2000, "bare_ms": 1000, "extra_ms": 1000}
+    assert rows[1]["extra_ms"] == 400
+
+
+def test_phases_add_up_each_name() -> None:
+    phases = bench_phases.Phases()
+    with phases("a"):
+        pass
+    with phases("a"):
+        pass
+    assert list(phases.seconds) == ["a"] and phases.seconds["a"] >= 0

@@ -6,16 +6,19 @@
    repeated in one pytest session (tools.suite_runs' MEMTEST_REPEAT); only the item's runtest protocol is timed
    (setup + call + teardown, as the plugin measures it). The first repetition also pays the session fixtures
    (Playwright, browser) and is reported apart as "cold"; the median of the others is compared with the same flow
-   written as a bare Playwright script (below), timed the same way with the first run as warm-up.
-   framework overhead = suite scenario median / bare script median ("bare_ratio").
+   written as a bare Playwright script (below), timed the same way with the first run as warm-up. The bare script
+   records the trace the suite records, so that the ratio is the suite's own cost, and runs untraced too:
+   framework overhead = suite scenario median / traced bare script median ("bare_ratio"); against the untraced
+   script "bare_untraced_ratio", and the trace's own cost "trace_cost_ratio" (traced / untraced bare). Both are timed
+   per phase (the scenario's steps, tools/bench_phases.py), in reports/bench/details.json and the console.
 3. A signed-in context from a storage_state (cookies from the API login) against logging in through the form: median
    ms of creating the context and loading the first signed-in page.
 
 4. The migration replay at 1k, 10k and 100k memories, each a fresh run on fresh databases (tools/bench_migration.py):
    generate, load, migrate, verify, total and peak PSS.
 
-Writes reports/bench.json (keys "suite" and "migration", other top-level keys kept) and reports/bench/details.json;
-prints a table.
+Writes reports/bench.json (keys "suite", "migration" and "machine": cores and versions; other top-level keys kept)
+and reports/bench/details.json; prints the tables.
 
     python tools/bench_suite.py [--repeats 5] [--login-repeats 9] [--suite-runs 1] [--skip-suite] [--skip-migration]
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import re
 import shutil
 import sys
@@ -41,13 +45,14 @@ if str(ROOT) not in sys.path:
 from playwright.sync_api import BrowserContext, Locator, Page, Playwright, expect, sync_playwright  # noqa: E402
 
 from harness.app_handle import AppHandle  # noqa: E402
-from harness.browser import find_chromium, playwright_chromium  # noqa: E402
+from harness.browser import chromium_version, find_chromium, playwright_chromium  # noqa: E402
 from harness.databases import create_database, drop_database, provide_databases, redis_url_for_db  # noqa: E402
 from harness.drivers import load_driver  # noqa: E402
 from harness.drivers.base import Account  # noqa: E402
 from harness.target import load_target  # noqa: E402
 from pages.base import locate  # noqa: E402
 from tools.bench_migration import bench_migration  # noqa: E402
+from tools.bench_phases import OUTSIDE_STEPS, Phases, phase_rows, suite_phases  # noqa: E402
 from tools.suite_runs import REPEAT_ENV, SuiteRun, format_table, median, rel  # noqa: E402
 
 REPORTS = ROOT / "reports"
@@ -59,13 +64,28 @@ FACT, QUESTION, ANSWER = "My order number is 4417.", "What is my order number?",
 
 
 # -- pure parts --------------------------------------------------------------------------------------------------------
-def merge_bench(existing: dict | None, suite: dict, migration: dict | None = None) -> dict:
-    """reports/bench.json with its "suite" (and "migration", when measured) keys replaced, every other kept."""
+def merge_bench(existing: dict | None, suite: dict, migration: dict | None = None,
+                machine: dict | None = None) -> dict:
+    """reports/bench.json with its "suite" (and "migration" and "machine", when measured) keys replaced, every
+    other kept."""
     data = dict(existing) if isinstance(existing, dict) else {}
     data["suite"] = dict(suite)
     if migration is not None:
         data["migration"] = dict(migration)
+    if machine is not None:
+        data["machine"] = dict(machine)
     return data
+
+
+def machine_facts(app: AppHandle, databases: str) -> dict:
+    """What the figures were measured on: cores, and the versions of what ran."""
+    from importlib.metadata import version
+
+    choice = find_chromium(None, playwright_chromium())
+    return {"cpus": os.cpu_count(), "python": platform.python_version(), "playwright": version("playwright"),
+            "pytest": version("pytest"), "chromium": f"{chromium_version(choice.executable)} ({choice.source})",
+            "app": app.driver.describe(app.running).get("app", app.name),
+            "databases": databases}
 
 
 def repetition_times(protocol_s: dict[str, float], nodeid: str) -> list[float]:
@@ -111,11 +131,22 @@ def scenario_through_suite(app: AppHandle, repeats: int) -> list[float]:
 
 
 # -- the same flow as a bare Playwright script -------------------------------------------------------------------------
-class Bare:
-    """The cross-session flow with nothing but Playwright and the driver's API calls: no fixtures, page objects,
-    tracing or report. Elements are found with the target's locators, so the same flow runs against any app."""
+# Its phases carry the names of the scenario's steps, so that each is compared with the same step through the suite.
+STEPS = ("Given Ana signs in through the login form in her own browser profile", "And Ana starts a new conversation",
+         f'When Ana tells the assistant "{FACT}"', "And Ana closes the browser",
+         "And Ana opens the browser again with the same profile", "Then Ana is still signed in",
+         "And her conversation is listed", "When Ana opens the conversation from the conversation list",
+         "Then the history shows every turn of the conversation in order", "When Ana starts a new conversation",
+         f'And Ana asks "{QUESTION}"', f'Then the assistant answers "{ANSWER}"')
 
-    def __init__(self, pw: Playwright, app: AppHandle) -> None:
+
+class Bare:
+    """The cross-session flow with nothing but Playwright and the driver's API calls: no fixtures, page objects or
+    report. Elements are found with the target's locators, so the same flow runs against any app. Traced (the
+    default) it records the trace the suite records of every browser (DOM snapshots and network, no screencast),
+    saved when a browser closes mid-scenario and dropped at the end, as for a passing scenario."""
+
+    def __init__(self, pw: Playwright, app: AppHandle, traced: bool = True) -> None:
         choice = find_chromium(None, playwright_chromium())  # the browser the suite finds
         self.pw = pw
         self.app = app
@@ -123,6 +154,8 @@ class Bare:
         self.paths = app.target.api
         self.locators = app.target.locators
         self.launch = {"headless": True, **choice.launch_args()}  # the browser and flags the suite launches
+        self.traced = traced
+        self.phases = Phases()
 
     def el(self, root: Page | Locator, name: str) -> Locator:
         return locate(root, self.locators[name])
@@ -133,10 +166,13 @@ class Bare:
 
     def open_profile(self, profile: str) -> tuple[BrowserContext, Page]:
         context = self.pw.chromium.launch_persistent_context(profile, **self.launch)
+        if self.traced:
+            context.tracing.start(title="bare", screenshots=False, snapshots=True, sources=False)
         return context, (context.pages[0] if context.pages else context.new_page())
 
-    @staticmethod
-    def close(context: BrowserContext) -> None:
+    def close(self, context: BrowserContext, trace_to: Path | None = None) -> None:
+        if self.traced:
+            context.tracing.stop(path=trace_to) if trace_to else context.tracing.stop()
         for page in list(context.pages):
             page.close()  # pagehide: the page flushes what it still meant to write
         context.close()
@@ -158,40 +194,59 @@ class Bare:
         expect(self.el(page, "message_input")).to_be_editable()
 
     def flow(self) -> None:
-        account = self.create_user()
+        self.phases = phase = Phases()
+        signs_in, starts, tells, closes, reopens, signed_in, listed, opens, history, new, asks, answers = STEPS
         profile = tempfile.mkdtemp(prefix="bench-profile-", dir="/tmp")
         conversation_url = re.compile(re.escape(self.paths["conversation_page"]).replace(
             re.escape("{conversation_id}"), "[^/?#]+") + "$")
+        account = None
         try:
-            context, page = self.open_profile(profile)
-            self.sign_in(page, account)
-            first = self.send(page, FACT)
-            expect(page).to_have_url(conversation_url)
-            conversation = page.url.rstrip("/").rsplit("/", 1)[-1]
-            self.close(context)
-
-            context, page = self.open_profile(profile)
-            page.goto(self.base + self.paths["home_page"])
-            expect(self.el(page, "message_input")).to_be_editable()
-            assert not self.el(page, "login_submit").is_visible(), "signed out after reopening"
-            items = self.el(self.el(page, "conversation_list"), "conversation_item")
-            expect(items.first).to_be_visible()
-            hrefs = [a.get_attribute("href") or "" for a in items.all()]
-            assert any(h.endswith("/" + conversation) for h in hrefs), f"{conversation} not listed: {hrefs}"
-            items.and_(page.locator(f'[href$="/{conversation}"]')).click()
-            expect(page).to_have_url(re.compile(re.escape(conversation) + "$"))
-            messages = self.el(self.el(page, "messages"), "message")
-            expect(messages).to_have_count(2)
-            texts = [self.el(m, "message_text").first.inner_text() for m in messages.all()]
-            assert texts == [FACT, first], texts
-            self.el(page, "new_conversation").click()
-            page.wait_for_url(self.base + self.paths["home_page"])
-            answer = self.send(page, QUESTION)
-            assert answer == ANSWER, f"the assistant answered {answer!r}"
-            self.close(context)
+            with phase(signs_in):
+                account = self.create_user()
+                context, page = self.open_profile(profile)
+                self.sign_in(page, account)
+            with phase(starts):
+                pass  # the sign-in lands on a new conversation
+            with phase(tells):
+                first = self.send(page, FACT)
+                expect(page).to_have_url(conversation_url)
+                conversation = page.url.rstrip("/").rsplit("/", 1)[-1]
+            with phase(closes):
+                self.close(context, trace_to=Path(profile + "-trace.zip"))
+            with phase(reopens):
+                context, page = self.open_profile(profile)
+                page.goto(self.base + self.paths["home_page"])
+            with phase(signed_in):
+                expect(self.el(page, "message_input")).to_be_editable()
+                assert not self.el(page, "login_submit").is_visible(), "signed out after reopening"
+            with phase(listed):
+                items = self.el(self.el(page, "conversation_list"), "conversation_item")
+                expect(items.first).to_be_visible()
+                hrefs = [a.get_attribute("href") or "" for a in items.all()]
+                assert any(h.endswith("/" + conversation) for h in hrefs), f"{conversation} not listed: {hrefs}"
+            with phase(opens):
+                items.and_(page.locator(f'[href$="/{conversation}"]')).click()
+                expect(page).to_have_url(re.compile(re.escape(conversation) + "$"))
+            with phase(history):
+                messages = self.el(self.el(page, "messages"), "message")
+                expect(messages).to_have_count(2)
+                texts = [self.el(m, "message_text").first.inner_text() for m in messages.all()]
+                assert texts == [FACT, first], texts
+            with phase(new):
+                self.el(page, "new_conversation").click()
+                page.wait_for_url(self.base + self.paths["home_page"])
+            with phase(asks):
+                answer = self.send(page, QUESTION)
+            with phase(answers):
+                assert answer == ANSWER, f"the assistant answered {answer!r}"
         finally:
-            shutil.rmtree(profile, ignore_errors=True)
-            self.app.delete_user(account)
+            with phase(OUTSIDE_STEPS):
+                if "context" in locals():
+                    self.close(context)
+                shutil.rmtree(profile, ignore_errors=True)
+                Path(profile + "-trace.zip").unlink(missing_ok=True)
+                if account is not None:
+                    self.app.delete_user(account)
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -280,18 +335,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     with provide_databases() as servers:
         db = f"memtest_bench_{uuid.uuid4().hex[:8]}"
         dsn = create_database(servers.pg_admin_dsn, db)
-        say(f"{servers.describe()}; starting the app once")
+        servers_described = servers.describe()
+        say(f"{servers_described}; starting the app once")
         app = AppHandle(driver, driver.start(pg_dsn=dsn, redis_url=redis_url_for_db(servers.redis_url, 1),
                                              settings={}, log_path=OUT / "app.log"))
         try:
             say(f"app at {app.base_url}: the scenario through the suite, {args.repeats} + 1 warm-up")
             suite_reps = scenario_through_suite(app, args.repeats + 1)
             say("  " + ", ".join(f"{s:.2f}" for s in suite_reps) + " s")
+            suite_steps = suite_phases(OUT / "allure" / "scenario", suite_reps)
             with sync_playwright() as pw:
-                say(f"the same flow as a bare Playwright script, {args.repeats} + 1 warm-up")
-                bare = Bare(pw, app)
-                bare_reps = [timed(bare.flow) for _ in range(args.repeats + 1)]
-                say("  " + ", ".join(f"{s:.2f}" for s in bare_reps) + " s")
+                say(f"the same flow as a bare Playwright script, traced as the suite traces and untraced, "
+                    f"alternately, {args.repeats} + 1 warm-up each")
+                traced, untraced = Bare(pw, app), Bare(pw, app, traced=False)
+                bare_reps, untraced_reps, bare_steps = [], [], []
+                for _ in range(args.repeats + 1):
+                    bare_reps.append(timed(traced.flow))
+                    bare_steps.append(traced.phases.seconds)
+                    untraced_reps.append(timed(untraced.flow))
+                say("  traced " + ", ".join(f"{s:.2f}" for s in bare_reps) + " s; untraced "
+                    + ", ".join(f"{s:.2f}" for s in untraced_reps) + " s")
                 say(f"storage_state against the login form, {args.login_repeats} + 1 warm-up each")
                 state_ms, form_ms = login_times(pw, app, args.login_repeats)
         finally:
@@ -299,16 +362,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             drop_database(servers.pg_admin_dsn, db)
 
     migration = None if args.skip_migration else bench_migration(say=say)
-    suite_s, bare_s = median(suite_reps[1:]), median(bare_reps[1:])
-    figures.update({"bare_ratio": round(suite_s / bare_s, 2), "storage_state_ms": round(median(state_ms), 1),
-                    "form_login_ms": round(median(form_ms), 1)})
-    suite = {k: figures[k] for k in ("serial_s", "n2_s", "bare_ratio", "storage_state_ms", "form_login_ms")
-             if k in figures}
-    JSON_PATH.write_text(json.dumps(merge_bench(existing, suite, migration), indent=2) + "\n", encoding="utf-8")
+    suite_s, bare_s, untraced_s = median(suite_reps[1:]), median(bare_reps[1:]), median(untraced_reps[1:])
+    figures.update({"bare_ratio": round(suite_s / bare_s, 2), "bare_untraced_ratio": round(suite_s / untraced_s, 2),
+                    "trace_cost_ratio": round(bare_s / untraced_s, 2),
+                    "storage_state_ms": round(median(state_ms), 1), "form_login_ms": round(median(form_ms), 1)})
+    suite = {k: figures[k] for k in ("serial_s", "n2_s", "bare_ratio", "bare_untraced_ratio", "trace_cost_ratio",
+                                     "storage_state_ms", "form_login_ms") if k in figures}
+    machine = machine_facts(app, servers_described)
+    JSON_PATH.write_text(json.dumps(merge_bench(existing, suite, migration, machine), indent=2) + "\n",
+                         encoding="utf-8")
+    phases = phase_rows(suite_steps, bare_steps)
     details.update({"scenario": SCENARIO, "suite_scenario_s": [round(s, 3) for s in suite_reps],
                     "bare_script_s": [round(s, 3) for s in bare_reps],
+                    "bare_untraced_s": [round(s, 3) for s in untraced_reps], "phases": phases,
                     "storage_state_ms": [round(m, 1) for m in state_ms],
-                    "form_login_ms": [round(m, 1) for m in form_ms], "cpus": os.cpu_count()})
+                    "form_login_ms": [round(m, 1) for m in form_ms], "machine": machine})
     (OUT / "details.json").write_text(json.dumps(details, indent=2) + "\n", encoding="utf-8")
 
     rows = []
@@ -320,7 +388,11 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"median of {len(suite_reps) - 1}; cold first run {suite_reps[0]:.2f} s"],
              ["same flow, bare Playwright script", f"{bare_s:.2f} s",
               f"median of {len(bare_reps) - 1}; first run {bare_reps[0]:.2f} s"],
-             ["framework overhead (suite / bare)", f"{figures['bare_ratio']:.2f}x", ""],
+             ["same flow, bare script without the trace", f"{untraced_s:.2f} s",
+              f"median of {len(untraced_reps) - 1}; first run {untraced_reps[0]:.2f} s"],
+             ["framework overhead (suite / traced bare)", f"{figures['bare_ratio']:.2f}x", "bare_ratio"],
+             ["suite / untraced bare", f"{figures['bare_untraced_ratio']:.2f}x", "bare_untraced_ratio"],
+             ["what the trace costs (traced / untraced bare)", f"{figures['trace_cost_ratio']:.2f}x", ""],
              ["signed-in context from storage_state", f"{figures['storage_state_ms']:.0f} ms",
               f"median of {len(state_ms)}"],
              ["signed-in context through the login form", f"{figures['form_login_ms']:.0f} ms",
@@ -331,7 +403,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                      f"{m['verify_s']} s; peak PSS {m['peak_rss_mb']:.0f} MB"])
     print()
     print(format_table(["measure", "value", "note"], rows))
-    print(f"\nwrote {rel(JSON_PATH)} (keys \"suite\", \"migration\") and {rel(OUT / 'details.json')}; "
+    print(f"\nper phase of the scenario, median ms ({machine['cpus']} cores; {machine['chromium']}):")
+    print(format_table(["phase", "suite", "bare", "extra"],
+                       [[p["phase"], p["suite_ms"], p["bare_ms"], p["extra_ms"]] for p in phases]))
+    print(f"\nwrote {rel(JSON_PATH)} (keys \"suite\", \"migration\", \"machine\") and {rel(OUT / 'details.json')}; "
           f"total wall time {time.perf_counter() - started:.1f} s")
     return 0
 

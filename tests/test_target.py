@@ -246,3 +246,14 @@ def test_a_change_no_target_declares_is_named_with_those_it_does() -> None:
     with pytest.raises(TargetError, match=r"declares no change 'teleport' under \[changes\]; it declares: "
                                           r"redis-to-postgresql, embedding-model-v1-to-v2$"):
         load_target().change("teleport")
+
+
+def test_a_locator_may_say_how_long_its_element_takes_to_show() -> None:
+    """Open WebUI's message box shows once its page has loaded: its target says so; memchat keeps Playwright's 5 s."""
+    from pages.base import BasePage
+
+    def page_of(target: str) -> BasePage:
+        return BasePage(None, "http://app", load_target(target).locators, {})  # type: ignore[arg-type]
+
+    assert page_of("open-webui-pgvector").shows_within_ms("message_input") == 15000  # inherited by extends
+    assert page_of("memchat").shows_within_ms("message_input") is None

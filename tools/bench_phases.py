@@ -41,8 +41,11 @@ def suite_phases(allure_dir: Path, protocol_s: Sequence[float]) -> list[dict[str
         result = json.loads(path.read_text(encoding="utf-8"))
         results.append(result)
     results.sort(key=lambda r: r.get("start", 0))
+    if len(results) != len(protocol_s):
+        raise RuntimeError(f"{allure_dir} holds {len(results)} Allure results for {len(protocol_s)} repetitions; "
+                           "run the bench again with a clean reports/bench")
     runs = []
-    for result, total in zip(results, protocol_s, strict=False):
+    for result, total in zip(results, protocol_s, strict=True):
         steps: dict[str, float] = {}
         for step in result.get("steps", []):
             steps[step["name"]] = steps.get(step["name"], 0.0) + (step["stop"] - step["start"]) / 1000

@@ -199,7 +199,7 @@ class Bare:
         profile = tempfile.mkdtemp(prefix="bench-profile-", dir="/tmp")
         conversation_url = re.compile(re.escape(self.paths["conversation_page"]).replace(
             re.escape("{conversation_id}"), "[^/?#]+") + "$")
-        account = None
+        account, context = None, None
         try:
             with phase(signs_in):
                 account = self.create_user()
@@ -241,7 +241,7 @@ class Bare:
                 assert answer == ANSWER, f"the assistant answered {answer!r}"
         finally:
             with phase(OUTSIDE_STEPS):
-                if "context" in locals():
+                if context is not None:
                     self.close(context)
                 shutil.rmtree(profile, ignore_errors=True)
                 Path(profile + "-trace.zip").unlink(missing_ok=True)

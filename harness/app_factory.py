@@ -4,6 +4,7 @@ settings (an embedding model, an index kind, a movable clock, a misconfiguration
 from __future__ import annotations
 
 import hashlib
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -27,6 +28,7 @@ class AppFactory:
         self._scenario: list[RunningApp] = []  # started for the current scenario alone (fresh data, a restart)
         self.companions: list[AppFactory] = []  # other factories of the worker, ended with this one's scenarios
         self._databases: list[str] = []
+        self._data_dirs: set[Path] = set()  # the data folders its apps were given (Open WebUI's, Letta's), removed last
         self._fresh = 0
 
     def database(self, suffix: str) -> str:
@@ -39,6 +41,8 @@ class AppFactory:
         app = self.driver.start(pg_dsn=pg_dsn, redis_url=self.redis_url, settings={**self.base_settings, **settings},
                                 log_path=self.log_dir / f"{self.db_prefix}-{label}.log")
         self._owned.append(app)
+        if app.data_dir is not None:
+            self._data_dirs.add(app.data_dir)
         return app
 
     def shared(self) -> RunningApp:
@@ -97,3 +101,5 @@ class AppFactory:
                 drop_database(self.pg_admin_dsn, name)
             except Exception:  # noqa: BLE001 - a leftover database must not hide the run's real outcome
                 pass
+        for folder in self._data_dirs:  # else every run leaves its apps' data folders in /tmp
+            shutil.rmtree(folder, ignore_errors=True)

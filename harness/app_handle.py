@@ -16,7 +16,7 @@ import pytest
 from harness import report
 from harness.app_factory import AppFactory
 from harness.app_launcher import RunningApp
-from harness.changes import Change
+from harness.changes import RELEASE_COMMAND, Change
 from harness.drivers.base import (
     Account,
     AppDriver,
@@ -147,9 +147,16 @@ class AppHandle:
     def delete_user(self, account: Account) -> None:
         self.driver.delete_user(self.running, account)
 
-    def import_users(self, users: list[NewUser]) -> None:
-        self.require(Capability.REQUESTED_USER_IDS)
-        self.driver.import_users(self.running, users)
+    def import_users(self, users: list[NewUser]) -> dict[str, str]:
+        """Many users at once; the app's own id of each whose requested id it did not keep (an app that chooses its
+        users' ids imports them only for a history, whose owners it then maps)."""
+        if not self.offers(Capability.HISTORY_IMPORT):
+            self.require(Capability.REQUESTED_USER_IDS)
+        given = self.driver.import_users(self.running, users)
+        if self.offers(Capability.REQUESTED_USER_IDS) and given:
+            raise AssertionError(f"the app gave {len(given)} imported users other ids than requested, e.g. "
+                                 f"{next(iter(given.items()))}")
+        return given
 
     def session(self, account: Account) -> UserSession:
         return self.driver.session(self.running, account)
@@ -183,7 +190,8 @@ class AppHandle:
         return self.driver.remains_of(self.running, account, conversation_ids, memory_ids)
 
     def recall_by_own_text(self, queries: list[OwnTextQuery]) -> list[OwnTextResult]:
-        self.require(Capability.DATABASE_ACCESS)
+        if not self.offers(Capability.HISTORY_IMPORT):  # a driver that imports a history also reads it back
+            self.require(Capability.DATABASE_ACCESS)
         return self.driver.recall_by_own_text(self.running, queries)
 
     def nearest(self, owner_id: str, vectors: list[bytes | None], k: int) -> list[list[Hit]]:
@@ -217,17 +225,30 @@ class AppHandle:
             report.attach_text("migration output", counts.output)
         return counts
 
-    def import_history(self, records: Path, embedder: str) -> dict[str, str]:
+    def import_history(self, records: Path, embedder: str, user_ids: dict[str, str]) -> dict[str, str]:
         self.require(Capability.HISTORY_IMPORT)
-        self.require_stores()
+        if self.offers(Capability.DATABASE_ACCESS):  # loaded through the databases the suite was given
+            self.require_stores()
         with allure.step(f"load the history {records.name} into the app's store"):
-            return self.driver.import_history(self.running, records, embedder)
+            return self.driver.import_history(self.running, records, embedder, user_ids)
+
+    def upgraded(self) -> AppHandle:
+        """The app, running an older release, upgraded to the target's own on the same data by its procedure."""
+        factory = self._factory_for(Capability.APP_UPGRADE)
+        settings = {k: v for k, v in self.running.settings.items() if k != RELEASE_COMMAND}
+        chosen = {k: v for k, v in self.chosen.items() if k != RELEASE_COMMAND}
+        with allure.step(f"start {self.target.name}'s own release ({self.target.start_command[0]}) on the data of "
+                         "the older one"):
+            upgraded = self.driver.upgrade(self.running, settings, factory.restart)
+        return AppHandle(self.driver, upgraded, factory, chosen)
 
     def go_through(self, change: Change) -> tuple[AppHandle, MigrationCounts | None]:
         """The app after one of its declared changes, done the way the driver does it; a migration's counts."""
         with allure.step(f"the change {change.name!r} ({change.kind}): {change.description or change.options}"):
             if change.kind == "migration":
                 return self, self.migrate(int(change.options["batch_size"]), change.options["embedder"])
+            if change.kind == "upgrade":
+                return self.upgraded(), None
             return self.change_embedding_model(change.options["to"]), None
 
     def embed(self, texts: list[str], embedder: str | None = None) -> list[bytes | None]:

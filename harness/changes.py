@@ -7,6 +7,9 @@ name in the test id (`When the app goes through the change "<change>"`). The kin
   the source store; `batch_size`, `embedder` for the tool);
 - `embedding-model`: the app restarts on the same data with another embedding model, through its own re-index
   procedure (`from` and `to`: the models; the history is imported while the app runs `from`);
+- `upgrade`: an older release of the app holds the history (`release`, its version, started by `command`, a command
+  line with `{port}`, embedding with `embedder`), then the target's own release is started on its data, as an
+  operator upgrades.
 
 How each is done is the driver's: its migration tool, its embedding-model procedure.
 """
@@ -16,8 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-KINDS = {"migration": ("batch_size", "embedder"), "embedding-model": ("from", "to")}
+KINDS = {"migration": ("batch_size", "embedder"), "embedding-model": ("from", "to"),
+         "upgrade": ("release", "command", "embedder")}
 CHANGE_PLACEHOLDER = '"<change>"'  # in a step: the scenario runs once per declared change
+RELEASE_COMMAND = "release_command"  # a setting: start this older release's command instead of the target's
 
 
 class ChangeError(ValueError):
@@ -44,6 +49,8 @@ class Change:
     def before_settings(self) -> dict[str, str]:
         """The settings of the app that holds the history before the change (a migration's model too, so that the
         app searches with the model it is migrated with)."""
+        if self.kind == "upgrade":
+            return {"embedder": self.embedder_before, RELEASE_COMMAND: self.options["command"]}
         return {"embedder": self.embedder_before}
 
 
@@ -60,5 +67,8 @@ def parse_changes(tables: dict[str, Any], where: str) -> dict[str, Change]:
         missing = [o for o in KINDS[kind] if o not in options]
         if missing:
             raise ChangeError(f'{where}: [changes."{name}"] ({kind}) needs {", ".join(missing)}')
+        if kind == "upgrade" and "{port}" not in options["command"]:
+            raise ChangeError(f'{where}: [changes."{name}"] command must listen on {{port}}, the port the suite '
+                              "chooses")
         changes[str(name)] = Change(str(name), kind, options, str(table.get("description", "")))
     return changes

@@ -17,7 +17,8 @@ from harness.snapshots import write_snapshot
 from harness.snapshots.generate import generate_history
 from steps.world import World
 
-NEEDS = {"migration": Capability.MIGRATION_TOOLS, "embedding-model": Capability.EMBEDDING_MODEL_CHANGE}
+NEEDS = {"migration": Capability.MIGRATION_TOOLS, "embedding-model": Capability.EMBEDDING_MODEL_CHANGE,
+         "upgrade": Capability.APP_UPGRADE}
 
 
 def _declared(world: World, change_name: str) -> Change:

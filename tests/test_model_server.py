@@ -794,3 +794,33 @@ def test_tool_calls_over_http_plain_and_streamed(base_url: str) -> None:
     assert "".join(p["function"].get("arguments", "") for p in parts) == call["function"]["arguments"]
     assert deltas[-1]["finish_reason"] == "tool_calls" and chunks[-1]["usage"]["total_tokens"] > 0
 
+
+
+# -- the embedding tool: the server's vectors on the command line (targets whose embedder is the model server) --------
+
+def _embed_tool(lines: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness.model_server.embed_tool", *args], input=lines,
+                          capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parent.parent)
+
+
+def test_the_embedding_tool_gives_the_servers_own_vectors_and_none_for_a_text_without_a_word() -> None:
+    texts = ["My dog is Rex.", ";)", "東京"]
+    proc = _embed_tool("".join(json.dumps({"text": t}) + "\n" for t in texts), "--embedder", "hash-ngram-v2",
+                       "--encoding", "base64")
+    assert proc.returncode == 0, proc.stderr
+    out = [json.loads(line)["embedding_f32"] for line in proc.stdout.splitlines()]
+    assert out[1] is None
+    for text, encoded in zip((texts[0], texts[2]), (out[0], out[2]), strict=True):
+        vector = np.frombuffer(base64.b64decode(encoded), dtype="<f4")
+        assert np.allclose(vector, embeddings.embed(text, "hash-ngram-v2"), atol=1e-7)
+
+
+@pytest.mark.parametrize(("lines", "args", "says"), [
+    ('{"text": "a"}\n', ("--embedder", "hash-ngram-v9"),
+     "unknown embedding model 'hash-ngram-v9'; the model server has hash-ngram-v1, hash-ngram-v2, "
+     "text-embedding-3-small"),
+    ('{"text": "a"}\nnot json\n', ("--embedder", "hash-ngram-v1"), "stdin line 2 is not a JSON object with a text"),
+])
+def test_the_embedding_tool_refuses_bad_input_in_one_line(lines: str, args: tuple[str, ...], says: str) -> None:
+    proc = _embed_tool(lines, *args)
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [f"ERROR: {says}"]

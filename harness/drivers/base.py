@@ -18,6 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from harness.app_launcher import RunningApp
+from harness.app_tools import embed_texts_f32
 from harness.legacy_store import MigrationCounts
 from harness.recall import Hit
 from harness.target import Target
@@ -37,6 +38,7 @@ class Capability(StrEnum):
     CHAT_API = "chatting through the app's API"
     SEARCH_SCORES = "similarity scores in the app's memory search"
     HISTORY_IMPORT = "loading a history of memories into the app's store"
+    APP_UPGRADE = "an upgrade from an older release of the app on the same data"
 
 
 # Given by the suite to a driver: stop `app`, run `between` (a tool on its stopped data), start it again on the same
@@ -84,11 +86,13 @@ class NewUser:
 
 @dataclass(frozen=True)
 class OwnTextQuery:
-    """Search `owner_id`'s memories with the vector of memory `memory_id`'s own text (None: the text has none)."""
+    """Search `owner_id`'s memories with memory `memory_id`'s own text: its vector (None: the text has none) for a
+    store queried directly, the text for an app searched through its API."""
 
     memory_id: str
     owner_id: str
     vector: bytes | None  # little-endian float32
+    text: str = ""
 
 
 @dataclass(frozen=True)
@@ -274,17 +278,21 @@ class AppDriver(ABC):
         the user's id, and of the conversations and memories the user had. Needs DATABASE_ACCESS."""
         raise DriverError(f"the {self.name} driver cannot read the app's store")
 
-    def import_users(self, app: RunningApp, users: list[NewUser]) -> None:
-        """Create many users at once (REQUESTED_USER_IDS); one by one through the admin API unless the app has a bulk
-        import. Users without a password get a random one nobody knows."""
+    def import_users(self, app: RunningApp, users: list[NewUser]) -> dict[str, str]:
+        """Create many users at once; one by one through the admin API unless the app has a bulk import. Users
+        without a password get a random one nobody knows. Returns the app's own id of each user whose requested id
+        it did not keep (empty with REQUESTED_USER_IDS: it kept every one)."""
         for user in users:
             self.create_user(app, user.name, user.email, user.password or secrets.token_urlsafe(18), user.id)
+        return {}
 
-    def import_history(self, app: RunningApp, records: Path, embedder: str) -> dict[str, str]:
+    def import_history(self, app: RunningApp, records: Path, embedder: str,
+                       user_ids: dict[str, str]) -> dict[str, str]:
         """Put a history's memories into the running app's own store, its owners already imported (HISTORY_IMPORT):
         JSON Lines of `id, user_id, conversation_id, text, created_at, expires_at` (+ `embedder`, `embedding_f32`
-        where the history has the vector), through the app's bulk API or its store. Returns the app's own id of each
-        memory whose id the app did not keep (empty: it kept every one)."""
+        where the history has the vector), through the app's bulk API or its store; `user_ids` maps a requested
+        owner id to the app's own where it gave another. Returns the app's own id of each memory whose id the app
+        did not keep (empty: it kept every one). A driver that imports also answers `recall_by_own_text`."""
         raise DriverError(f"the {self.name} driver cannot load a history into the app")
 
     def recall_by_own_text(self, app: RunningApp, queries: list[OwnTextQuery]) -> list[OwnTextResult]:
@@ -323,11 +331,20 @@ class AppDriver(ABC):
         raise DriverError(f"the {self.name} driver has no migration tool")
 
     def embed(self, texts: list[str], embedder: str) -> list[bytes | None]:
-        """Each text as the app's own embedder embeds it (little-endian float32; None: the text has no vector)."""
-        raise DriverError(f"the {self.name} driver has no embedding tool")
+        """Each text as the app's own embedder embeds it (little-endian float32; None: the text has no vector),
+        through the target's `embed` tool."""
+        if not {"embed", "embed_f32"} & set(self.target.tools):
+            raise DriverError(f"the {self.name} driver has no embedding tool: give {self.target.path.name} a "
+                              "[tools] embed")
+        return embed_texts_f32(self.target, texts, embedder)
 
     def advance_clock(self, app: RunningApp, days: float) -> None:
         raise DriverError(f"the {self.name} driver cannot move the app's clock")
 
     def change_embedding_model(self, app: RunningApp, model: str, restart: RestartApp) -> RunningApp:
         raise DriverError(f"the {self.name} driver cannot change the embedding model")
+
+    def upgrade(self, app: RunningApp, settings: dict[str, str], restart: RestartApp) -> RunningApp:
+        """The app, running an older release (its settings' release_command), upgraded the way its operators do it:
+        the target's own release started on its data with `settings` (APP_UPGRADE)."""
+        raise DriverError(f"the {self.name} driver cannot upgrade the app")

@@ -17,7 +17,7 @@ from pgvector.psycopg import register_vector
 
 from harness import report
 from harness.app_launcher import RunningApp, attach_app, free_port, start_process
-from harness.app_tools import embed_texts_f32, run_tool
+from harness.app_tools import run_tool
 from harness.drivers.base import (
     MEMORY_FIELDS,
     Account,
@@ -186,13 +186,14 @@ class MemchatDriver(AppDriver):
         with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
             return {kind: conn.execute(sql, params).fetchone()[0] for kind, (sql, params) in queries.items()}
 
-    def import_users(self, app: RunningApp, users: list[NewUser]) -> None:
+    def import_users(self, app: RunningApp, users: list[NewUser]) -> dict[str, str]:
         with self._admin(app) as admin:
             for start in range(0, len(users), 50_000):
                 body = {"users": [{"id": u.id, "email": u.email, **({"password": u.password} if u.password else {})}
                                   for u in users[start:start + 50_000]]}
                 _check(admin.post(self.target.api["admin_users_import"], json=body, timeout=300),
                        f"importing {len(body['users'])} users")
+        return {}
 
     # memchat's recall, set-based: for each memory, its own score and the best score of any other memory of its owner
     # (an owner's rows scored inside that owner's rows, the exact path), or through the vector index for owners with
@@ -328,10 +329,8 @@ class MemchatDriver(AppDriver):
                           faults=app.settings.get("faults", ""), timeout=900)
         return MigrationCounts.parse(output)
 
-    def embed(self, texts: list[str], embedder: str) -> list[bytes | None]:
-        return embed_texts_f32(self.target, texts, embedder)
-
-    def import_history(self, app: RunningApp, records: Path, embedder: str) -> dict[str, str]:
+    def import_history(self, app: RunningApp, records: Path, embedder: str,
+                       user_ids: dict[str, str]) -> dict[str, str]:
         """memchat's documented bulk load: its legacy loader, then its migration, in batches of 5,000 (ids kept)."""
         self.load_legacy_store(app, records, embedder)
         counts = self.migrate(app, 5000, str(app.health.get("embedder", embedder)))

@@ -125,8 +125,8 @@ def _field_changes(history: ReplayHistory, i: int, stored: dict[str, str | None]
 
 
 def check_memories(app: AppHandle, history: ReplayHistory, vectors: list[bytes | None]) -> MemoryCheck:
-    queries = [OwnTextQuery(history.memory_id(mid), history.user_id(owner), vec)
-               for mid, owner, vec in zip(history.ids, history.owners, vectors, strict=True)]
+    queries = [OwnTextQuery(history.memory_id(mid), history.user_id(owner), vec, text)
+               for mid, owner, vec, text in zip(history.ids, history.owners, vectors, history.texts, strict=True)]
     found = {r.memory_id: r for r in app.recall_by_own_text(queries)}
     now = datetime.now(UTC)
     kept = tuple(f for f in MEMORY_FIELDS if f in app.driver.kept_fields)

@@ -35,6 +35,7 @@ class ReplayHistory:
     # The app's own id of each memory whose id it did not keep when imported (by the run's id), and the reverse
     app_ids: dict[str, str] = field(default_factory=dict)
     _run_ids: dict[str, str] = field(default_factory=dict)
+    app_user_ids: dict[str, str] = field(default_factory=dict)  # likewise for owners, by the run's user id
 
     def memory_id(self, snapshot_id: str) -> str:
         """The memory's id in the app."""
@@ -46,6 +47,12 @@ class ReplayHistory:
         self._run_ids = {app_id: run_id for run_id, app_id in app_ids.items()}
 
     def user_id(self, owner: str) -> str:
+        """The owner's id in the app."""
+        run_id = self.run_user_id(owner)
+        return self.app_user_ids.get(run_id, run_id)
+
+    def run_user_id(self, owner: str) -> str:
+        """The owner's id as the run asks the app for it (and writes it in the records it loads)."""
         return f"{self.tag}-{owner}"
 
     def conversation_id(self, snapshot_conversation: str | None) -> str | None:
@@ -60,7 +67,7 @@ class ReplayHistory:
 
 
 def _legacy_line(history: ReplayHistory, m: HistoricalMemory) -> str:
-    line = {"id": f"{history.tag}-{m.id}", "user_id": history.user_id(m.owner),
+    line = {"id": f"{history.tag}-{m.id}", "user_id": history.run_user_id(m.owner),
             "conversation_id": history.conversation_id(m.conversation), "text": m.text,
             "created_at": m.created_at, "expires_at": m.expires_at}
     if m.embedder is not None and (m.embedding is not None or not m.embeddable):
@@ -93,15 +100,16 @@ def read_for_replay(snapshot: str | Path, tag: str, legacy_input: Path) -> Repla
 
 
 def import_owners(app: AppHandle, history: ReplayHistory) -> dict[str, Account]:
-    """Every owner as a user of the app, in bulk; only the owners some probe asks for can sign in (their accounts
-    are returned), since signing in is what costs (a password hash each)."""
+    """Every owner as a user of the app, in bulk, the app's own ids kept where it gave others; only the owners some
+    probe asks for can sign in (their accounts are returned), since signing in is what costs (a password hash
+    each)."""
     asked = {p.owner for p in history.probes}
-    users, accounts = [], {}
+    users, passwords = [], {}
     for n, owner in enumerate(sorted(set(history.owners))):
         password = secrets.token_urlsafe(12) if owner in asked else None
-        user = NewUser(history.user_id(owner), f"{history.tag}-o{n}@replay.test", owner, password)
-        users.append(user)
+        users.append(NewUser(history.run_user_id(owner), f"{history.tag}-o{n}@replay.test", owner, password))
         if password is not None:
-            accounts[owner] = Account(user.id, user.email, password, owner)
-    app.import_users(users)
-    return accounts
+            passwords[owner] = password
+    history.app_user_ids = app.import_users(users)
+    return {u.name: Account(history.user_id(u.name), u.email, passwords[u.name], u.name)
+            for u in users if u.name in passwords}

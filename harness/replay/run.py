@@ -66,7 +66,7 @@ class MigrationRun:
         history = read_for_replay(snapshot, tag, records)
         self.replay = history
         self.import_replayed_owners(app)
-        history.keep_app_ids(app.import_history(records, history.header.legacy_embedder))
+        history.keep_app_ids(app.import_history(records, history.header.legacy_embedder, history.app_user_ids))
         self.embedder = history.header.legacy_embedder
 
     def load_memories(self, app: AppHandle, memories: list[LegacyMemory], owners: dict[str, str], embedder: str,
@@ -82,7 +82,8 @@ class MigrationRun:
     def import_replayed_owners(self, app: AppHandle) -> None:
         """A replayed history's owners, in bulk, with the ids the snapshot gives them."""
         assert self.replay is not None, "no history was loaded"
-        self.accounts = import_owners(app, self.replay)
+        with allure.step(f"import the history's {len(set(self.replay.owners)):,} owners as users of the app"):
+            self.accounts = import_owners(app, self.replay)
         self.owners_created = True
 
     def migrate(self, app: AppHandle, batch_size: int, embedder: str) -> MigrationCounts:

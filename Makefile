@@ -32,6 +32,11 @@ TARGET ?=
 OWUI := .tools/open-webui
 OWUI_VERSION := 0.12.4
 OWUI_STAMP := $(OWUI)/.installed-$(OWUI_VERSION)-$(shell sha1sum targets/open-webui.constraints.txt | cut -c1-12)
+# The older release the upgrade replay starts first ([changes] in targets/open-webui.toml), in a venv of its own.
+OWUI_OLD_VERSION := 0.11.4
+OWUI_OLD := .tools/open-webui-$(OWUI_OLD_VERSION)
+OWUI_OLD_PINS := targets/open-webui-$(OWUI_OLD_VERSION).constraints.txt
+OWUI_OLD_STAMP := $(OWUI_OLD)/.installed-$(shell sha1sum $(OWUI_OLD_PINS) | cut -c1-12)
 # torch before Open WebUI, so that no CUDA build comes in: this machine's pip finds the CPU wheel on disk; elsewhere
 # pass OWUI_TORCH_INDEX=https://download.pytorch.org/whl/cpu
 OWUI_TORCH ?= torch==2.13.0
@@ -128,7 +133,7 @@ ci-check: setup $(ALLURE) $(GCL)
 
 # Kill matrix: the whole suite on the clean app, and each documented fault against the scenarios tagged to catch it.
 # FAULTS=a,b runs a subset; JOBS pytest processes at once.
-kill-matrix: setup $(if $(filter open-webui%,$(TARGET)),$(OWUI_STAMP))
+kill-matrix: setup $(if $(filter open-webui%,$(TARGET)),$(OWUI_STAMP) $(OWUI_OLD_STAMP))
 	$(PY) tools/kill_matrix.py $(if $(TARGET),--target $(TARGET)) $(if $(FAULTS),--faults $(FAULTS)) \
 	  $(if $(JOBS),--jobs $(JOBS)) $(if $(CLEAN_JUNIT),--clean-from-junit $(CLEAN_JUNIT))
 
@@ -168,13 +173,20 @@ $(OWUI_STAMP): targets/open-webui.constraints.txt | $(STAMP)
 	  open-webui==$(OWUI_VERSION) pgvector psycopg2-binary
 	@touch $@
 
-open-webui: $(OWUI_STAMP)
+$(OWUI_OLD_STAMP): $(OWUI_OLD_PINS) | $(STAMP)
+	@rm -rf $(OWUI_OLD) && python3 -m venv $(OWUI_OLD)
+	$(OWUI_OLD)/bin/pip install -q "$(OWUI_TORCH)" $(if $(OWUI_TORCH_INDEX),--index-url $(OWUI_TORCH_INDEX))
+	$(UV) pip install -q --python $(OWUI_OLD)/bin/python -c $(OWUI_OLD_PINS) \
+	  open-webui==$(OWUI_OLD_VERSION) pgvector psycopg2-binary
+	@touch $@
+
+open-webui: $(OWUI_STAMP) $(OWUI_OLD_STAMP)
 
 # The same features against Open WebUI, started by the suite: on its default stores (SQLite + Chroma), and on
 # PostgreSQL + pgvector from the suite's database providers, the two runs at once (each waits mostly on its own app:
 # one after the other they took 18 minutes here). Their output follows, one run after the other, from
 # reports/open-webui/pytest*.log; JUnit files in reports/open-webui/.
-test-open-webui: setup $(OWUI_STAMP)
+test-open-webui: setup $(OWUI_STAMP) $(OWUI_OLD_STAMP)
 	@mkdir -p reports/open-webui; pids=""; \
 	for t in open-webui open-webui-pgvector; do \
 	  $(PYTEST) features --target $$t -p no:cacheprovider --junitxml=reports/open-webui/junit$${t#open-webui}.xml \

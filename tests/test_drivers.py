@@ -5,14 +5,17 @@ reads its app's answers and applies its misconfigurations. Against running apps 
 from __future__ import annotations
 
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
 
+from harness.app_launcher import RunningApp
 from harness.drivers import load_driver, shipped_drivers
 from harness.drivers.base import Capability, ChatTurn, DriverError, Hit
 from harness.drivers.letta import LettaDriver, _is_turn, letta_pg_uri
 from harness.drivers.open_webui import MISCONFIGURATIONS, OpenWebUIDriver, hits_of, shown_branch, tokens_in
+from harness.drivers.open_webui_store import MemoryRow, count_by_owner, epoch, insert_memories, iso, read_memories
 from harness.model_server.client import ModelServer
 from harness.target import load_target
 
@@ -52,10 +55,12 @@ def test_the_shown_branch_follows_parents_from_the_current_message() -> None:
     assert shown_branch({}) == []
 
 
-def test_query_results_become_hits_best_first() -> None:
-    result = {"ids": [["m1", "m2"]], "documents": [["My dog is Rex.", "My cat is Tom."]],
-              "distances": [[0.91, 0.2]], "metadatas": [[{}, {}]]}
-    assert hits_of(result) == [Hit("m1", 0.91, "My dog is Rex."), Hit("m2", 0.2, "My cat is Tom.")]
+def test_query_results_become_hits_best_first_scored_by_cosine() -> None:
+    """Open WebUI scores (1 + cosine) / 2 in both its vector stores: 1.0 is its own text, 0.5 orthogonal."""
+    result = {"ids": [["m1", "m2", "m3"]], "documents": [["My dog is Rex.", "My cat is Tom.", "Taxes."]],
+              "distances": [[1.0, 0.5, 0.25]], "metadatas": [[{}, {}, {}]]}
+    assert hits_of(result) == [Hit("m1", 1.0, "My dog is Rex."), Hit("m2", 0.0, "My cat is Tom."),
+                               Hit("m3", -0.5, "Taxes.")]
     assert hits_of(None) == [] and hits_of({"ids": [[]], "documents": [[]], "distances": [[]]}) == []
 
 
@@ -126,3 +131,31 @@ def test_letta_turns_are_the_users_and_assistants_messages_not_its_own_events() 
     said = {"message_type": "assistant_message", "content": "Noted."}
     tool = {"message_type": "tool_call_message", "tool_call": {"name": "archival_memory_insert"}}
     assert [_is_turn(m) for m in (heartbeat, typed, said, tool)] == [False, True, True, False]
+
+
+# Open WebUI 0.11.4's and 0.12.4's table, as their alembic chain creates it in SQLite
+OPEN_WEBUI_MEMORY = """CREATE TABLE memory (id VARCHAR NOT NULL, user_id VARCHAR, content TEXT, updated_at BIGINT,
+    created_at BIGINT, type VARCHAR DEFAULT 'context' NOT NULL, path TEXT, meta JSON, PRIMARY KEY (id))"""
+
+
+def test_a_history_written_into_open_webuis_memory_table_reads_back_with_its_ids_owners_and_times(
+        tmp_path: Path) -> None:
+    with sqlite3.connect(tmp_path / "webui.db") as conn:
+        conn.execute(OPEN_WEBUI_MEMORY)
+    app = RunningApp("http://127.0.0.1:1", {}, data_dir=tmp_path)
+    rows = [MemoryRow(f"t-h{i:06d}", f"user-{i % 3}", f"My locker code is {i}.", epoch("2024-02-29T23:59:59+00:00"))
+            for i in range(1203)]  # more than one batch of SQLite's bound parameters
+    insert_memories(app, False, rows)
+    found = read_memories(app, False, [r.id for r in rows] + ["t-missing"])
+    assert found == {r.id: r for r in rows}
+    assert iso(found["t-h000007"].created_at) == "2024-02-29T23:59:59+00:00"
+    assert count_by_owner(app, False, ["user-0", "user-1", "user-2", "nobody"]) == {
+        "user-0": 401, "user-1": 401, "user-2": 401}
+    with sqlite3.connect(tmp_path / "webui.db") as conn:
+        assert conn.execute("SELECT DISTINCT type, path, meta, updated_at = created_at FROM memory").fetchall() == [
+            ("context", None, '{"created_by": "memtest-import"}', 1)]
+
+
+def test_open_webuis_store_without_a_database_is_named_in_one_line(tmp_path: Path) -> None:
+    with pytest.raises(DriverError, match=r"^Open WebUI's database .*webui.db does not exist: give the suite an app"):
+        read_memories(RunningApp("http://127.0.0.1:1", {}, data_dir=tmp_path), False, ["x"])

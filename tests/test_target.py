@@ -233,9 +233,25 @@ def test_the_reference_app_declares_its_changes_by_name() -> None:
         {"embedder": "hash-ngram-v1"}, "hash-ngram-v1", "hash-ngram-v2")
 
 
+@pytest.mark.parametrize("name", ["open-webui", "open-webui-pgvector"])
+def test_open_webui_declares_its_upgrade_and_its_embedding_model_change_on_both_stores(name: str) -> None:
+    changes = load_target(name).changes
+    assert {n: c.kind for n, c in changes.items()} == {"upgrade-0.11.4-to-0.12.4": "upgrade",
+                                                       "embedding-model-v1-to-v2": "embedding-model"}
+    upgrade = changes["upgrade-0.11.4-to-0.12.4"]
+    assert upgrade.before_settings == {
+        "embedder": "hash-ngram-v1",
+        "release_command": ".tools/open-webui-0.11.4/bin/open-webui serve --host 127.0.0.1 --port {port}"}
+    assert upgrade.embedder_after == "hash-ngram-v1"
+
+
 @pytest.mark.parametrize(("table", "message"), [
-    ('[changes.x]\nkind = "teleport"', "[changes.\"x\"] kind = 'teleport' is not one of migration, embedding-model"),
+    ('[changes.x]\nkind = "teleport"',
+     "[changes.\"x\"] kind = 'teleport' is not one of migration, embedding-model, upgrade"),
     ('[changes.x]\nkind = "embedding-model"\nfrom = "a"', '[changes."x"] (embedding-model) needs to'),
+    ('[changes.x]\nkind = "upgrade"\nrelease = "1"\nembedder = "e"', '[changes."x"] (upgrade) needs command'),
+    ('[changes.x]\nkind = "upgrade"\nrelease = "1"\nembedder = "e"\ncommand = "old serve"',
+     '[changes."x"] command must listen on {port}'),
     ('[changes]\nx = "migration"', '[changes."x"] must be a table with a kind'),
 ])
 def test_a_change_declared_wrongly_is_refused_in_one_line(tmp_path: Path, table: str, message: str) -> None:

@@ -10,20 +10,33 @@ What differs from a simple app, and how the driver deals with it:
 - memories are written by the server after each turn (the background memory review: one more model call), not by
   the page: `settle` waits for those reviews through the model server's log, then for what they told the app to
   store; it never decides what should have been stored;
-- an embedding-model change is the admin setting plus the admin's memory re-index.
+- an embedding-model change is the admin setting plus the admin's memory re-index;
+- its memory search scores (1 + cosine) / 2 in both its vector stores (Chroma and pgvector): the driver gives the
+  cosine back, the similarity the suite's expectations are computed in;
+- it chooses its users' ids: a history's owners are created through the admin API and mapped, and its memories are
+  written as rows of its `memory` table (open_webui_store) with their ids and creation times, then embedded by its
+  own re-index; the replay reads them back through that table and the owner's own memory search;
+- an upgrade is the target's release started on the data (folder and database) of an older one, which migrates
+  its schema on start.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import secrets
+import shlex
+import shutil
 import tempfile
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
+import numpy as np
 
 from harness.app_launcher import RunningApp, attach_app, free_port, start_process
+from harness.changes import RELEASE_COMMAND
 from harness.drivers.base import (
     Account,
     ApiAnswer,
@@ -33,12 +46,26 @@ from harness.drivers.base import (
     DriverError,
     Hit,
     Memory,
+    NewUser,
+    OwnTextQuery,
+    OwnTextResult,
     RestartApp,
     UserSession,
+)
+from harness.drivers.open_webui_store import (
+    MemoryRow,
+    OwnTextScore,
+    count_by_owner,
+    epoch,
+    insert_memories,
+    iso,
+    own_text_in_pgvector,
+    read_memories,
 )
 from harness.http_clients import tls
 from harness.model_server.client import ModelServer, start_model_server
 from harness.polling import wait_until
+from harness.recall import SCORE_TOLERANCE
 from harness.target import Target, fill
 
 ADMIN_FILE = "memtest-admin.json"  # beside the app's data: the admin's credentials and the secret key
@@ -67,7 +94,13 @@ MISCONFIGURATIONS: dict[str, dict[str, str]] = {
         "bug_class": "run without Redis, so sign-out cannot revoke a token",
         "user_sees": "a signed-out session (a stolen token) still works",
         "env": "REDIS_URL="},
+    "upgrade-leaves-vector-store-behind": {
+        "bug_class": "the new release started on the old one's database but not on its vector store (the data "
+                     "folder copied without vector_db; on PostgreSQL, VECTOR_DB left out of the new environment)",
+        "user_sees": "after the upgrade every memory is still listed, and none is found by search or recalled",
+        "env": ""},
 }
+LEFT_BEHIND = "vector_store_left_behind"  # a setting of the upgraded app under that fault (PostgreSQL: no VECTOR_DB)
 
 
 def _check(resp: httpx.Response, what: str) -> dict | list:
@@ -90,11 +123,14 @@ def shown_branch(history: dict) -> list[ChatTurn]:
 
 
 def hits_of(result: dict | None) -> list[Hit]:
-    """Hits from a memory query's Chroma-shaped nested lists; its "distances" are similarities (1.0 = identical).
-    Open WebUI answers null when the store cannot be searched (after a change of vector size without re-index)."""
+    """Hits from a memory query's Chroma-shaped nested lists, scored by cosine: its "distances" are (1 + cosine) / 2
+    in both vector stores (1.0 = identical). Open WebUI answers null when the store cannot be searched (no
+    collection for the user, or a change of vector size without re-index)."""
     result = result or {}
     ids, docs, scores = ((result.get(key) or [[]])[0] or [] for key in ("ids", "documents", "distances"))
-    return [Hit(i, float(s), d) for i, d, s in zip(ids, docs, scores, strict=True)]
+    # pgvector scores an all-zero vector (a text without a word) NaN, which Open WebUI answers as null: still a hit
+    return [Hit(i, 2 * float(s) - 1 if s is not None else math.nan, d)
+            for i, d, s in zip(ids, docs, scores, strict=True)]
 
 
 def tokens_in(browser_state: dict, origin: str) -> list[str]:
@@ -183,7 +219,9 @@ class OpenWebUISession(UserSession):
 class OpenWebUIDriver(AppDriver):
     name = "open-webui"
     capabilities = frozenset({Capability.APP_SETTINGS, Capability.EMBEDDING_MODEL_CHANGE,
-                              Capability.SERVER_SIGN_OUT, Capability.RESTART})
+                              Capability.SERVER_SIGN_OUT, Capability.RESTART, Capability.HISTORY_IMPORT,
+                              Capability.APP_UPGRADE})
+    kept_fields = ("created_at",)  # a memory has no conversation and no expiry in Open WebUI
 
     def __init__(self, target: Target) -> None:
         super().__init__(target)
@@ -195,8 +233,10 @@ class OpenWebUIDriver(AppDriver):
         env = {**self.target.env, "DATA_DIR": str(data_dir), "WEBUI_SECRET_KEY": secret, "PORT": str(app_port),
                "OPENAI_API_BASE_URL": model.base_url, "RAG_OPENAI_API_BASE_URL": model.base_url,
                "REDIS_URL": redis_url}
-        if self.target.app.get("database") == "postgresql":
-            env |= {"DATABASE_URL": pg_dsn, "VECTOR_DB": "pgvector", "PGVECTOR_DB_URL": pg_dsn}
+        if self.postgresql:
+            env |= {"DATABASE_URL": pg_dsn}
+            if LEFT_BEHIND not in settings:
+                env |= {"VECTOR_DB": "pgvector", "PGVECTOR_DB_URL": pg_dsn}
         if "embedder" in settings:
             env["RAG_EMBEDDING_MODEL"] = settings["embedder"]
         for fault in filter(None, settings.get("faults", "").split(",")):
@@ -217,7 +257,7 @@ class OpenWebUIDriver(AppDriver):
             data_dir = data_dir or Path(tempfile.mkdtemp(prefix="memtest-owui-", dir="/tmp"))
             admin = self._admin_record(data_dir)
             port = port or free_port()
-            command = fill(self.target.start_command, port=str(port))
+            command = fill(self._command(settings), port=str(port))
             process, health = start_process(
                 self.target.name, command, log_path=log_path, timeout=float(self.target.app.get("start_timeout", 120)),
                 env=self._env(port, model, data_dir, admin["secret"], pg_dsn, redis_url, settings),
@@ -235,6 +275,20 @@ class OpenWebUIDriver(AppDriver):
             app.stop()
             raise
         return app
+
+    @property
+    def postgresql(self) -> bool:
+        return self.target.app.get("database") == "postgresql"
+
+    def _command(self, settings: dict[str, str]) -> list[str]:
+        """The target's release, or the older release a change starts first (its command line in the settings)."""
+        if RELEASE_COMMAND not in settings:
+            return self.target.start_command
+        command = shlex.split(settings[RELEASE_COMMAND])
+        if not Path(command[0]).exists():
+            raise DriverError(f"the older release's command {command[0]} does not exist: `make open-webui` "
+                              "installs it")
+        return command
 
     @staticmethod
     def _admin_record(data_dir: Path) -> dict[str, str]:
@@ -278,8 +332,7 @@ class OpenWebUIDriver(AppDriver):
 
     def describe(self, app: RunningApp) -> dict[str, str]:
         return {"app": f"Open WebUI {app.health.get('version', '')}".strip(),
-                "database": "PostgreSQL + pgvector" if self.target.app.get("database") == "postgresql"
-                else "SQLite + Chroma"}
+                "database": "PostgreSQL + pgvector" if self.postgresql else "SQLite + Chroma"}
 
     # -- users -----------------------------------------------------------------------------------------------------
     def _admin(self, app: RunningApp) -> httpx.Client:
@@ -300,6 +353,20 @@ class OpenWebUIDriver(AppDriver):
                           json={"ui": {"richTextInput": False, "renderMarkdownInUserMessages": False}})
         _check(resp, f"setting {email}'s message input to plain text")
         return account
+
+    def import_users(self, app: RunningApp, users: list[NewUser]) -> dict[str, str]:
+        """Through the admin API, a few at a time (each costs a password hash); Open WebUI gives each user an id of
+        its own, returned by the requested one. Each reply's token is the user's session."""
+        def add(user: NewUser) -> tuple[str, str]:
+            with self._admin(app) as admin:
+                data = _check(admin.post("/api/v1/auths/add", json={
+                    "name": user.name, "email": user.email, "password": user.password or secrets.token_urlsafe(18),
+                    "role": "user"}), f"importing user {user.email}")
+            self._tokens[(app.base_url, str(data["id"]))] = str(data["token"])
+            return user.id, str(data["id"])
+
+        with ThreadPoolExecutor(4) as pool:
+            return dict(pool.map(add, users))
 
     def delete_user(self, app: RunningApp, account: Account) -> None:
         with self._admin(app) as admin:
@@ -361,6 +428,98 @@ class OpenWebUIDriver(AppDriver):
     def fault_catalogue(self) -> list[dict[str, str]]:
         return [{"name": name, "bug_class": m["bug_class"], "user_sees": m["user_sees"]}
                 for name, m in MISCONFIGURATIONS.items()]
+
+    def import_history(self, app: RunningApp, records: Path, embedder: str,
+                       user_ids: dict[str, str]) -> dict[str, str]:
+        """Rows of the `memory` table with the history's ids and creation times, then the admin's re-index, which
+        embeds every memory with the app's model (the history's own vectors are not Open WebUI's to take)."""
+        rows = []
+        with records.open(encoding="utf-8") as lines:
+            for line in lines:
+                record = json.loads(line)
+                owner = user_ids.get(record["user_id"], record["user_id"])
+                rows.append(MemoryRow(record["id"], owner, record["text"], epoch(record["created_at"])))
+        insert_memories(app, self.postgresql, rows)
+        with self._admin(app) as admin:
+            done = _check(admin.post("/api/v1/memories/reindex", timeout=600), "re-indexing the imported memories")
+        if done.get("total_memories") != len(rows):
+            raise DriverError(f"Open WebUI re-indexed {done.get('total_memories')} memories of the {len(rows)} "
+                              "imported")
+        return {}
+
+    def recall_by_own_text(self, app: RunningApp, queries: list[OwnTextQuery]) -> list[OwnTextResult]:
+        """Each memory's row from the `memory` table, and how its vector store scores the memory's own text: on
+        pgvector, its cosine within the owner's collection (set-based, as its search computes it); on Chroma,
+        which only the app reads, the owner's own memory search for the text over all of the owner's memories. A
+        vector that does not give its own text the full score (a stale one, another model's) cannot reach the
+        memory as itself."""
+        rows = read_memories(app, self.postgresql, [q.memory_id for q in queries])
+        scores = (self._own_text_in_pgvector(app, queries) if self._vectors_in_pgvector(app)
+                  else self._own_text_searched(app, queries))
+        results = []
+        for query in queries:
+            row, score = rows.get(query.memory_id), scores.get(query.memory_id)
+            if row is None:
+                results.append(OwnTextResult(query.memory_id, None, None, False, None, None))
+                continue
+            own = score.own if score is not None else None
+            results.append(OwnTextResult(
+                query.memory_id, row.user_id, row.content, bool(score and score.has_vector),
+                own if own is not None and own >= 1 - SCORE_TOLERANCE else None,
+                score.best_other if score else None, score.best_other_id if score else None,
+                {"created_at": iso(row.created_at)}))
+        return results
+
+    def _vectors_in_pgvector(self, app: RunningApp) -> bool:
+        """Where the driver's environment told the app to keep its vectors (VECTOR_DB=pgvector)."""
+        return self.postgresql and LEFT_BEHIND not in app.settings
+
+    @staticmethod
+    def _own_text_in_pgvector(app: RunningApp, queries: list[OwnTextQuery]) -> dict[str, OwnTextScore]:
+        return own_text_in_pgvector(app, [(q.memory_id, q.owner_id, None if q.vector is None else
+                                           np.frombuffer(q.vector, dtype="<f4")) for q in queries])
+
+    def _own_text_searched(self, app: RunningApp, queries: list[OwnTextQuery]) -> dict[str, OwnTextScore]:
+        counts = count_by_owner(app, self.postgresql, sorted({q.owner_id for q in queries}))
+
+        def one(query: OwnTextQuery) -> tuple[str, OwnTextScore]:
+            hits = (self._search_as(app, query.owner_id, query.text, counts.get(query.owner_id, 1))
+                    if query.vector is not None else [])
+            own = next((h for h in hits if h.id == query.memory_id), None)
+            other = next((h for h in hits if h.id != query.memory_id and not math.isnan(h.score)), None)
+            return query.memory_id, OwnTextScore(own is not None, own.score if own else None,
+                                                 other.score if other else None, other.id if other else None)
+
+        with ThreadPoolExecutor(4) as pool:
+            return dict(pool.map(one, queries))
+
+    def _search_as(self, app: RunningApp, user_id: str, text: str, k: int) -> list[Hit]:
+        token = self._tokens.get((app.base_url, user_id))
+        if token is None:
+            raise DriverError(f"no session of user {user_id} to search their memories with: import the owners first")
+        resp = httpx.post(app.base_url + "/api/v1/memories/query", verify=tls(), timeout=60,
+                          headers={"Authorization": f"Bearer {token}"}, json={"content": text, "k": k})
+        if resp.status_code == 404:  # the user has no memories at all
+            return []
+        return hits_of(_check(resp, f"searching user {user_id}'s memories"))
+
+    def upgrade(self, app: RunningApp, settings: dict[str, str], restart: RestartApp) -> RunningApp:
+        """As an operator upgrades: the older release stopped, the target's release started on the same data folder
+        and database (it migrates the schema on start)."""
+        before = app.health.get("version", "")
+        between = None
+        if "upgrade-leaves-vector-store-behind" in app.settings.get("faults", ""):
+            if self.postgresql:
+                settings = {**settings, LEFT_BEHIND: "1"}
+            else:
+                def between() -> None:  # the data folder carried over without its vector_db
+                    assert app.data_dir is not None
+                    shutil.rmtree(app.data_dir / "vector_db")
+        upgraded = restart(app, settings, between)
+        if upgraded.health.get("version", "") == before:
+            raise DriverError(f"Open WebUI still runs {before} after the upgrade: the target's command starts the same "
+                              "release as the change's")
+        return upgraded
 
     def change_embedding_model(self, app: RunningApp, model: str, restart: RestartApp) -> RunningApp:
         """As an admin does it: the embedding model in the admin settings, then the memories re-indexed."""

@@ -31,6 +31,11 @@ class AppFactory:
         self._data_dirs: set[Path] = set()  # the data folders its apps were given (Open WebUI's, Letta's), removed last
         self._fresh = 0
 
+    def new_database(self) -> str:
+        """An empty database of this factory's server, for a scenario to fill (a store restored onto it)."""
+        self._fresh += 1
+        return self.database(f"restored{self._fresh}")
+
     def database(self, suffix: str) -> str:
         name = f"{self.db_prefix}_{suffix}"
         dsn = create_database(self.pg_admin_dsn, name)
@@ -56,11 +61,12 @@ class AppFactory:
             self._cached[key] = self.start(self.database(label), settings, label)
         return self._cached[key]
 
-    def fresh(self, settings: dict[str, str]) -> RunningApp:
-        """An app on new data of its own, for a scenario that will restart it."""
+    def fresh(self, settings: dict[str, str], pg_dsn: str | None = None) -> RunningApp:
+        """An app on new data of its own (or on the database `pg_dsn` of this factory's server, one a scenario
+        filled), for a scenario that will restart it."""
         self._fresh += 1
         label = f"fresh{self._fresh}"
-        app = self.start(self.database(label), settings, label)
+        app = self.start(pg_dsn or self.database(label), settings, label)
         self._scenario.append(app)
         return app
 

@@ -28,6 +28,7 @@ from harness.drivers.base import (
 )
 from harness.legacy_store import MigrationCounts
 from harness.recall import Hit
+from harness.store_upgrade import dump_and_restore
 from harness.target import Target
 
 
@@ -242,13 +243,33 @@ class AppHandle:
             upgraded = self.driver.upgrade(self.running, settings, factory.restart)
         return AppHandle(self.driver, upgraded, factory, chosen)
 
-    def go_through(self, change: Change) -> tuple[AppHandle, MigrationCounts | None]:
+    def on_upgraded_store(self, newer: AppFactory) -> AppHandle:
+        """The app stopped, its database dumped and restored onto `newer`'s server (a newer pgvector), and the app
+        started on it with the same settings."""
+        self.require(Capability.DATABASE_ACCESS)
+        factory = self._factory_for(Capability.APP_SETTINGS)
+        factory.stop(self.running)
+        with allure.step("dump the app's database and restore it onto the server with the newer pgvector"):
+            target = newer.new_database()
+            report.attach_text("dump and restore", dump_and_restore(str(self.running.pg_dsn), target))
+        with allure.step("start the app on the restored database"):
+            moved = AppHandle(self.driver, newer.fresh(self.running.settings, pg_dsn=target), newer, self.chosen)
+        before, after = self.health.get("pgvector"), moved.health.get("pgvector")
+        if before is not None and before == after:
+            raise AssertionError(f"the app still runs pgvector {before} after the store upgrade")
+        return moved
+
+    def go_through(self, change: Change, newer_store: AppFactory | None = None) -> tuple[AppHandle,
+                                                                                        MigrationCounts | None]:
         """The app after one of its declared changes, done the way the driver does it; a migration's counts."""
         with allure.step(f"the change {change.name!r} ({change.kind}): {change.description or change.options}"):
             if change.kind == "migration":
                 return self, self.migrate(int(change.options["batch_size"]), change.options["embedder"])
             if change.kind == "upgrade":
                 return self.upgraded(), None
+            if change.kind == "store-upgrade":
+                assert newer_store is not None, "a store upgrade needs the server it upgrades onto"
+                return self.on_upgraded_store(newer_store), None
             return self.change_embedding_model(change.options["to"]), None
 
     def embed(self, texts: list[str], embedder: str | None = None) -> list[bytes | None]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 KINDS = {"migration": ("batch_size", "embedder"), "embedding-model": ("from", "to"),
-         "upgrade": ("release", "command", "embedder")}
+         "upgrade": ("release", "command", "embedder"), "store-upgrade": ("embedder",)}
 CHANGE_PLACEHOLDER = '"<change>"'  # in a step: the scenario runs once per declared change
 RELEASE_COMMAND = "release_command"  # a setting: start this older release's command instead of the target's
 

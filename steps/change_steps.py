@@ -10,15 +10,29 @@ import allure
 import pytest
 from pytest_bdd import given, parsers, when
 
+from harness.app_factory import AppFactory
+from harness.app_handle import AppHandle
 from harness.changes import Change
 from harness.drivers.base import Capability
 from harness.replay.run import MigrationRun
 from harness.snapshots import write_snapshot
 from harness.snapshots.generate import generate_history
+from harness.store_upgrade import by_pgvector_version
 from steps.world import World
 
 NEEDS = {"migration": Capability.MIGRATION_TOOLS, "embedding-model": Capability.EMBEDDING_MODEL_CHANGE,
-         "upgrade": Capability.APP_UPGRADE}
+         "upgrade": Capability.APP_UPGRADE, "store-upgrade": Capability.DATABASE_ACCESS}
+
+
+def _older_and_newer(request: pytest.FixtureRequest) -> tuple[AppFactory, AppFactory]:
+    """The run's database server and the second provider's, the one with the older pgvector first."""
+    second = request.getfixturevalue("second_postgres")
+    if second.apps is None:
+        pytest.skip(second.why_not)
+    older, newer = by_pgvector_version([request.getfixturevalue("apps"), second.apps])
+    if older.version == newer.version:
+        pytest.skip(f"both database providers have pgvector {older.version}: there is no newer one to upgrade onto")
+    return older.apps, newer.apps
 
 
 def _declared(world: World, change_name: str) -> Change:
@@ -30,12 +44,16 @@ def _declared(world: World, change_name: str) -> Change:
 @given(parsers.re(r'a generated history of (?P<size>[\d,]+) memories, as the app holds it before the change '
                   r'"<change>"'), converters={"size": lambda text: int(text.replace(",", ""))})
 def history_before_change(world: World, migration: MigrationRun, change_name: str, size: int,
-                          tmp_path: Path) -> None:
+                          tmp_path: Path, request: pytest.FixtureRequest) -> None:
     change = _declared(world, change_name)
     world.app.require(NEEDS[change.kind])
     if change.kind != "migration":
         world.app.require(Capability.HISTORY_IMPORT)
-    world.use_app(world.app.fresh(Capability.APP_SETTINGS, **change.before_settings))  # a store of its own
+    if change.kind == "store-upgrade":  # on the server with the older pgvector, to be moved onto the newer
+        older, migration.newer_store = _older_and_newer(request)
+        world.use_app(AppHandle.fresh_on(world.app.driver, older, {**world.app.chosen, **change.before_settings}))
+    else:
+        world.use_app(world.app.fresh(Capability.APP_SETTINGS, **change.before_settings))  # a store of its own
     app = world.app
     embedders = list(dict.fromkeys((change.embedder_before, change.embedder_after)))
     with allure.step(f"generate {size:,} memories (+3) with {', '.join(embedders)}, seed {world.data.seed}"):
@@ -53,7 +71,7 @@ def history_before_change(world: World, migration: MigrationRun, change_name: st
 @when('the app goes through the change "<change>"')
 def go_through_change(world: World, migration: MigrationRun, change_name: str) -> None:
     change = _declared(world, change_name)
-    app, counts = world.app.go_through(change)
+    app, counts = world.app.go_through(change, migration.newer_store)
     world.use_app(app)
     if counts is not None:
         migration.counts.append(counts)

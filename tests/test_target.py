@@ -227,7 +227,8 @@ def test_limits_are_numbers_the_suite_knows_and_retention_may_still_come_from_re
 def test_the_reference_app_declares_its_changes_by_name() -> None:
     changes = load_target().changes
     assert {name: c.kind for name, c in changes.items()} == {"redis-to-postgresql": "migration",
-                                                             "embedding-model-v1-to-v2": "embedding-model"}
+                                                             "embedding-model-v1-to-v2": "embedding-model",
+                                                             "pgvector-upgrade": "store-upgrade"}
     move = changes["embedding-model-v1-to-v2"]
     assert (move.before_settings, move.embedder_before, move.embedder_after) == (
         {"embedder": "hash-ngram-v1"}, "hash-ngram-v1", "hash-ngram-v2")
@@ -247,7 +248,7 @@ def test_open_webui_declares_its_upgrade_and_its_embedding_model_change_on_both_
 
 @pytest.mark.parametrize(("table", "message"), [
     ('[changes.x]\nkind = "teleport"',
-     "[changes.\"x\"] kind = 'teleport' is not one of migration, embedding-model, upgrade"),
+     "[changes.\"x\"] kind = 'teleport' is not one of migration, embedding-model, upgrade, store-upgrade"),
     ('[changes.x]\nkind = "embedding-model"\nfrom = "a"', '[changes."x"] (embedding-model) needs to'),
     ('[changes.x]\nkind = "upgrade"\nrelease = "1"\nembedder = "e"', '[changes."x"] (upgrade) needs command'),
     ('[changes.x]\nkind = "upgrade"\nrelease = "1"\nembedder = "e"\ncommand = "old serve"',
@@ -260,7 +261,7 @@ def test_a_change_declared_wrongly_is_refused_in_one_line(tmp_path: Path, table:
 
 def test_a_change_no_target_declares_is_named_with_those_it_does() -> None:
     with pytest.raises(TargetError, match=r"declares no change 'teleport' under \[changes\]; it declares: "
-                                          r"redis-to-postgresql, embedding-model-v1-to-v2$"):
+                                          r"redis-to-postgresql, embedding-model-v1-to-v2, pgvector-upgrade$"):
         load_target().change("teleport")
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import allure
 
 from harness import report
+from harness.app_factory import AppFactory
 from harness.app_handle import AppHandle
 from harness.drivers.base import Account, Capability
 from harness.legacy_store import LegacyMemory, MigrationCounts
@@ -35,6 +36,7 @@ class MigrationRun:
     counts: list[MigrationCounts] = field(default_factory=list)  # one per migration run, in order
     embedder: str = ""
     owners_created: bool = False
+    newer_store: AppFactory | None = None  # the server a store upgrade moves the app's database onto
 
     @property
     def total(self) -> int:

@@ -8,6 +8,7 @@ import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import parse_qs, urlsplit
 
 import psycopg
@@ -15,7 +16,7 @@ import pytest
 import redis
 from psycopg.conninfo import conninfo_to_dict
 
-from harness import databases
+from harness import databases, store_upgrade
 from harness.databases import (
     DatabaseServers,
     ProviderError,
@@ -25,6 +26,7 @@ from harness.databases import (
     provide_databases,
     redis_url_for_db,
 )
+from harness.store_upgrade import dump_and_restore, pgvector_default_version
 
 SECRET = "s3cret-pw"
 
@@ -378,3 +380,27 @@ def test_auto_falls_back_to_embedded_when_the_docker_host_does_not_answer(monkey
         with provide_databases("auto") as servers:
             assert servers.provider == "embedded"
             assert time.monotonic() - started < 15
+
+
+def test_a_database_dumped_and_restored_keeps_every_row_vector_and_index(embedded: DatabaseServers) -> None:
+    """The store upgrade's procedure (pg_dump | psql), here between two databases of one server."""
+    source = create_database(embedded.pg_admin_dsn, "memtest_dump_source")
+    target = create_database(embedded.pg_admin_dsn, "memtest_dump_target")
+    with psycopg.connect(source) as conn:
+        conn.execute("CREATE TABLE memories (id text PRIMARY KEY, text text, embedding vector(3))")
+        conn.execute("INSERT INTO memories VALUES ('m1', 'My dog is Rex.', '[1,0,0]'), ('m2', 'No vector', NULL)")
+        conn.execute("CREATE INDEX memories_hnsw ON memories USING hnsw (embedding vector_cosine_ops)")
+    assert "bytes dumped and restored" in dump_and_restore(source, target)
+    with psycopg.connect(target) as conn:
+        assert conn.execute("SELECT id, text, embedding::text FROM memories ORDER BY id").fetchall() == [
+            ("m1", "My dog is Rex.", "[1,0,0]"), ("m2", "No vector", None)]
+        assert conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'memories' ORDER BY 1").fetchall() \
+            == [("memories_hnsw",), ("memories_pkey",)]
+    assert pgvector_default_version(embedded.pg_admin_dsn) == "0.6.2"
+
+
+def test_servers_are_ordered_by_their_pgvector_version_numbers(monkeypatch: pytest.MonkeyPatch) -> None:
+    versions = {"a": "0.10.0", "b": "0.8.0", "c": "0.6.2"}
+    monkeypatch.setattr(store_upgrade, "pgvector_default_version", versions.__getitem__)
+    factories = [SimpleNamespace(pg_admin_dsn=name) for name in versions]
+    assert [s.version for s in store_upgrade.by_pgvector_version(factories)] == ["0.6.2", "0.8.0", "0.10.0"]

@@ -178,6 +178,10 @@ class AppHandle:
     def shown_identity(self, account: Account) -> str:
         return self.driver.shown_identity(account)
 
+    @property
+    def writes_memories_later(self) -> bool:
+        return self.driver.writes_memories_later
+
     def settle(self, session: UserSession, turns_sent: int) -> None:
         self.driver.settle(self.running, session, turns_sent)
 

@@ -163,10 +163,29 @@ class ChatPage(BasePage):
     def history(self) -> list[Turn]:
         expect(self.el("messages")).to_be_visible()
         self._load_every_message()
-        items = self.el("message", within=self.el("messages")).all()
+        messages = self.el("message", within=self.el("messages"))
+        items = messages.all()
         if items and self.has("reply_complete") and self._role_of(items[-1]) == "assistant":
             expect(self.el("reply_complete", within=items[-1]).first).to_be_attached()
-        return [self._turn(item) for item in items]
+        return self._read_at_once(messages, len(items)) or [self._turn(item) for item in items]
+
+    def _read_at_once(self, messages: Locator, count: int) -> list[Turn] | None:
+        """Every message's role and text in one call to the page, where the target locates them by CSS; None (read
+        them one by one, each waited for) when it does not, or when a message is not rendered yet."""
+        text, spec = self.spec("message_text"), self.spec("message")
+        if set(text) != {"css"} or not ({"role_attribute", "role_markers"} & set(spec)):
+            return None
+        read = messages.evaluate_all(
+            """(items, s) => items.map(item => {
+                 const role = s.attribute !== null ? (item.getAttribute(s.attribute) || "")
+                   : (Object.entries(s.markers).find(([, css]) => item.querySelector(css)) || [""])[0];
+                 const text = item.querySelector(s.text);
+                 return [role, text === null ? "" : text.innerText];
+               })""",
+            {"attribute": spec.get("role_attribute"), "markers": spec.get("role_markers", {}), "text": text["css"]})
+        if len(read) != count or any(not t for _, t in read):
+            return None
+        return [Turn(role, t) for role, t in read]
 
     def _turn(self, item: Locator) -> Turn:
         return Turn(self._role_of(item), self._text_of(item))

@@ -80,8 +80,10 @@ class Actor:
         return self.noted_conversation
 
     def settle(self) -> None:
-        """Let the app finish the memory writes it makes on its own after this user's turns."""
-        self.app.settle(self.session, self.turns_sent)
+        """Let the app finish the memory writes it makes on its own after this user's turns (an app that makes none
+        has nothing to wait for, and no API session is signed in for it)."""
+        if self.app.writes_memories_later and self.turns_sent:
+            self.app.settle(self.session, self.turns_sent)
 
     def drop_api_session(self) -> None:
         self.close()

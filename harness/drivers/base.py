@@ -198,6 +198,7 @@ class AppDriver(ABC):
     capabilities: frozenset[Capability] = frozenset()
     seeding_concurrency = 1  # how many seeding calls the app may be sent at once (an agent server's are slow turns)
     kept_fields: tuple[str, ...] = ()  # which of MEMORY_FIELDS recall_by_own_text reads back of each memory
+    writes_memories_later = False  # the app writes memories on its own after a turn: `settle` waits for them
 
     def __init__(self, target: Target) -> None:
         self.target = target

@@ -222,6 +222,7 @@ class OpenWebUIDriver(AppDriver):
                               Capability.SERVER_SIGN_OUT, Capability.RESTART, Capability.HISTORY_IMPORT,
                               Capability.APP_UPGRADE})
     kept_fields = ("created_at",)  # a memory has no conversation and no expiry in Open WebUI
+    writes_memories_later = True  # its background memory review, after each turn
 
     def __init__(self, target: Target) -> None:
         super().__init__(target)

@@ -109,8 +109,9 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--per-owner", type=int, default=24)
     ap.add_argument("--embedders", default="hash-ngram-v1,hash-ngram-v2")
-    ap.add_argument("--threshold", type=float, default=0.25)
-    ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--threshold", type=float, help="the similarity below which nothing is recalled (default: the "
+                                                   "target's [recall] threshold)")
+    ap.add_argument("--k", type=int, help="memories recalled per question (default: the target's [recall] top_k)")
     ap.add_argument("--memories", type=int, help="format 2: this many memories (+3), 100 to 100000")
     ap.add_argument("--out", help="format 2: where to write (.jsonl, or .jsonl.gz for gzip)")
     ap.add_argument("--target", default=None, help="the app whose embed tool makes the vectors (default: reference)")
@@ -121,6 +122,12 @@ def main() -> int:
     ap.add_argument("--sample", type=int, default=40, help="with --import and no --questions: how many to sample")
     ap.add_argument("--description", help="with --import: the snapshot's description")
     args = ap.parse_args()
+    try:
+        recall = load_target(args.target).recall
+    except TargetError as e:
+        raise SystemExit(f"make_snapshot: {e}") from None
+    args.threshold = float(recall.get("threshold", 0.0)) if args.threshold is None else args.threshold
+    args.k = int(recall.get("top_k", 5)) if args.k is None else args.k
     if args.import_file is not None:
         return import_outside(args)
     if args.memories is not None:

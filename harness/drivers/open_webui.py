@@ -133,6 +133,14 @@ def hits_of(result: dict | None) -> list[Hit]:
             for i, d, s in zip(ids, docs, scores, strict=True)]
 
 
+def search_memories(http: httpx.Client, query: str, k: int) -> list[Hit]:
+    """The user's memory search (the client carries the user's token), best first."""
+    resp = http.post("/api/v1/memories/query", json={"content": query, "k": k})
+    if resp.status_code == 404:  # Open WebUI's answer for a user who has no memories at all
+        return []
+    return hits_of(_check(resp, f"searching memory for {query!r}"))
+
+
 def tokens_in(browser_state: dict, origin: str) -> list[str]:
     """The tokens a browser holds for the app: in local storage, where the front end reads it, and the cookie."""
     tokens = [item["value"] for entry in browser_state.get("origins", []) if entry.get("origin") == origin
@@ -194,10 +202,7 @@ class OpenWebUISession(UserSession):
             _check(self.http.post("/api/v1/memories/add", json={"content": text}), "adding a memory")
 
     def search(self, query: str, k: int) -> list[Hit]:
-        resp = self.http.post("/api/v1/memories/query", json={"content": query, "k": k})
-        if resp.status_code == 404:  # Open WebUI's answer for a user who has no memories at all
-            return []
-        return hits_of(_check(resp, f"searching memory for {query!r}"))
+        return search_memories(self.http, query, k)
 
     def seed_conversation(self, sentence: str) -> str:
         """A chat with the sentence and the model's reply, and the memory the review would have stored."""
@@ -498,11 +503,9 @@ class OpenWebUIDriver(AppDriver):
         token = self._tokens.get((app.base_url, user_id))
         if token is None:
             raise DriverError(f"no session of user {user_id} to search their memories with: import the owners first")
-        resp = httpx.post(app.base_url + "/api/v1/memories/query", verify=tls(), timeout=60,
-                          headers={"Authorization": f"Bearer {token}"}, json={"content": text, "k": k})
-        if resp.status_code == 404:  # the user has no memories at all
-            return []
-        return hits_of(_check(resp, f"searching user {user_id}'s memories"))
+        with httpx.Client(verify=tls(), base_url=app.base_url, timeout=60,
+                          headers={"Authorization": f"Bearer {token}"}) as http:
+            return search_memories(http, text, k)
 
     def upgrade(self, app: RunningApp, settings: dict[str, str], restart: RestartApp) -> RunningApp:
         """As an operator upgrades: the older release stopped, the target's release started on the same data folder

@@ -78,7 +78,13 @@ start_service() {
   nohup podman system service --time=0 "unix://$SOCK" >"$DIR/service.log" 2>&1 &
   echo $! >"$PIDFILE"
   for _ in $(seq 100); do
-    curl -fsS --unix-socket "$SOCK" http://d/_ping >/dev/null 2>&1 && { say "API service on $SOCK (pid $(cat "$PIDFILE"))"; return; }
+    if curl -fsS --unix-socket "$SOCK" http://d/_ping >/dev/null 2>&1; then
+      # What docker-py asks first: a cold podman took over the suite's 2 s probe for it once, under load.
+      curl -fsS --max-time 60 --unix-socket "$SOCK" http://d/version >/dev/null \
+        || fail "the podman API service answers _ping but not /version; see $DIR/service.log"
+      say "API service on $SOCK (pid $(cat "$PIDFILE"))"
+      return
+    fi
     service_running || break
     sleep 0.1  # polling the socket until the service answers, with a 10 s deadline
   done

@@ -1,6 +1,7 @@
 """Makes `pytest features/` collect the .feature files themselves: each becomes a module with one test per
 scenario, named as pytest-bdd's own `scenarios()` names them (harness.scenarios). A scenario with a step about the
-change "<change>" runs once for each change the target declares (harness.changes), the change's name in its id."""
+change "<change>" runs once for each change the target declares (harness.changes), the change's name in its id, and
+only for the sizes of history the target replays ([replay] history_sizes): the others are deselected."""
 
 from __future__ import annotations
 
@@ -37,6 +38,29 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     names = sorted(load_target(metafunc.config.getoption("--target")).changes)  # as collected, so when run
     # No change declared: one case, which its first step skips in one line (an empty parametrization says nothing).
     metafunc.parametrize("change_name", names or [""], ids=names or ["no change declared"])
+
+
+def _history_size(item: pytest.Item) -> int | None:
+    """The <size> of a replay case (an example of a scenario run once per change), else None."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or "change_name" not in callspec.params:
+        return None
+    size = callspec.params.get("_pytest_bdd_example", {}).get("size")  # pytest-bdd's own parameter
+    return int(size.replace(",", "")) if size else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    target = load_target(config.getoption("--target"))
+    sizes = {item: size for item in items if (size := _history_size(item)) is not None}
+    if not target.changes:  # nothing to replay: each scenario's first case says so in one line, the others add nothing
+        first = {item.originalname: item for item in reversed(list(sizes))}  # type: ignore[attr-defined]
+        other_sizes = [item for item in sizes if first[item.originalname] is not item]  # type: ignore[attr-defined]
+    else:
+        other_sizes = [item for item, size in sizes.items() if not target.replays_history_of(size)]
+    if other_sizes:
+        config.hook.pytest_deselected(items=other_sizes)
+        left_out = set(other_sizes)
+        items[:] = [item for item in items if item not in left_out]
 
 
 class FeatureModule(pytest.Module):

@@ -4,7 +4,8 @@ Feature: Every memory survives each change the app goes through
   embedding model changed with the re-index that goes with it), the app goes through the change the way they would,
   and then every memory is checked: still there, its owner's only, with its text, conversation and times unchanged,
   and recalled by its own text; every golden question recalls what it recalled before. Each app declares its changes
-  in its target file, and each change is one test case, named after it.
+  in its target file, and each change is one test case, named after it; the target also says which sizes of
+  history it replays (an app whose every read goes through its API replays a few hundred memories).
 
   Scenario Outline: Every memory of a history is recalled after the change, memory by memory
     Given a generated history of <size> memories, as the app holds it before the change "<change>"
@@ -15,6 +16,7 @@ Feature: Every memory survives each change the app goes through
 
     Examples:
       | size  |
+      | 300   |
       | 1,000 |
 
     @scale

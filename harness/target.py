@@ -43,6 +43,8 @@ class Target:
     known_defects: dict[str, str] = field(default_factory=dict)
     # The changes the replay scenarios put the app through, by name (harness.changes)
     changes: dict[str, Change] = field(default_factory=dict)
+    # The sizes of history the replay scenarios run on this app ([replay] history_sizes); empty: every size
+    history_sizes: tuple[int, ...] = ()
 
     web_page: bool = True  # false: the users of this target speak through the app's API, even if it has pages
 
@@ -50,6 +52,10 @@ class Target:
     def has_pages(self) -> bool:
         """Whether the app has a web page the suite drives (its locators); else users speak through its API."""
         return self.web_page and bool(self.locators)
+
+    def replays_history_of(self, size: int) -> bool:
+        """Whether the replay scenarios put a history of `size` memories through this app's changes."""
+        return not self.history_sizes or size in self.history_sizes
 
     @property
     def longest_message(self) -> int:
@@ -137,6 +143,19 @@ def _limits(data: dict) -> dict[str, Any]:
     return limits
 
 
+def _history_sizes(data: dict) -> tuple[int, ...]:
+    """[replay] history_sizes: the Examples sizes of the replay this app runs, whole numbers of at least 1."""
+    replay = dict(data.get("replay", {}))
+    unknown = sorted(set(replay) - {"history_sizes"})
+    if unknown:
+        raise TargetError(f"[replay] {unknown[0]} is not a replay setting the suite knows; known: history_sizes")
+    sizes = replay.get("history_sizes", [])
+    if not isinstance(sizes, list) or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
+        raise TargetError(f"[replay] history_sizes = {sizes!r} must be a list of whole numbers of memories, e.g. "
+                          "[1000, 100000]")
+    return tuple(sizes)
+
+
 # What the page objects need of a target with a web page: its addresses, and the locators of every screen.
 PAGE_ADDRESSES = ("home_page", "login_page", "conversation_page")
 PAGE_LOCATORS = ("login_email", "login_password", "login_submit", "current_user", "logout", "conversation_list",
@@ -179,7 +198,7 @@ def load_target(path: str | Path | None = None) -> Target:
             index_kinds={k: {sk: str(sv) for sk, sv in v.items()} for k, v in data.get("index_kinds", {}).items()},
             fault_scenarios={str(k): [str(s) for s in v] for k, v in data.get("faults", {}).items()},
             known_defects={str(k): str(v) for k, v in data.get("known_defects", {}).items()},
-            changes=parse_changes(dict(data.get("changes", {})), path.name),
+            changes=parse_changes(dict(data.get("changes", {})), path.name), history_sizes=_history_sizes(data),
             web_page=bool(data.get("web_page", True)),
         ))
     except KeyError as e:

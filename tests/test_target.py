@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.target import DEFAULT_TARGET, Target, TargetError, fill, load_target
+from tools import suite_runs
 
 MINIMAL = """\
 name = "tiny"
@@ -274,3 +275,40 @@ def test_a_locator_may_say_how_long_its_element_takes_to_show() -> None:
 
     assert page_of("open-webui-pgvector").shows_within_ms("message_input") == 15000  # inherited by extends
     assert page_of("memchat").shows_within_ms("message_input") is None
+
+
+def test_the_sizes_of_history_each_target_replays() -> None:
+    assert load_target().history_sizes == (1000, 100_000)
+    for name in ("open-webui", "open-webui-pgvector"):  # the PostgreSQL configuration extends the first
+        target = load_target(name)
+        assert target.replays_history_of(300) and not target.replays_history_of(1000)
+
+
+def test_a_target_without_replay_settings_replays_every_size(tmp_path: Path) -> None:
+    target = load_target(_write(tmp_path, MINIMAL))
+    assert target.history_sizes == () and target.replays_history_of(300) and target.replays_history_of(100_000)
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    ("[replay]\nhistory_sizes = 300", "[replay] history_sizes = 300 must be a list of whole numbers of memories"),
+    ('[replay]\nhistory_sizes = ["1,000"]', "must be a list of whole numbers of memories, e.g. [1000, 100000]"),
+    ("[replay]\nhistory_sizes = [0]", "must be a list of whole numbers"),
+    ("[replay]\nsizes = [300]", "[replay] sizes is not a replay setting the suite knows; known: history_sizes"),
+])
+def test_replay_settings_of_the_wrong_shape_are_refused_in_one_line(tmp_path: Path, table: str, message: str) -> None:
+    assert message in _refusal(_write(tmp_path, MINIMAL + "\n" + table + "\n"))
+
+
+REPLAY = ("features/replay_through_changes.feature::"
+          "test_every_memory_of_a_history_is_recalled_after_the_change_memory_by_memory")
+
+
+@pytest.mark.parametrize(("target", "cases"), [
+    ("memchat", ["embedding-model-v1-to-v2-1,000", "pgvector-upgrade-1,000", "redis-to-postgresql-1,000"]),
+    ("open-webui", ["embedding-model-v1-to-v2-300", "upgrade-0.11.4-to-0.12.4-300"]),
+    ("letta", ["no change declared-300"]),  # declares no change: one case says so
+])
+def test_the_replay_runs_each_declared_change_at_the_sizes_its_target_replays(target: str, cases: list[str]) -> None:
+    """What the kill matrix expects is what is collected: a size a target does not replay is never collected."""
+    collected = suite_runs.collect(["features", "--target", target, "-k", "memory_by_memory"])
+    assert collected == [f"{REPLAY}[{case}]" for case in cases]

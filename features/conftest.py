@@ -50,8 +50,10 @@ def _history_size(item: pytest.Item) -> int | None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    target = load_target(config.getoption("--target"))
     sizes = {item: size for item in items if (size := _history_size(item)) is not None}
+    if not sizes:
+        return
+    target = load_target(config.getoption("--target"))
     if not target.changes:  # nothing to replay: each scenario's first case says so in one line, the others add nothing
         first = {item.originalname: item for item in reversed(list(sizes))}  # type: ignore[attr-defined]
         other_sizes = [item for item in sizes if first[item.originalname] is not item]  # type: ignore[attr-defined]

@@ -105,11 +105,14 @@ def second_postgres(suite_info: dict, driver: AppDriver, worker_id: str, worker_
 @pytest.fixture(autouse=True)
 def _scenario_apps(request: pytest.FixtureRequest) -> Iterator[None]:
     """The apps a scenario started for itself stop with it (after its world has deleted its users). Only where the
-    test runs on the suite's apps: the project's own tests do not start them."""
-    apps = request.getfixturevalue("apps") if "apps" in request.fixturenames else None
+    test ran on the suite's apps: the project's own tests do not start them. Looked up after the scenario, since its
+    steps ask for the apps as they run (before it, `apps` is never among the test's fixtures: every fresh app and
+    restart of a run was kept to its end, idle)."""
     yield
-    if apps is not None:
-        apps.end_scenario()
+    if "apps" in request.fixturenames:
+        apps = request.getfixturevalue("apps")  # already made for this session: its cached value
+        if apps is not None:
+            apps.end_scenario()
 
 
 @pytest.fixture(scope="session")

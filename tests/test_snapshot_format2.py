@@ -19,6 +19,8 @@ from harness.snapshots import (
     read_history,
     write_snapshot,
 )
+from harness.snapshots.generate import generate_history
+from harness.target import load_target
 
 VECTOR = bytes(range(16))  # four float32 values
 
@@ -143,3 +145,18 @@ def test_a_snapshot_whose_probes_mostly_expect_nothing_is_refused(tmp_path: Path
     write_snapshot(path, Header("mostly empty", ["e1"], "e1", 0.25, 2, 3, 3, 2), memories, probes + empty)
     with pytest.raises(MalformedSnapshot, match=r"^empty.jsonl: 2 of its 3 probes expect no memory at all"):
         list(read_history(path))
+
+
+@pytest.mark.parametrize(("target", "threshold", "k"), [("memchat", 0.25, 5), ("open-webui", -1.0, 8)])
+def test_a_generated_history_asks_a_question_with_nothing_to_embed_only_of_an_app_with_a_threshold(
+        target: str, threshold: float, k: int) -> None:
+    """With a threshold, a question with no vector expects nothing; without one the app answers its k nearest in an
+    order no model defines, so no such question is asked (300 memories: two of them drawn)."""
+    history = generate_history(load_target(target), nominal=300, seed=20261130, embedders=["hash-ngram-v1"],
+                               threshold=threshold, k=k)
+    expecting_nothing = [p for p in history.probes if not p.expected["hash-ngram-v1"]]
+    assert history.header.probes == len(history.probes)
+    if threshold > -1.0:
+        assert len(history.probes) == 40 and expecting_nothing
+    else:
+        assert len(history.probes) == 38 and not expecting_nothing

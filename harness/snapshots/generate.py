@@ -193,6 +193,12 @@ def generate_history(target: Target, *, nominal: int, seed: int, embedders: list
     questions = _questions(rng, by_owner, texts, max(40, min(1000, nominal // 50)))
     both = embed_texts_f32(target, texts + [q for _, q, _ in questions], legacy)  # one run of the tool
     vectors = both[:len(texts)]
+    if threshold <= -1.0:
+        # An app without a threshold answers every question with its k nearest; to a question with nothing to embed
+        # (";)") it gives k memories of no similarity, in an order no model defines: there is no answer to expect.
+        kept = [(question, vec) for question, vec in zip(questions, both[len(texts):], strict=True) if vec is not None]
+        questions = [question for question, _ in kept]
+        both = vectors + [vec for _, vec in kept]
     progress(f"embedded {len(texts)} memories and {len(questions)} questions with {legacy}")
     expected: list[dict[str, list[Hit]]] = [{} for _ in questions]
     tied: list[dict[str, list[Hit]]] = [{} for _ in questions]

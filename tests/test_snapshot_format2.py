@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 from pathlib import Path
 
 import pytest
+from faker import Faker
 
 from harness.recall import Hit
 from harness.snapshots import (
@@ -19,7 +21,7 @@ from harness.snapshots import (
     read_history,
     write_snapshot,
 )
-from harness.snapshots.generate import generate_history
+from harness.snapshots.generate import _owner_ids, _owner_sizes, _Pools, generate_history
 from harness.target import load_target
 
 VECTOR = bytes(range(16))  # four float32 values
@@ -160,3 +162,16 @@ def test_a_generated_history_asks_a_question_with_nothing_to_embed_only_of_an_ap
         assert len(history.probes) == 40 and expecting_nothing
     else:
         assert len(history.probes) == 38 and not expecting_nothing
+
+
+
+def test_owner_ids_go_on_past_what_the_names_give() -> None:
+    """About 39,000 ids come from the names; a million memories need about 41,000 owners (the loop never ended), and
+    the ids of the smaller histories are the ones they always were."""
+    fake = Faker("en_US")
+    fake.seed_instance(20261130)
+    pools = _Pools(fake)
+    ids = _owner_ids(random.Random(1), pools, 45_000)
+    assert len(set(ids)) == 45_000
+    rng = random.Random(1003)
+    assert _owner_ids(rng, pools, len(_owner_sizes(rng, 1003)))[:4] == ["kristie43", "katherine64", "katelyn", "emily"]

@@ -62,10 +62,16 @@ class _Pools:
         self.sentences = [fake.sentence(nb_words=8) for _ in range(400)]
 
 
+MAX_DRAWS = 200  # draws that all collide before an owner id gets its number: the names give about 39,000 ids
+
+
 def _owner_ids(rng: random.Random, pools: _Pools, count: int) -> list[str]:
-    """Owner ids, a fifth of them near-collisions of another (`ana`, `ana1`, `ana-1`...)."""
+    """Owner ids, a fifth of them near-collisions of another (`ana`, `ana1`, `ana-1`...). Past what the names give
+    (about 39,000 ids, near a million memories), an id that keeps colliding gets a number no draw makes (`ana.40001`):
+    before, the loop never ended there."""
     ids: list[str] = []
     seen: set[str] = set()
+    collided = 0
     while len(ids) < count:
         if ids and rng.random() < 0.2:
             candidate = rng.choice(ids).split("-")[0].split("_")[0].split(".")[0].rstrip("0123456789")
@@ -73,9 +79,14 @@ def _owner_ids(rng: random.Random, pools: _Pools, count: int) -> list[str]:
         else:
             candidate = rng.choice(pools.first) + (str(rng.randrange(100)) if rng.random() < 0.3 else "")
         candidate = "".join(ch for ch in candidate if ch.isascii() and (ch.isalnum() or ch in "._-")) or "owner"
+        if candidate in seen and collided >= MAX_DRAWS:
+            candidate = f"{candidate}.{len(ids) + 1}"  # drawn numbers stop at 99 and suffixes at ".1"
         if candidate not in seen:
             seen.add(candidate)
             ids.append(candidate)
+            collided = 0
+        else:
+            collided += 1
     return ids
 
 

@@ -268,4 +268,3 @@ def test_phases_add_up_each_name() -> None:
     with phases("a"):
         pass
     assert list(phases.seconds) == ["a"] and phases.seconds["a"] >= 0
-

@@ -55,8 +55,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     target = load_target(config.getoption("--target"))
     if not target.changes:  # nothing to replay: each scenario's first case says so in one line, the others add nothing
-        first = {item.originalname: item for item in reversed(list(sizes))}  # type: ignore[attr-defined]
-        other_sizes = [item for item in sizes if first[item.originalname] is not item]  # type: ignore[attr-defined]
+        scenarios = [item.nodeid.partition("[")[0] for item in sizes]
+        other_sizes = [item for n, item in enumerate(sizes) if scenarios[n] in scenarios[:n]]
     else:
         other_sizes = [item for item, size in sizes.items() if not target.replays_history_of(size)]
     if other_sizes:

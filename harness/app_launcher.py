@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 
 from harness.http_clients import tls
+from harness.warm_start import ForkedProcess, WarmStart, WarmStartError, start_warm
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,7 +35,7 @@ class RunningApp:
     settings: dict[str, str] = field(default_factory=dict)
     started_by_suite: bool = False
     log_path: Path | None = None
-    process: subprocess.Popen | None = field(default=None, repr=False)
+    process: subprocess.Popen | ForkedProcess | None = field(default=None, repr=False)
     data_dir: Path | None = None  # the app's own data folder, where its driver gives it one
     companions: list[subprocess.Popen] = field(default_factory=list, repr=False)  # e.g. its model server
     model_url: str | None = None  # the deterministic model server the suite started for it
@@ -48,7 +49,7 @@ class RunningApp:
             stop_process(process)
 
 
-def stop_process(process: subprocess.Popen | None) -> None:
+def stop_process(process: subprocess.Popen | ForkedProcess | None) -> None:
     if process and process.poll() is None:
         process.send_signal(signal.SIGINT)  # a graceful shutdown: servers close their pools and children
         try:
@@ -80,15 +81,21 @@ def get_health(url: str) -> dict | None:
 
 def start_process(name: str, command: list[str], *, env: dict[str, str], log_path: Path, health_url: str,
                   timeout: float = 60.0, healthy: Callable[[dict], bool] = lambda _: True,
-                  cwd: Path = ROOT) -> tuple[subprocess.Popen, dict]:
-    """Start `command` with its output in `log_path`; return it and its health once `health_url` answers."""
+                  cwd: Path = ROOT, warm: WarmStart | None = None) -> tuple[subprocess.Popen | ForkedProcess, dict]:
+    """Start `command` with its output in `log_path`; return it and its health once `health_url` answers. With
+    `warm` (the target's [app] preload), a Python console script starts as a fork of its warm interpreter."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    with log_path.open("wb") as log:
-        try:
-            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=cwd,
-                                       env={**os.environ, **env, "PYTHONUNBUFFERED": "1"})
-        except OSError as e:
-            raise AppLaunchError(f"{name} could not be started ({command[0]}: {e.strerror}); install it") from None
+    full_env = {**os.environ, **env, "PYTHONUNBUFFERED": "1"}
+    try:
+        process = start_warm(warm, command, full_env, cwd, log_path) if warm else None
+    except WarmStartError as e:
+        raise AppLaunchError(f"{name} could not be started warm: {e}") from None
+    if not process:
+        with log_path.open("wb") as log:
+            try:
+                process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, env=full_env)
+            except OSError as e:
+                raise AppLaunchError(f"{name} could not be started ({command[0]}: {e.strerror}); install it") from None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         health = get_health(health_url)

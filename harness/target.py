@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.changes import Change, ChangeError, parse_changes
+from harness.warm_start import WarmStart, WarmStartError, warm_start_for
 
 TARGETS = Path(__file__).resolve().parent.parent / "targets"
 DEFAULT_TARGET = TARGETS / f"{(TARGETS / 'DEFAULT').read_text(encoding='utf-8').strip()}.toml"  # the shipped app
@@ -47,6 +48,8 @@ class Target:
     history_sizes: tuple[int, ...] = ()
 
     web_page: bool = True  # false: the users of this target speak through the app's API, even if it has pages
+    # The libraries its app's starts import once per run and fork from ([app] preload: harness.warm_start)
+    warm_start: WarmStart | None = None
 
     @property
     def has_pages(self) -> bool:
@@ -200,10 +203,11 @@ def load_target(path: str | Path | None = None) -> Target:
             known_defects={str(k): str(v) for k, v in data.get("known_defects", {}).items()},
             changes=parse_changes(dict(data.get("changes", {})), path.name), history_sizes=_history_sizes(data),
             web_page=bool(data.get("web_page", True)),
+            warm_start=warm_start_for(app.get("preload"), dict(app.get("env", {})), str(path)),
         ))
     except KeyError as e:
         raise TargetError(f"target file {path} lacks the key {e}; see targets/*.toml for the shape") from None
-    except ChangeError as e:
+    except (ChangeError, WarmStartError) as e:
         raise TargetError(str(e)) from None
     except (TypeError, ValueError, AttributeError) as e:
         raise TargetError(f"target file {path} has a value of the wrong shape ({e});"

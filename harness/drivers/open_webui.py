@@ -268,7 +268,9 @@ class OpenWebUIDriver(AppDriver):
                 self.target.name, command, log_path=log_path, timeout=float(self.target.app.get("start_timeout", 120)),
                 env=self._env(port, model, data_dir, admin["secret"], pg_dsn, redis_url, settings),
                 health_url=f"http://127.0.0.1:{port}{self.target.health_path}",
-                healthy=lambda h: h.get("status") is True)
+                healthy=lambda h: h.get("status") is True,
+                # the preload is the target's release's; an older release a change starts loads as a new process
+                warm=None if RELEASE_COMMAND in settings else self.target.warm_start)
         except BaseException:
             model.stop()
             raise

@@ -1,0 +1,178 @@
+"""Warm starts of a Python app: its heavy libraries imported once per run, every start a fork of that interpreter.
+
+A target may list, in its [app] table, libraries its app imports at every start that read no setting the suite
+varies between starts (`preload = ["torch", "chromadb", ...]`): Open WebUI spends about 7 of its 13 seconds of
+start importing them. The first start of such an app starts its own interpreter (the one its console script names)
+with those libraries imported once (harness/warm_start/zygote.py); every start is then a fork of it that runs the
+app's own script with the start's arguments, environment, folder and log, exactly as a new process would, so a
+start costs the app's own work only. The process handle answers as a `subprocess.Popen` does, for the launcher.
+
+Nothing else changes: the app's own modules, and everything that reads the start's settings, load in the fork.
+`MEMTEST_WARM_START=0` starts every app as a new process.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import signal
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+ZYGOTE = Path(__file__).with_name("zygote.py")
+READY_TIMEOUT_S = 120.0  # importing the libraries, compiling them the first time
+
+
+class WarmStartError(Exception):
+    """One line: why the warm interpreter could not start the app."""
+
+
+@dataclass(frozen=True)
+class WarmStart:
+    """What a target's app preloads, and the environment its libraries are imported with (the target's own)."""
+
+    preload: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+
+
+def warm_start_for(preload: object, env: dict[str, str], where: str) -> WarmStart | None:
+    """The warm start a target's [app] preload asks for, None without one (or with MEMTEST_WARM_START=0)."""
+    if preload is None or os.environ.get("MEMTEST_WARM_START") == "0":
+        return None
+    if not isinstance(preload, list) or not all(isinstance(m, str) and m for m in preload):
+        raise WarmStartError(f"{where}: [app] preload must be a list of module names, like [\"torch\"]")
+    return WarmStart(tuple(preload), tuple(sorted(env.items()))) if preload else None
+
+
+def interpreter_of(script: str) -> str | None:
+    """The Python a console script runs with (its #! line), None when it is not a Python script."""
+    try:
+        with open(script, "rb") as f:
+            first = f.readline(4096)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode(errors="replace").split()
+    return words[0] if words and "python" in Path(words[0]).name else None
+
+
+class Zygote:
+    """One warm interpreter: started once, asked to fork a copy per start, ended with the run."""
+
+    def __init__(self, interpreter: str, script_dir: str, warm: WarmStart, log_path: Path) -> None:
+        self._lock = threading.Lock()
+        env = {**os.environ, **dict(warm.env), "PYTHONUNBUFFERED": "1"}
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with log_path.open("wb") as log:  # what the libraries print as they load (warnings)
+                self._process = subprocess.Popen([interpreter, str(ZYGOTE), script_dir, *warm.preload], env=env,
+                                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                                 text=True, bufsize=1)
+        except OSError as e:
+            raise WarmStartError(f"{interpreter} could not be started ({e.strerror})") from None
+        said = self._read(READY_TIMEOUT_S)
+        if "error" in said:
+            self._process.wait()
+            raise WarmStartError(f"{interpreter} could not import its [app] preload: {said['error']}; fix the "
+                                 f"target's preload list, or set MEMTEST_WARM_START=0 (log: {log_path})")
+
+    def _read(self, timeout: float) -> dict:
+        ready, _, _ = select.select([self._process.stdout], [], [], timeout)
+        line = self._process.stdout.readline() if ready else ""
+        if not line:
+            self._process.kill()
+            raise WarmStartError("the warm interpreter of the app stopped answering"
+                                 + ("" if ready else f" within {timeout:g} s"))
+        return json.loads(line)
+
+    def ask(self, request: dict) -> dict:
+        with self._lock:
+            if self._process.poll() is not None:
+                raise WarmStartError("the warm interpreter of the app has ended")
+            self._process.stdin.write(json.dumps(request) + "\n")
+            self._process.stdin.flush()
+            return self._read(30.0)
+
+    def start(self, command: list[str], env: dict[str, str], cwd: Path, log_path: Path) -> ForkedProcess:
+        said = self.ask({"op": "start", "argv": command, "env": env, "cwd": str(cwd), "log": str(log_path)})
+        return ForkedProcess(self, said["pid"], command)
+
+    def close(self) -> None:
+        if self._process.poll() is None:
+            self._process.stdin.close()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+
+
+class ForkedProcess:
+    """A started app that is the warm interpreter's child: the part of `subprocess.Popen` the launcher uses."""
+
+    def __init__(self, zygote: Zygote, pid: int, args: list[str]) -> None:
+        self.zygote, self.pid, self.args = zygote, pid, args
+        self.returncode: int | None = None
+        self._exited = os.pidfd_open(pid)  # readable once the process has ended, though it is not our child
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            ended, _, _ = select.select([self._exited], [], [], 0)
+            if ended:
+                self.returncode = self.zygote.ask({"op": "status", "pid": self.pid})["returncode"]
+                if self.returncode is not None:
+                    os.close(self._exited)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            ended, _, _ = select.select([self._exited], [], [], timeout)
+            if not ended:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+        code = self.poll()
+        if code is None:  # a pidfd is readable once its process has ended: its parent can reap it at once
+            raise WarmStartError(f"process {self.pid} ended but its warm interpreter does not know its exit code")
+        return code
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            signal.pidfd_send_signal(self._exited, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+_zygotes: dict[tuple[str, WarmStart], Zygote] = {}
+_zygotes_lock = threading.Lock()
+
+
+def start_warm(warm: WarmStart, command: list[str], env: dict[str, str], cwd: Path,
+               log_path: Path) -> ForkedProcess | None:
+    """Start `command` as a fork of its warm interpreter; None when it is not a Python console script."""
+    interpreter = interpreter_of(command[0])
+    if interpreter is None:
+        return None
+    key = (interpreter, warm)
+    with _zygotes_lock:
+        if key not in _zygotes:
+            _zygotes[key] = Zygote(interpreter, str(Path(command[0]).resolve().parent), warm,
+                                   log_path.with_suffix(".warm-start.log"))
+        zygote = _zygotes[key]
+    return zygote.start(command, env, cwd, log_path)
+
+
+@atexit.register
+def close_all() -> None:
+    """End every warm interpreter of this process (the apps they started were stopped by their fixtures)."""
+    with _zygotes_lock:
+        for zygote in _zygotes.values():
+            zygote.close()
+        _zygotes.clear()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.drivers.base import Memory
 from harness.model_server.language import asked_key, facts_in
 from harness.sessions.actions import (
     Ask,
@@ -21,6 +24,7 @@ from harness.sessions.actions import (
 )
 from harness.sessions.generator import _ASK, _CORRECT, _TELL, ALL_KINDS, EDGE_KEYS, FACT_KEYS, Limits, generate
 from harness.sessions.model import EVERY_STATEMENT, NEWEST_PER_FACT, NotApplicable, SessionModel, normalise_key
+from harness.sessions.runner import SessionRunner
 from harness.sessions.shrink import shrink
 from harness.sessions.text import CHAT_CLASSES, SCRIPTS, VALUE_CLASSES, TextMaker
 
@@ -155,6 +159,9 @@ def test_memories_are_listed_as_the_app_keeps_them() -> None:
         newest.apply(action)
     assert every.memories("Ana") == ["My dog is Rex.", "My cat is Tom.", "Actually, my dog is Bo."]
     assert newest.memories("Ana") == ["Actually, my dog is Bo.", "My cat is Tom."]
+    # the actions that told each (where its place comes from, and its newest statement)
+    assert every.memory_actions("Ana") == [(1, 1), (2, 2), (3, 3)]
+    assert newest.memory_actions("Ana") == [(1, 3), (2, 2)]  # the corrected dog keeps the place its first telling had
 
 
 def test_users_are_apart_and_a_deleted_account_leaves_nothing_to_its_new_owner() -> None:
@@ -203,3 +210,36 @@ def test_the_script_reads_as_steps_with_messages_on_one_line() -> None:
         '   2. When Ana asks "What is my dog?"',
         "Then everything each user was told is remembered exactly as the model says"]
     assert quoted("東京 🐕") == '"東京 🐕"'
+
+
+def _runner(model: SessionModel, resolution_s: float, started: dict[int, float],
+            first_listed: dict[int, float]) -> SessionRunner:
+    runner = SessionRunner.__new__(SessionRunner)  # only what the comparison of a listing reads
+    runner.model, runner.resolution_s = model, resolution_s
+    runner._action_started, runner._first_listed = started, first_listed
+    return runner
+
+
+def _listing(*texts: str) -> list[Memory]:
+    return [Memory(f"m{i}", text) for i, text in enumerate(texts)]
+
+
+def test_memories_made_within_the_apps_clock_resolution_may_be_listed_either_way_and_no_others() -> None:
+    """Open WebUI's memory timestamps are whole seconds: two memories its reviewer wrote after two quick turns, in
+    the same second, came back in either order (PostgreSQL lists rows of one second in no set order)."""
+    model = SessionModel(["Ana"], None, EVERY_STATEMENT)
+    for action in (tell("Ana", "dog", "Rex"), tell("Ana", "cat", "Tom"), tell("Ana", "vet", "Paws")):
+        model.apply(action)
+    dog, cat, vet = model.memories("Ana")
+    now = time.monotonic()
+    # the dog was listed 5 s before the cat and the vet were told; those two, 0.3 s apart, were not listed yet
+    quick = _runner(model, 1.0, {1: now - 10, 2: now - 5, 3: now - 4.7}, {1: now - 9})
+    assert quick._listed_as_modelled("Ana", _listing(dog, cat, vet))
+    assert quick._listed_as_modelled("Ana", _listing(dog, vet, cat))
+    assert not quick._listed_as_modelled("Ana", _listing(cat, dog, vet)), "the dog was surely made first"
+    assert not quick._listed_as_modelled("Ana", _listing(dog, cat)), "a memory missing"
+    assert not quick._listed_as_modelled("Ana", _listing(dog, cat, vet, vet)), "a memory twice"
+    assert not quick._listed_as_modelled("Ana", _listing(dog, cat, vet.upper())), "not exactly as told"
+    exact = _runner(model, 0.0, {1: now - 10, 2: now - 5, 3: now - 4.7}, {1: now - 9})
+    assert exact._listed_as_modelled("Ana", _listing(dog, cat, vet))
+    assert not exact._listed_as_modelled("Ana", _listing(dog, vet, cat)), "an app of exact timestamps keeps order"

@@ -174,6 +174,21 @@ class SessionModel:
             newest[s.key] = s
         return [newest[key].sentence for key in newest if self._remembered(user, newest[key])]
 
+    def memory_actions(self, name: str) -> list[tuple[int, int]]:
+        """For each of `memories(name)`, in the same order: the action that first told what holds its place (the
+        fact's first statement, where a correction replaces the memory) and the action of its newest statement."""
+        user = self.users[name]
+        if not user.alive:
+            return []
+        if self.memory_policy == EVERY_STATEMENT:
+            return [(s.seq, s.seq) for s in user.statements if self._remembered(user, s)]
+        first: dict[str, Statement] = {}
+        newest: dict[str, Statement] = {}
+        for s in user.statements:
+            first.setdefault(s.key, s)
+            newest[s.key] = s
+        return [(first[key].seq, newest[key].seq) for key in newest if self._remembered(user, newest[key])]
+
     def conversations(self, name: str) -> list[list[tuple[str, str]]]:
         return self.users[name].conversations if self.users[name].alive else []
 

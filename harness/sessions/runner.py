@@ -11,6 +11,7 @@ waits."""
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -20,6 +21,7 @@ from playwright.sync_api import Error as PlaywrightError
 from harness.answers import AnswerCheck
 from harness.app_handle import AppHandle
 from harness.drivers.base import Account, Capability, Memory, UserSession
+from harness.order import Span, out_of_order
 from harness.polling import Timeout, wait_until
 from harness.sessions.actions import (
     Action,
@@ -152,6 +154,12 @@ class SessionRunner:
         self._accounts: list[Account] = []  # every account a run opened, deleted before the next run
         self._previous: Action | None = None
         self._searched: dict[str, int] = {}  # user -> how many of their memories were searched so far (a cursor)
+        # The app's timestamps of its memories have this resolution: memories it made within it may be listed
+        # either way. When each was made is known as a span of the suite's clock: from the start of the action that
+        # told it to the first check that saw it listed (an app that writes memories after the turn says no more).
+        self.resolution_s = float(app.target.limits.get("clock_resolution_s", 0))
+        self._action_started: dict[int, float] = {}  # the model's action number -> when the suite began acting it
+        self._first_listed: dict[int, float] = {}  # the action number of a memory's newest statement -> first seen
 
     def new_model(self) -> SessionModel:
         return SessionModel(self.plan.users, self.retention_days, self.memory_listing, self.session_days)
@@ -175,6 +183,7 @@ class SessionRunner:
         self._accounts = []
         self.model = self.new_model()
         self._previous = None
+        self._action_started, self._first_listed = {}, {}
         self.tag = self.new_tag()
         self.members = {name: self._join(name) for name in self.plan.users}
         for number, action in enumerate(actions, 1):
@@ -200,7 +209,10 @@ class SessionRunner:
         if isinstance(action, PassTime):
             return self._pass_time(number, action)
         starts_conversation = self.model.current(action.user) is None
+        numbered_from, started = self.model.seq + 1, time.monotonic()
         expected = self.model.apply(action)
+        for seq in range(numbered_from, self.model.seq + 1):  # several for an action of many conversations
+            self._action_started[seq] = started
         if isinstance(action, (Tell, Ask, Chat)):
             return self._turn(number, action, expected or "", starts_conversation)
         if isinstance(action, ManyConversations):
@@ -348,11 +360,14 @@ class SessionRunner:
         expected_memories = self.model.memories(name)
         member.person.settle()
         try:
-            memories = wait_until(session.memories, lambda found: [m.text for m in found] == expected_memories,
+            memories = wait_until(session.memories, lambda found: self._listed_as_modelled(name, found),
                                   timeout=MEMORY_WAIT_S, what=f"{name}'s memories matching the model")
         except Timeout:
             return Difference(number, action, f"{name}'s memories", expected_memories,
                               [m.text for m in session.memories()])
+        seen = time.monotonic()
+        for _, newest in self.model.memory_actions(name):
+            self._first_listed.setdefault(newest, seen)
         difference = self._search(number, action, name, session, memories)
         if difference:
             return difference
@@ -365,6 +380,21 @@ class SessionRunner:
             if stored != turns:
                 return Difference(number, action, f"{name}'s turns of conversation {index + 1}", turns, stored)
         return None
+
+    def _listed_as_modelled(self, name: str, found: list[Memory]) -> bool:
+        """Every memory of the model's, exactly as told, nothing else, in its order: where the app's clock cannot
+        tell two apart (made within its resolution of each other, for all the suite knows), in either order."""
+        listed, expected = [m.text for m in found], self.model.memories(name)
+        if listed == expected:
+            return True
+        if not self.resolution_s or Counter(listed) != Counter(expected):
+            return False
+        now, made_at = time.monotonic(), {}
+        for text, (first, newest) in zip(expected, self.model.memory_actions(name), strict=True):
+            span: Span = (self._action_started[first], self._first_listed.get(newest, now))
+            known = made_at.get(text, span)  # one text told twice: the span of both
+            made_at[text] = (min(known[0], span[0]), max(known[1], span[1]))
+        return not out_of_order(listed, made_at, newest_first=False, resolution_s=self.resolution_s)
 
     def _search(self, number: int, action: Action | None, name: str, session: UserSession,
                 memories: list[Memory]) -> Difference | None:

@@ -16,7 +16,7 @@ from harness.changes import Change
 from harness.drivers.base import Capability
 from harness.replay.run import MigrationRun
 from harness.snapshots import write_snapshot
-from harness.snapshots.generate import generate_history
+from harness.snapshots.generate import stream_history
 from harness.store_upgrade import by_pgvector_version
 from steps.world import World
 
@@ -57,8 +57,8 @@ def history_before_change(world: World, migration: MigrationRun, change_name: st
     app = world.app
     embedders = list(dict.fromkeys((change.embedder_before, change.embedder_after)))
     with allure.step(f"generate {size:,} memories (+3) with {', '.join(embedders)}, seed {world.data.seed}"):
-        history = generate_history(app.target, nominal=size, seed=world.data.seed, embedders=embedders,
-                                   threshold=app.threshold, k=app.recall_k)
+        history = stream_history(app.target, nominal=size, seed=world.data.seed, embedders=embedders,
+                                 threshold=app.threshold, k=app.recall_k)
         path = tmp_path / "history.jsonl"
         write_snapshot(path, history.header, history.memories, history.probes)
     if change.kind == "migration":

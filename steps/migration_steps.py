@@ -18,7 +18,7 @@ from harness.recall import RecallComparison, assert_same_recall, brute_force
 from harness.replay.capture import capture
 from harness.replay.run import MigrationRun
 from harness.snapshots import snapshot_path, write_snapshot
-from harness.snapshots.generate import generate_history
+from harness.snapshots.generate import stream_history
 from harness.snapshots.importer import import_history
 from harness.suite_options import ROOT
 from steps.world import NAME, World
@@ -43,8 +43,8 @@ def generated_history(world: World, migration: MigrationRun, size: int, tmp_path
         world.use_app(world.app.fresh())
     app = world.app
     with allure.step(f"generate {size:,} memories (+3) with the app's embedder, seed {world.data.seed}"):
-        history = generate_history(app.target, nominal=size, seed=world.data.seed, embedders=[app.embedder],
-                                   threshold=app.threshold, k=app.recall_k)
+        history = stream_history(app.target, nominal=size, seed=world.data.seed, embedders=[app.embedder],
+                                 threshold=app.threshold, k=app.recall_k)
         path = tmp_path / "history.jsonl"
         write_snapshot(path, history.header, history.memories, history.probes)
     migration.load_history(app, path, tmp_path, world.tag)

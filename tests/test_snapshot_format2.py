@@ -6,6 +6,8 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,8 +23,17 @@ from harness.snapshots import (
     read_history,
     write_snapshot,
 )
-from harness.snapshots.generate import _owner_ids, _owner_sizes, _Pools, generate_history
+from harness.snapshots.generate import (
+    _owner_ids,
+    _owner_sizes,
+    _Pools,
+    generate_history,
+    memory_ids,
+    stream_history,
+)
 from harness.target import load_target
+
+ROOT = Path(__file__).resolve().parent.parent
 
 VECTOR = bytes(range(16))  # four float32 values
 
@@ -175,3 +186,32 @@ def test_owner_ids_go_on_past_what_the_names_give() -> None:
     assert len(set(ids)) == 45_000
     rng = random.Random(1003)
     assert _owner_ids(rng, pools, len(_owner_sizes(rng, 1003)))[:4] == ["kristie43", "katherine64", "katelyn", "emily"]
+
+
+def test_memory_ids_keep_six_digits_up_to_a_million_and_sort_as_their_numbers_past_it() -> None:
+    assert memory_ids(100_003)[-1] == "h100002" and memory_ids(3) == ["h000000", "h000001", "h000002"]
+    million = memory_ids(1_000_003)
+    assert million[0] == "h0000000" and million[-1] == "h1000002"
+    assert million == sorted(million) and len(set(million)) == 1_000_003
+
+
+@pytest.mark.parametrize("memories", ["99", "1000001"])
+def test_make_snapshot_says_in_one_line_which_sizes_it_makes(memories: str, tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "tools/make_snapshot.py", "--memories", memories, "--out",
+                           str(tmp_path / "h.jsonl")], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode != 0
+    assert proc.stderr.strip() == f"make_snapshot: --memories must be from 100 to 1000000, not {memories}"
+
+
+def test_a_streamed_history_is_the_listed_one_whatever_its_chunk(tmp_path: Path) -> None:
+    """The generator embeds and yields the memories a chunk at a time (a million never sit in memory at once): the
+    same seed still gives the same history, byte for byte, and the file written from the stream reads back."""
+    kwargs = {"nominal": 1000, "seed": 20261130, "embedders": ["hash-ngram-v1", "hash-ngram-v2"],
+              "threshold": 0.25, "k": 5}
+    listed = generate_history(load_target(None), **kwargs)
+    streamed = stream_history(load_target(None), chunk=97, **kwargs)
+    assert not isinstance(streamed.memories, list)
+    write_snapshot(tmp_path / "listed.jsonl", listed.header, listed.memories, listed.probes)
+    write_snapshot(tmp_path / "streamed.jsonl", streamed.header, streamed.memories, streamed.probes)
+    assert (tmp_path / "listed.jsonl").read_bytes() == (tmp_path / "streamed.jsonl").read_bytes()
+    assert sum(1 for _ in read_history(tmp_path / "streamed.jsonl")) > 0

@@ -32,7 +32,7 @@ from harness.snapshots import (  # noqa: E402
     read_history,
     write_snapshot,
 )
-from harness.snapshots.generate import generate_history  # noqa: E402
+from harness.snapshots.generate import stream_history  # noqa: E402
 from harness.snapshots.importer import import_history  # noqa: E402
 from harness.target import TargetError, load_target  # noqa: E402
 
@@ -65,14 +65,18 @@ FACTS = [
 ]
 
 
+MIN_MEMORIES, MAX_MEMORIES = 100, 1_000_000  # a million: the largest history make replay-scale replays
+
+
 def write_history(args: argparse.Namespace) -> int:
     """Format 2: `--memories` nominal memories (+3), streamed to --out."""
-    if not 100 <= args.memories <= 100_000:
-        raise SystemExit(f"make_snapshot: --memories must be from 100 to 100000, not {args.memories}")
+    if not MIN_MEMORIES <= args.memories <= MAX_MEMORIES:
+        raise SystemExit(f"make_snapshot: --memories must be from {MIN_MEMORIES} to {MAX_MEMORIES}, "
+                         f"not {args.memories}")
     out = Path(args.out or SNAPSHOT_DIR / f"{args.name}.jsonl.gz")
     started = time.perf_counter()
-    history = generate_history(load_target(args.target), nominal=args.memories, seed=args.seed,
-                               embedders=args.embedders.split(","), threshold=args.threshold, k=args.k,
+    history = stream_history(load_target(args.target), nominal=args.memories, seed=args.seed,
+                             embedders=args.embedders.split(","), threshold=args.threshold, k=args.k,
                                progress=lambda what: print(f"  {time.perf_counter() - started:5.1f} s  {what}"))
     write_snapshot(out, history.header, history.memories, history.probes)
     if args.check:
@@ -112,7 +116,8 @@ def main() -> int:
     ap.add_argument("--threshold", type=float, help="the similarity below which nothing is recalled (default: the "
                                                    "target's [recall] threshold)")
     ap.add_argument("--k", type=int, help="memories recalled per question (default: the target's [recall] top_k)")
-    ap.add_argument("--memories", type=int, help="format 2: this many memories (+3), 100 to 100000")
+    ap.add_argument("--memories", type=int,
+                    help=f"format 2: this many memories (+3), {MIN_MEMORIES} to {MAX_MEMORIES}")
     ap.add_argument("--out", help="format 2: where to write (.jsonl, or .jsonl.gz for gzip)")
     ap.add_argument("--target", default=None, help="the app whose embed tool makes the vectors (default: reference)")
     ap.add_argument("--check", action="store_true", help="format 2: read the written file back and validate it")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import random
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -47,7 +47,7 @@ _EPOCH = datetime(2023, 1, 1, tzinfo=UTC)
 @dataclass
 class History:
     header: Header
-    memories: list[HistoricalMemory]
+    memories: list[HistoricalMemory] | Iterator[HistoricalMemory]  # an iterator, read once, from stream_history
     probes: list[GoldenProbe]
 
 
@@ -88,6 +88,13 @@ def _owner_ids(rng: random.Random, pools: _Pools, count: int) -> list[str]:
         else:
             collided += 1
     return ids
+
+
+def memory_ids(count: int) -> list[str]:
+    """`h000000`, `h000001`...: six digits up to a million memories, as many as the count needs past it, so that
+    the ids of one history sort as their numbers do."""
+    width = max(6, len(str(count - 1)))
+    return [f"h{i:0{width}d}" for i in range(count)]
 
 
 def _owner_sizes(rng: random.Random, total: int) -> list[int]:
@@ -188,9 +195,17 @@ def _questions(rng: random.Random, by_owner: dict[str, list[int]], texts: list[s
     return out
 
 
-def generate_history(target: Target, *, nominal: int, seed: int, embedders: list[str], threshold: float, k: int,
-                     progress: Callable[[str], None] = lambda _: None) -> History:
-    """`nominal + 3` memories and their probes; vectors from the target's own `embed` tool."""
+EMBED_CHUNK = 50_000  # memories embedded per run of the embed tool while the history is written
+
+
+def stream_history(target: Target, *, nominal: int, seed: int, embedders: list[str], threshold: float, k: int,
+                   progress: Callable[[str], None] = lambda _: None, chunk: int = EMBED_CHUNK) -> History:
+    """`nominal + 3` memories and their probes, with vectors from the target's own `embed` tool; the memories an
+    iterator, embedded `chunk` at a time as they are read, so that a million never sit in memory at once.
+
+    The probes come first: only the asked owners' memories (at most 50 owners) are embedded for their exact
+    expectations; every memory is embedded again, in order, as the history is streamed. Same seed, same history,
+    byte for byte, whatever the chunk."""
     fake = Faker("en_US")
     fake.seed_instance(seed)
     rng = random.Random(seed)
@@ -200,43 +215,53 @@ def generate_history(target: Target, *, nominal: int, seed: int, embedders: list
     by_owner: dict[str, list[int]] = defaultdict(list)
     for i, (owner, _, _) in enumerate(rows):
         by_owner[owner].append(i)
-    ids = [f"h{i:06d}" for i in range(len(rows))]
+    ids = memory_ids(len(rows))
     questions = _questions(rng, by_owner, texts, max(40, min(1000, nominal // 50)))
-    both = embed_texts_f32(target, texts + [q for _, q, _ in questions], legacy)  # one run of the tool
-    vectors = both[:len(texts)]
+    asked = sorted({owner for owner, _, _ in questions})
+    needed = [i for o in asked for i in by_owner[o]]  # the asked owners' memories: all an expectation reads
+    query_vectors = embed_texts_f32(target, [q for _, q, _ in questions], legacy)
     if threshold <= -1.0:
         # An app without a threshold answers every question with its k nearest; to a question with nothing to embed
         # (";)") it gives k memories of no similarity, in an order no model defines: there is no answer to expect.
-        kept = [(question, vec) for question, vec in zip(questions, both[len(texts):], strict=True) if vec is not None]
-        questions = [question for question, _ in kept]
-        both = vectors + [vec for _, vec in kept]
-    progress(f"embedded {len(texts)} memories and {len(questions)} questions with {legacy}")
+        kept = [(question, vec) for question, vec in zip(questions, query_vectors, strict=True) if vec is not None]
+        questions, query_vectors = [q for q, _ in kept], [vec for _, vec in kept]
+        asked = sorted({owner for owner, _, _ in questions})
+        needed = [i for o in asked for i in by_owner[o]]
     expected: list[dict[str, list[Hit]]] = [{} for _ in questions]
     tied: list[dict[str, list[Hit]]] = [{} for _ in questions]
-    asked = sorted({owner for owner, _, _ in questions})
     for embedder in embedders:
-        if embedder == legacy:
-            own_vectors = vectors
-        else:  # another model's expectations need only the asked owners' memories
-            needed = [i for o in asked for i in by_owner[o]]
-            own_vectors = [None] * len(rows)
-            for i, vec in zip(needed, embed_texts_f32(target, [texts[i] for i in needed], embedder), strict=True):
-                own_vectors[i] = vec
-        query_vectors = (both[len(texts):] if embedder == legacy
-                         else embed_texts_f32(target, [q for _, q, _ in questions], embedder))
+        own_vectors: dict[int, bytes | None] = dict(zip(
+            needed, embed_texts_f32(target, [texts[i] for i in needed], embedder), strict=True))
+        asked_with = (query_vectors if embedder == legacy
+                      else embed_texts_f32(target, [q for _, q, _ in questions], embedder))
         matrices = {owner: owner_matrix([ids[i] for i in by_owner[owner]], [own_vectors[i] for i in by_owner[owner]])
                     for owner in asked}
-        for n, ((owner, _, _), qvec) in enumerate(zip(questions, query_vectors, strict=True)):
+        for n, ((owner, _, _), qvec) in enumerate(zip(questions, asked_with, strict=True)):
             expected[n][embedder], tied[n][embedder] = exact_ranking(*matrices[owner], qvec, k, threshold)
-    start = _EPOCH
-    memories = []
-    for i, ((owner, text, conversation), vec) in enumerate(zip(rows, vectors, strict=True)):
-        created = start + timedelta(seconds=rng.randrange(0, 700 * 86400))
-        expires = (created + timedelta(days=3650)).isoformat() if rng.random() < 0.1 else None
-        memories.append(HistoricalMemory(ids[i], owner, text, created.isoformat(), expires, conversation, legacy,
-                                         vec, vec is not None))
+    progress(f"embedded {len(needed)} memories of the {len(asked)} asked owners and {len(questions)} questions, "
+             f"with {', '.join(embedders)}; their expectations computed")
     probes = [GoldenProbe(owner, question, k, expected[n], [ids[i] for i in evidence], tied[n])
               for n, (owner, question, evidence) in enumerate(questions)]
     header = Header(f"{nominal:,} generated memories (+{EXTRA}) of {len(by_owner)} owners, faker seed {seed}",
-                    embedders, legacy, threshold, k, len(memories), len(probes), len(by_owner))
-    return History(header, memories, probes)
+                    embedders, legacy, threshold, k, len(rows), len(probes), len(by_owner))
+
+    def memories() -> Iterator[HistoricalMemory]:
+        for first in range(0, len(rows), chunk):
+            vectors = embed_texts_f32(target, texts[first:first + chunk], legacy)
+            for i, vec in enumerate(vectors, first):
+                owner, text, conversation = rows[i]
+                created = _EPOCH + timedelta(seconds=rng.randrange(0, 700 * 86400))
+                expires = (created + timedelta(days=3650)).isoformat() if rng.random() < 0.1 else None
+                yield HistoricalMemory(ids[i], owner, text, created.isoformat(), expires, conversation, legacy,
+                                       vec, vec is not None)
+            progress(f"embedded and wrote {min(first + chunk, len(rows)):,} of {len(rows):,} memories")
+
+    return History(header, memories(), probes)
+
+
+def generate_history(target: Target, *, nominal: int, seed: int, embedders: list[str], threshold: float, k: int,
+                     progress: Callable[[str], None] = lambda _: None) -> History:
+    """`nominal + 3` memories and their probes, every memory in a list (see `stream_history` for large sizes)."""
+    history = stream_history(target, nominal=nominal, seed=seed, embedders=embedders, threshold=threshold, k=k,
+                             progress=progress)
+    return History(history.header, list(history.memories), history.probes)

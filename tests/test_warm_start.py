@@ -17,7 +17,7 @@ from harness.target import TargetError, load_target
 from harness.warm_start import ForkedProcess, WarmStart, warm_start_for
 
 APP = f"""#!{sys.executable}
-import json, os, sys
+import json, os, signal, sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
 import heavy_library  # preloaded: already imported when the app's script runs in a warm start
 
@@ -40,6 +40,9 @@ class Health(BaseHTTPRequestHandler):
         pass
 
 
+# A server says how it stops, as uvicorn does: a shell's background job inherits SIGINT ignored, and Python then
+# installs no KeyboardInterrupt (a new process and a fork alike).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 print("serving", os.environ.get("MARKER"), flush=True)
 try:
     HTTPServer(("127.0.0.1", int(sys.argv[1])), Health).serve_forever()

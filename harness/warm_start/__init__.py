@@ -143,9 +143,6 @@ class ForkedProcess:
         if self.returncode is None:
             signal.pidfd_send_signal(self._exited, sig)
 
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
-
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
 

@@ -20,7 +20,7 @@ CATALOG: dict[str, Fault] = {
     for f in (
         Fault("unload-write-lost", "front end: pending write flushed on beforeunload, which never fires on close",
               "the memory queued after the last reply is lost when the page or browser closes"),
-        Fault("write-held-back", "front end: memory writes held back 0.7 s for more turns, then sent on pagehide",
+        Fault("write-held-back", "front end: memory writes held back for more turns, then sent on pagehide",
               "the memory of the last reply is lost when the tab closes while the page is busy"),
         Fault("session-not-persistent", "session cookie without Max-Age",
               "the login dies with the browser"),
@@ -31,7 +31,7 @@ CATALOG: dict[str, Fault] = {
         Fault("write-race", "front end: the write queue keeps only the latest turn",
               "of two quick turns only the last is written to memory"),
         Fault("context-dropped", "assistant prompt built without the conversation's earlier turns (memory writes "
-              "held back 0.7 s, as by a late writer)",
+              "held back to the conversation's end, as by a late writer)",
               "facts told earlier in the same conversation are not answered until their memory lands"),
         Fault("migration-drops-last-batch", "off-by-one in the migration's batch loop",
               "the final partial batch is never copied"),

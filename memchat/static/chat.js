@@ -4,7 +4,8 @@
 // is lost whenever the tab closes on a busy machine. What has not left yet when the page goes away (pagehide) goes
 // with sendBeacon, which the browser delivers after the page is gone. Moving to another conversation or signing out
 // awaits the writes, so that the next page's recall already sees them and the session still holds. (Some faults
-// bring back a debounce, the pending window their regressions need.)
+// hold the writes back until the page leaves the conversation, the pending window their regressions need: held
+// until an event, not for a time, so that how fast the machine is never decides whether the window is still open.)
 (() => {
   "use strict";
   const cfg = window.MEMCHAT;
@@ -14,7 +15,6 @@
   const list = document.getElementById("conversations");
   let conversationId = cfg.conversationId;
   let pending = [];
-  let timer = null;
   let chain = Promise.resolve();
   let writing = Promise.resolve(); // the memory writes under way, in order
   const unsent = new Set(); // the writes waiting in that chain for the one before them ({ body })
@@ -23,15 +23,12 @@
     if (!texts.length) return;
     if (cfg.writeQueue === "latest-only") pending = texts.slice(); // fault write-race: the newer turn replaces
     else pending.push(...texts);
-    if (!cfg.writeDebounceMs) { flush("fetch"); return; }
-    clearTimeout(timer);
-    timer = setTimeout(() => flush("fetch"), cfg.writeDebounceMs);
+    if (!cfg.holdWrites) flush("fetch");
   }
 
   // The pending writes as request bodies the server takes: at most cfg.writeBatch items each (the fault
   // many-facts-lost sends them all in one, which the server refuses above its limit).
   function takePending() {
-    clearTimeout(timer);
     const size = cfg.writeBatch || pending.length || 1;
     const bodies = [];
     for (let i = 0; i < pending.length; i += size) {

@@ -253,7 +253,7 @@ def test_common_word_key_forgotten(db, make_store, faulty: bool) -> None:
 
 
 @pytest.mark.parametrize(("fault", "key", "clean_value", "faulty_value"), [
-    ("write-held-back", "writeDebounceMs", 0, 700),
+    ("write-held-back", "holdWrites", False, True),
     ("many-facts-lost", "writeBatch", 50, 0),
     ("ime-enter-sends", "enterSendsWhileComposing", False, True),
     ("unload-write-lost", "flushOn", "pagehide", "beforeunload"),
@@ -268,10 +268,10 @@ def test_front_end_faults_are_chosen_by_the_page_config(make_app, fault, key, cl
         _, client = app.user(f"u_{faulty}")
         configs[faulty] = page_config(client.get("/").text)
     assert configs[False][key] == clean_value and configs[True][key] == faulty_value
-    # The regressions of a held-back write bring the debounce back with them; nothing else changes.
+    # The regressions of a held-back write bring the hold back with them; nothing else changes.
     held_back = fault in HELD_BACK_WRITE_FAULTS
-    assert (configs[False]["writeDebounceMs"], configs[True]["writeDebounceMs"]) == ((0, 700) if held_back else (0, 0))
-    same = {key, "writeDebounceMs"}
+    assert (configs[False]["holdWrites"], configs[True]["holdWrites"]) == (False, held_back)
+    same = {key, "holdWrites"}
     assert {k: v for k, v in configs[True].items() if k not in same} == {
         k: v for k, v in configs[False].items() if k not in same}
 

@@ -328,7 +328,7 @@ def test_the_chat_page_carries_the_front_end_configuration(make_app, faults, flu
     cid = client.post("/api/conversations", json={"title": "<b>bold</b>"}).json()["conversation"]["id"]
     home = client.get("/")
     assert home.status_code == 200
-    assert page_config(home.text) == {"conversationId": None, "writeDebounceMs": 700 if faults else 0,
+    assert page_config(home.text) == {"conversationId": None, "holdWrites": bool(faults),
                                       "flushOn": flush_on,
                                       "writeQueue": queue, "flushBeforeLogout": True,
                                       "titleByCharacters": True, "writeBatch": 50,

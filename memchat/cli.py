@@ -44,8 +44,8 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
 
 def _add_index_build_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--index-build-memory", default=_env("MEMCHAT_INDEX_BUILD_MEMORY", DEFAULT_INDEX_BUILD_MEMORY),
-                   help="maintenance_work_mem of the index build, e.g. 512MB (an HNSW graph that fits builds ~7x "
-                        "faster)")
+                   help="maintenance_work_mem of the index build, e.g. 512MB, or auto: the room the HNSW graph of "
+                        "the rows needs, at least 512MB (a graph that fits builds ~7x faster)")
 
 
 def _add_encoding_arg(p: argparse.ArgumentParser) -> None:
@@ -128,8 +128,8 @@ def _settings(args: argparse.Namespace, pg: str, redis_url: str = "") -> Setting
 
 def _index_build_memory(args: argparse.Namespace) -> str:
     value = str(getattr(args, "index_build_memory", DEFAULT_INDEX_BUILD_MEMORY)).strip()
-    if not re.fullmatch(r"[1-9][0-9]*\s*(kB|MB|GB|TB)?", value):
-        raise CliError(f"--index-build-memory '{value}' is not a size such as 512MB or 2GB")
+    if value != "auto" and not re.fullmatch(r"[1-9][0-9]*\s*(kB|MB|GB|TB)?", value):
+        raise CliError(f"--index-build-memory '{value}' is not a size such as 512MB or 2GB, nor auto")
     return value
 
 

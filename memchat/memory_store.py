@@ -194,15 +194,26 @@ class MemoryStore:
         conn.execute(f"CREATE INDEX memories_embedding_ivfflat ON memories"
                      f" USING ivfflat (embedding vector_cosine_ops) WITH (lists = {lists})")
 
+    def _build_memory(self, conn: psycopg.Connection) -> str:
+        """The configured build memory; for "auto", room for the HNSW graph of every row with a vector (each
+        element: its vector, its neighbour lists, 2 x m = 32 entries of about 16 bytes at layer 0, and
+        bookkeeping), at least 512MB."""
+        if self.settings.index_build_memory != "auto":
+            return self.settings.index_build_memory
+        if self.settings.index != "hnsw":
+            return "512MB"
+        rows = conn.execute("SELECT count(*) FROM memories WHERE embedding IS NOT NULL").fetchone()[0]
+        return f"{max(512, -(-rows * (4 * self.embedder.dims + 8 + 32 * 16 + 128) // (1 << 20)))}MB"
+
     def build_index(self) -> None:
         """After a bulk load: (re)build the configured index on the data it will serve, with the memory and workers
         a large build needs (an HNSW graph that does not fit in maintenance_work_mem builds several times slower)."""
         with self.pool.connection() as conn:
+            memory = self._build_memory(conn)
             try:
-                conn.execute("SELECT set_config('maintenance_work_mem', %s, false)",
-                             (self.settings.index_build_memory,))
+                conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (memory,))
             except psycopg.Error as e:
-                raise IndexBuildError(f"index build memory '{self.settings.index_build_memory}' refused by "
+                raise IndexBuildError(f"index build memory '{memory}' refused by "
                                       f"PostgreSQL: {e.diag.message_primary or e}; give a size such as 512MB") from None
             try:
                 conn.execute("SET max_parallel_maintenance_workers = 2")

@@ -8,6 +8,9 @@ For each size, with new embedded PostgreSQL + pgvector and Redis and the referen
   total_s     wall time from the start of generation to the end of verification
   peak_rss_mb the peak of the summed proportional set size (PSS) of this process, its children, PostgreSQL and Redis,
               sampled every 0.2 s
+  floor_s     the machine's floor for the same history, measured after the app stopped, on the same PostgreSQL: the
+              unavoidable work alone, each part the plain library call (tools/bench_floor.py: embed_s, copy_s,
+              index_s, nn_s under "floor"); total_over_floor = total_s / floor_s
 Every memory and probe must check out (the clean app): a failing check fails the bench.
 
     python tools/bench_migration.py [--sizes 1000,10000,100000]    # prints JSON; bench_suite.py calls main()
@@ -34,11 +37,12 @@ if str(ROOT) not in sys.path:
 import psycopg  # noqa: E402
 
 from harness.app_handle import AppHandle  # noqa: E402
-from harness.databases import create_database, provide_databases  # noqa: E402
+from harness.databases import create_database, drop_database, provide_databases  # noqa: E402
 from harness.drivers import load_driver  # noqa: E402
 from harness.replay.checks import ReplayChecks, check_memories, check_probes, query_vectors  # noqa: E402
 from harness.replay.history import import_owners, read_for_replay  # noqa: E402
 from harness.target import load_target  # noqa: E402
+from tools.bench_floor import measure_floor  # noqa: E402
 
 SIZES = (1000, 10_000, 100_000)
 SAMPLE_S = 0.2
@@ -144,12 +148,18 @@ def bench_size(size: int, say: Callable[[str], None]) -> dict[str, float]:
             times["peak_rss_mb"] = round(memory.peak_kb / 1024, 1)
         finally:
             running.stop()
+        drop_database(servers.pg_admin_dsn, "bench_replay")
+        floor_dsn = create_database(servers.pg_admin_dsn, "bench_floor")
+        floor = measure_floor(driver.target, work / "history.jsonl", floor_dsn)
+        drop_database(servers.pg_admin_dsn, "bench_floor")
+    times["floor_s"] = floor.pop("floor_s")
+    times["total_over_floor"] = round(times["total_s"] / times["floor_s"], 2)
     output = counts.output
-    say(f"  {size:>7,}: {json.dumps(times)}\n           {checks.figures()}")
+    say(f"  {size:>7,}: {json.dumps(times)}\n           floor: {json.dumps(floor)}\n           {checks.figures()}")
     if counts.written != history.size or not checks.memories.ok or checks.probes.failing or checks.leaks(history):
         raise SystemExit(f"bench_migration: the clean app failed the replay of {size:,} memories:\n"
                          f"{output.strip()}\n{checks.figures()}\n{checks.lost_memories()}")
-    return {**times, "memories": history.size, "probes": len(history.probes),
+    return {**times, "floor": floor, "memories": history.size, "probes": len(history.probes),
             "owners": len(set(history.owners))}
 
 

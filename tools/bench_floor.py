@@ -1,0 +1,146 @@
+"""The machine's floor for a replay: the work no replay of a history can avoid, each part timed on its own as the plain
+library call, with the libraries and settings the replay uses (tools/bench_migration.py writes it as `floor_s`).
+
+  embed_s  every text of the history (memories and probe questions) embedded once, by the app's own embed tool
+  copy_s   one binary COPY of every memory row with its vector into an empty PostgreSQL table
+  index_s  the index build the app makes after a load (HNSW, cosine, pgvector's defaults), on the app's two workers
+           and with the memory its graph needs (graph_memory), so that it never spills
+  nn_s     one exact nearest-neighbour pass: every memory's and every probe's k nearest among its owner's memories
+           (numpy, one matrix product per owner)
+
+What is prepared for these parts (reading the snapshot, parsing its times) is not timed: a floor is a lower bound.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+
+from harness.app_tools import embed_texts_f32
+from harness.snapshots import read_history
+from harness.snapshots.format2 import GoldenProbe, Header, HistoricalMemory
+from harness.target import Target
+
+_COLUMNS = "id, user_id, conversation_id, text, created_at, expires_at, embedding"
+_TYPES = ["text", "text", "text", "text", "timestamptz", "timestamptz", "vector"]
+
+
+@dataclass
+class FloorInput:
+    """What the floor's parts work on, read from the snapshot beforehand (not timed)."""
+
+    embedder: str
+    k: int
+    rows: list[tuple] = field(default_factory=list)  # the memories' columns, vector last (filled by the embed part)
+    owners: list[str] = field(default_factory=list)
+    probe_owners: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)  # memories first, then the probes' questions
+
+
+def read_floor_input(snapshot: Path) -> FloorInput:
+    records = read_history(snapshot)
+    header = next(records)
+    assert isinstance(header, Header)
+    data, questions = FloorInput(header.legacy_embedder, header.k), []
+    for record in records:
+        if isinstance(record, HistoricalMemory):
+            data.rows.append((record.id, record.owner, record.conversation, record.text,
+                              datetime.fromisoformat(record.created_at),
+                              record.expires_at and datetime.fromisoformat(record.expires_at)))
+            data.owners.append(record.owner)
+            data.texts.append(record.text)
+        elif isinstance(record, GoldenProbe):
+            data.probe_owners.append(record.owner)
+            questions.append(record.query)
+    data.texts += questions
+    return data
+
+
+def _timed(times: dict[str, float], name: str, work: Callable[[], Any]) -> Any:
+    started = time.perf_counter()
+    result = work()
+    times[name] = round(time.perf_counter() - started, 2)
+    return result
+
+
+def _matrix(vectors: list[bytes | None], dims: int) -> tuple[np.ndarray, np.ndarray]:
+    """The vectors as one float32 matrix (a zero row where a text has none) and which rows have one."""
+    present = np.fromiter((v is not None for v in vectors), dtype=bool, count=len(vectors))
+    matrix = np.zeros((len(vectors), dims), dtype=np.float32)
+    if present.any():
+        matrix[present] = np.frombuffer(b"".join(v for v in vectors if v is not None), dtype="<f4").reshape(-1, dims)
+    return matrix, present
+
+
+def _copy(dsn: str, data: FloorInput, matrix: np.ndarray, present: np.ndarray) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute("CREATE TABLE floor_memories (id text, user_id text, conversation_id text, text text,"
+                     f" created_at timestamptz, expires_at timestamptz, embedding vector({matrix.shape[1]}))")
+        with conn.cursor() as cur, cur.copy(f"COPY floor_memories ({_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(_TYPES)
+            for i, row in enumerate(data.rows):
+                copy.write_row((*row, matrix[i] if present[i] else None))
+
+
+def graph_memory(rows: int, dims: int) -> str:
+    """maintenance_work_mem for an HNSW graph of `rows` vectors that fits whole: each element holds its vector and
+    its neighbour lists (2 x m = 32 at layer 0, about 16 bytes each) and bookkeeping; at least 64MB."""
+    return f"{max(64, -(-rows * (4 * dims + 8 + 32 * 16 + 128) // (1 << 20)))}MB"
+
+
+def _index(dsn: str, build_memory: str) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (build_memory,))
+        conn.execute("SET max_parallel_maintenance_workers = 2")
+        conn.execute("CREATE INDEX ON floor_memories USING hnsw (embedding vector_cosine_ops)")
+
+
+def nearest_within_owners(owners: list[str], probe_owners: list[str], matrix: np.ndarray, present: np.ndarray,
+                          k: int) -> np.ndarray:
+    """Row q: the k nearest memories (their indexes, best first, -1 past the owner's last) of query q, the memories
+    first and then the probes (rows len(owners) + j of `matrix`), among the memories of the query's owner that have
+    a vector."""
+    size = len(owners)
+    by_owner: dict[str, list[int]] = {}
+    for i, owner in enumerate(owners):
+        by_owner.setdefault(owner, []).append(i)
+    asked: dict[str, list[int]] = {}
+    for j, owner in enumerate(probe_owners):
+        asked.setdefault(owner, []).append(size + j)
+    nearest = np.full((size + len(probe_owners), k), -1, dtype=np.int64)
+    for owner, mine in by_owner.items():
+        rows = np.asarray(mine)
+        rows = rows[present[rows]]
+        top = min(k, len(rows))
+        if not top:
+            continue
+        wanted = np.asarray(mine + asked.get(owner, []))
+        scores = matrix[wanted] @ matrix[rows].T
+        best = np.argpartition(-scores, top - 1, axis=1)[:, :top]
+        order = np.argsort(-np.take_along_axis(scores, best, axis=1), axis=1, kind="stable")
+        nearest[wanted, :top] = rows[np.take_along_axis(best, order, axis=1)]
+    return nearest
+
+
+def measure_floor(target: Target, snapshot: Path, database_dsn: str) -> dict[str, float]:
+    """The floor's parts and their sum for the history in `snapshot`; `database_dsn` names an empty database."""
+    data = read_floor_input(snapshot)
+    times: dict[str, float] = {}
+    vectors = _timed(times, "embed_s", lambda: embed_texts_f32(target, data.texts, data.embedder))
+    dims = next((len(v) // 4 for v in vectors if v is not None), 1)
+    matrix, present = _matrix(vectors, dims)
+    del vectors
+    _timed(times, "copy_s", lambda: _copy(database_dsn, data, matrix, present))
+    _timed(times, "index_s", lambda: _index(database_dsn, graph_memory(int(present[:len(data.rows)].sum()), dims)))
+    _timed(times, "nn_s", lambda: nearest_within_owners(data.owners, data.probe_owners, matrix, present, data.k))
+    times["floor_s"] = round(sum(times.values()), 2)
+    return times

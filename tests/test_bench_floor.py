@@ -22,4 +22,4 @@ def test_each_query_gets_its_owners_nearest_memories_best_first() -> None:
 
 def test_an_hnsw_graph_is_given_room_for_every_vector() -> None:
     assert graph_memory(10, 256) == "64MB"
-    assert graph_memory(1_000_000, 256) == "1595MB"
+    assert graph_memory(1_000_000, 256) == "1961MB"

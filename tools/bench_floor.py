@@ -92,16 +92,27 @@ def _copy(dsn: str, data: FloorInput, matrix: np.ndarray, present: np.ndarray) -
 
 
 def graph_memory(rows: int, dims: int) -> str:
-    """maintenance_work_mem for an HNSW graph of `rows` vectors that fits whole: each element holds its vector and
-    its neighbour lists (2 x m = 32 at layer 0, about 16 bytes each) and bookkeeping; at least 64MB."""
-    return f"{max(64, -(-rows * (4 * dims + 8 + 32 * 16 + 128) // (1 << 20)))}MB"
+    """maintenance_work_mem for an HNSW graph of `rows` vectors that fits whole: each element holds its vector, its
+    neighbour lists (2 x m = 32 at layer 0, 16 bytes each) and bookkeeping, 2 kB at 256 dims (pgvector 0.8 fitted
+    602 such elements in 1MB: 1.74 kB each); at least 64MB."""
+    return f"{max(64, -(-rows * (4 * dims + 8 + 32 * 16 + 512) // (1 << 20)))}MB"
+
+
+class FloorSpilled(RuntimeError):
+    """The floor's index build did not fit its memory: the floor would be slowed, so it is refused."""
 
 
 def _index(dsn: str, build_memory: str) -> None:
+    notices: list[str] = []
     with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.add_notice_handler(lambda diag: notices.append(diag.message_primary or ""))
         conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (build_memory,))
         conn.execute("SET max_parallel_maintenance_workers = 2")
         conn.execute("CREATE INDEX ON floor_memories USING hnsw (embedding vector_cosine_ops)")
+    spilled = [n for n in notices if "no longer fits" in n]
+    if spilled:
+        raise FloorSpilled(f"bench floor: the HNSW build spilled with maintenance_work_mem {build_memory} "
+                           f"({spilled[0]}); raise graph_memory() in tools/bench_floor.py")
 
 
 def nearest_within_owners(owners: list[str], probe_owners: list[str], matrix: np.ndarray, present: np.ndarray,

@@ -197,7 +197,7 @@ class MemoryStore:
     def _build_memory(self, conn: psycopg.Connection) -> str:
         """The configured build memory; for "auto", room for the HNSW graph of every row with a vector (each
         element: its vector, its neighbour lists, 2 x m = 32 entries of 16 bytes at layer 0, and bookkeeping: 2 kB
-        at 256 dims, where pgvector 0.8 fits 602 elements in 1MB, 1.74 kB each), at least 512MB."""
+        at 256 dims, where pgvector 0.6 fits 602 elements in 1MB, 1.74 kB each), at least 512MB."""
         if self.settings.index_build_memory != "auto":
             return self.settings.index_build_memory
         if self.settings.index != "hnsw":

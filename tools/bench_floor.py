@@ -93,7 +93,7 @@ def _copy(dsn: str, data: FloorInput, matrix: np.ndarray, present: np.ndarray) -
 
 def graph_memory(rows: int, dims: int) -> str:
     """maintenance_work_mem for an HNSW graph of `rows` vectors that fits whole: each element holds its vector, its
-    neighbour lists (2 x m = 32 at layer 0, 16 bytes each) and bookkeeping, 2 kB at 256 dims (pgvector 0.8 fitted
+    neighbour lists (2 x m = 32 at layer 0, 16 bytes each) and bookkeeping, 2 kB at 256 dims (pgvector 0.6 fitted
     602 such elements in 1MB: 1.74 kB each); at least 64MB."""
     return f"{max(64, -(-rows * (4 * dims + 8 + 32 * 16 + 512) // (1 << 20)))}MB"
 

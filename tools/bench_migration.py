@@ -119,7 +119,7 @@ def _phase(times: dict[str, float], name: str) -> Iterator[None]:
     times[name] = round(time.perf_counter() - started, 2)
 
 
-def bench_size(size: int, say: Callable[[str], None]) -> dict[str, float]:
+def bench_size(size: int, say: Callable[[str], None]) -> dict[str, object]:
     driver = load_driver(load_target(None))
     work = Path(tempfile.mkdtemp(prefix=f"memtest-bench-{size}-"))
     with provide_databases("embedded", workdir=Path("/tmp")) as servers:

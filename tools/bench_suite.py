@@ -15,7 +15,7 @@
    ms of creating the context and loading the first signed-in page.
 
 4. The migration replay at 1k, 10k and 100k memories, each a fresh run on fresh databases (tools/bench_migration.py):
-   generate, load, migrate, verify, total and peak PSS.
+   generate, load, migrate, verify, total and peak PSS, and the machine's floor for each size beside them.
 
 Writes reports/bench.json (keys "suite", "migration" and "machine": cores and versions; other top-level keys kept)
 and reports/bench/details.json; prints the tables.
@@ -400,7 +400,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for size, m in (migration or {}).items():
         rows.append([f"migration replay, {int(size):,} memories", f"{m['total_s']:.1f} s",
                      f"generate {m['generate_s']}, load {m['load_s']}, migrate {m['migrate_s']}, verify "
-                     f"{m['verify_s']} s; peak PSS {m['peak_rss_mb']:.0f} MB"])
+                     f"{m['verify_s']} s; peak PSS {m['peak_rss_mb']:.0f} MB; floor {m['floor_s']} s "
+                     f"(x{m['total_over_floor']})"])
     print()
     print(format_table(["measure", "value", "note"], rows))
     print(f"\nper phase of the scenario, median ms ({machine['cpus']} cores; {machine['chromium']}):")

@@ -14,11 +14,11 @@ What is prepared for these parts (reading the snapshot, parsing its times) is no
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import psycopg
@@ -39,8 +39,7 @@ class FloorInput:
 
     embedder: str
     k: int
-    rows: list[tuple] = field(default_factory=list)  # the memories' columns, vector last (filled by the embed part)
-    owners: list[str] = field(default_factory=list)
+    rows: list[tuple] = field(default_factory=list)  # each memory's columns but its vector (owner second)
     probe_owners: list[str] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)  # memories first, then the probes' questions
 
@@ -55,7 +54,6 @@ def read_floor_input(snapshot: Path) -> FloorInput:
             data.rows.append((record.id, record.owner, record.conversation, record.text,
                               datetime.fromisoformat(record.created_at),
                               record.expires_at and datetime.fromisoformat(record.expires_at)))
-            data.owners.append(record.owner)
             data.texts.append(record.text)
         elif isinstance(record, GoldenProbe):
             data.probe_owners.append(record.owner)
@@ -64,11 +62,12 @@ def read_floor_input(snapshot: Path) -> FloorInput:
     return data
 
 
-def _timed(times: dict[str, float], name: str, work: Callable[[], Any]) -> Any:
+@contextmanager
+def phase(times: dict[str, float], name: str) -> Iterator[None]:
+    """Times the block into `times[name]`, in seconds."""
     started = time.perf_counter()
-    result = work()
+    yield
     times[name] = round(time.perf_counter() - started, 2)
-    return result
 
 
 def _matrix(vectors: list[bytes | None], dims: int) -> tuple[np.ndarray, np.ndarray]:
@@ -146,12 +145,17 @@ def measure_floor(target: Target, snapshot: Path, database_dsn: str) -> dict[str
     """The floor's parts and their sum for the history in `snapshot`; `database_dsn` names an empty database."""
     data = read_floor_input(snapshot)
     times: dict[str, float] = {}
-    vectors = _timed(times, "embed_s", lambda: embed_texts_f32(target, data.texts, data.embedder))
+    with phase(times, "embed_s"):
+        vectors = embed_texts_f32(target, data.texts, data.embedder)
     dims = next((len(v) // 4 for v in vectors if v is not None), 1)
     matrix, present = _matrix(vectors, dims)
     del vectors
-    _timed(times, "copy_s", lambda: _copy(database_dsn, data, matrix, present))
-    _timed(times, "index_s", lambda: _index(database_dsn, graph_memory(int(present[:len(data.rows)].sum()), dims)))
-    _timed(times, "nn_s", lambda: nearest_within_owners(data.owners, data.probe_owners, matrix, present, data.k))
+    owners, build_memory = [row[1] for row in data.rows], graph_memory(int(present[:len(data.rows)].sum()), dims)
+    with phase(times, "copy_s"):
+        _copy(database_dsn, data, matrix, present)
+    with phase(times, "index_s"):
+        _index(database_dsn, build_memory)
+    with phase(times, "nn_s"):
+        nearest_within_owners(owners, data.probe_owners, matrix, present, data.k)
     times["floor_s"] = round(sum(times.values()), 2)
     return times

@@ -26,8 +26,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +41,7 @@ from harness.drivers import load_driver  # noqa: E402
 from harness.replay.checks import ReplayChecks, check_memories, check_probes, query_vectors  # noqa: E402
 from harness.replay.history import import_owners, read_for_replay  # noqa: E402
 from harness.target import load_target  # noqa: E402
-from tools.bench_floor import measure_floor  # noqa: E402
+from tools.bench_floor import measure_floor, phase  # noqa: E402
 
 SIZES = (1000, 10_000, 100_000)
 SAMPLE_S = 0.2
@@ -112,13 +111,6 @@ def _postmaster_pid(dsn: str) -> int:
     return int(Path(data_dir, "postmaster.pid").read_text().split()[0])
 
 
-@contextmanager
-def _phase(times: dict[str, float], name: str) -> Iterator[None]:
-    started = time.perf_counter()
-    yield
-    times[name] = round(time.perf_counter() - started, 2)
-
-
 def bench_size(size: int, say: Callable[[str], None]) -> dict[str, object]:
     driver = load_driver(load_target(None))
     work = Path(tempfile.mkdtemp(prefix=f"memtest-bench-{size}-"))
@@ -131,17 +123,17 @@ def bench_size(size: int, say: Callable[[str], None]) -> dict[str, object]:
             times: dict[str, float] = {}
             with PeakPss(lambda: [os.getpid(), postmaster]) as memory:
                 started = time.perf_counter()
-                with _phase(times, "generate_s"):
+                with phase(times, "generate_s"):
                     subprocess.run([sys.executable, str(ROOT / "tools" / "make_snapshot.py"), "--memories",
                                     str(size), "--out", str(work / "history.jsonl"), "--embedders", EMBEDDER],
                                    check=True, capture_output=True, text=True, cwd=ROOT)
-                with _phase(times, "load_s"):
+                with phase(times, "load_s"):
                     history = read_for_replay(work / "history.jsonl", "b", work / "legacy.jsonl")
                     app.load_legacy_store(work / "legacy.jsonl", EMBEDDER)
                     accounts = import_owners(app, history)
-                with _phase(times, "migrate_s"):
+                with phase(times, "migrate_s"):
                     counts = app.migrate(500, EMBEDDER)
-                with _phase(times, "verify_s"):
+                with phase(times, "verify_s"):
                     checks = ReplayChecks(check_memories(app, history, query_vectors(app, history, EMBEDDER)),
                                           check_probes(app, history, accounts, EMBEDDER, history.header.k))
                 times["total_s"] = round(time.perf_counter() - started, 2)

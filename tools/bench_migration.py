@@ -3,7 +3,8 @@
 For each size, with new embedded PostgreSQL + pgvector and Redis and the reference app started on them (not timed):
   generate_s  tools/make_snapshot.py --memories N: texts, the app's vectors, probes and their exact expectations
   load_s      the snapshot streamed into the app's legacy Redis store with its own loading tool, owners imported
-  migrate_s   the app's own migration tool on the loaded store (index build included)
+  migrate_s   the app's own migration tool on the loaded store (index build included); under "migrate", the
+              tool's own split: copy_s (Redis to PostgreSQL) and index_s (the index build after)
   verify_s    every memory by its own text through the store's similarity query, every probe through the search API
   total_s     wall time from the start of generation to the end of verification
   peak_rss_mb the peak of the summed proportional set size (PSS) of this process, its children, PostgreSQL and Redis,
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -111,6 +113,12 @@ def _postmaster_pid(dsn: str) -> int:
     return int(Path(data_dir, "postmaster.pid").read_text().split()[0])
 
 
+def _migrate_parts(output: str) -> dict[str, float]:
+    """The migrate tool's own split of migrate_s: "rows copied in X s, index built in Y s" (empty if not said)."""
+    m = re.search(r"rows copied in ([\d.]+) s, index built in ([\d.]+) s", output)
+    return {"copy_s": float(m[1]), "index_s": float(m[2])} if m else {}
+
+
 def bench_size(size: int, say: Callable[[str], None]) -> dict[str, object]:
     driver = load_driver(load_target(None))
     work = Path(tempfile.mkdtemp(prefix=f"memtest-bench-{size}-"))
@@ -147,11 +155,13 @@ def bench_size(size: int, say: Callable[[str], None]) -> dict[str, object]:
     times["floor_s"] = floor.pop("floor_s")
     times["total_over_floor"] = round(times["total_s"] / times["floor_s"], 2)
     output = counts.output
-    say(f"  {size:>7,}: {json.dumps(times)}\n           floor: {json.dumps(floor)}\n           {checks.figures()}")
+    migrate = _migrate_parts(output)
+    say(f"  {size:>7,}: {json.dumps(times)}\n           migrate: {json.dumps(migrate)}\n"
+        f"           floor: {json.dumps(floor)}\n           {checks.figures()}")
     if counts.written != history.size or not checks.memories.ok or checks.probes.failing or checks.leaks(history):
         raise SystemExit(f"bench_migration: the clean app failed the replay of {size:,} memories:\n"
                          f"{output.strip()}\n{checks.figures()}\n{checks.lost_memories()}")
-    return {**times, "floor": floor, "memories": history.size, "probes": len(history.probes),
+    return {**times, "migrate": migrate, "floor": floor, "memories": history.size, "probes": len(history.probes),
             "owners": len(set(history.owners))}
 
 

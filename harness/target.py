@@ -61,6 +61,11 @@ class Target:
         return not self.history_sizes or size in self.history_sizes
 
     @property
+    def ui_wait_s(self) -> float:
+        """How long a step waits for the app's page to show a thing: the declared [limits] ui_wait_s, else 5 s."""
+        return float(self.limits.get("ui_wait_s") or UI_WAIT_S)
+
+    @property
     def longest_message(self) -> int:
         """The longest message to type: the app's declared limit, else LONG_MESSAGE."""
         return int(self.limits.get("longest_message") or LONG_MESSAGE)
@@ -130,7 +135,10 @@ LIMITS = {"retention_days": "memories are forgotten this many days after they we
           "longest_fact": "the longest fact the generated sessions tell (a known defect of the app cuts longer ones)",
           "conversation_page": "conversations the app lists per page (0 or absent: all at once)",
           "memory_page": "memories the app lists per page (0 or absent: all at once)",
-          "clock_resolution_s": "the resolution of the app's timestamps: items made within it may be listed either way"}
+          "clock_resolution_s": "the resolution of the app's timestamps: items made within it may be listed either way",
+          "ui_wait_s": "the longest the app's page may take to show what a step waits for, on a busy machine"
+                       " (Playwright's expect timeout; 5 s when absent)"}
+UI_WAIT_S = 5.0  # Playwright's own expect timeout
 
 
 def _limits(data: dict) -> dict[str, Any]:
@@ -143,6 +151,8 @@ def _limits(data: dict) -> dict[str, Any]:
             raise TargetError(f"[limits] {key} is not a limit the suite knows; known: {', '.join(LIMITS)}")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise TargetError(f"[limits] {key} = {value!r} must be a number of at least 0 ({LIMITS[key]})")
+    if limits.get("ui_wait_s", 1) == 0:  # Playwright reads a timeout of 0 as none: a step would wait forever
+        raise TargetError("[limits] ui_wait_s = 0 would let a step wait forever; give a number of seconds, like 15")
     return limits
 
 

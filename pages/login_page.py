@@ -25,7 +25,7 @@ class LoginPage(BasePage):
         return error.inner_text().strip()
 
     def expect_shown(self) -> None:
-        expect(self.el("login_submit")).to_be_visible()
+        expect(self.el("login_submit")).to_be_visible(timeout=self.shows_within_ms("login_submit"))
 
     def is_shown(self) -> bool:
         return self.el("login_submit").is_visible()

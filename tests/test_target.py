@@ -218,7 +218,8 @@ def test_limits_are_numbers_the_suite_knows_and_retention_may_still_come_from_re
     older.write_text(base.replace("[recall]\n", "[recall]\nretention_days = 90\n"), encoding="utf-8")
     assert load_target(older).limits == {"retention_days": 90}
     for bad, says in (("session_hours = 8", "session_hours is not a limit the suite knows"),
-                      ('longest_message = "4000"', "must be a number")):
+                      ('longest_message = "4000"', "must be a number"),
+                      ("ui_wait_s = 0", "would let a step wait forever")):
         path = tmp_path / "bad.toml"
         path.write_text(base + f"\n[limits]\n{bad}\n", encoding="utf-8")
         with pytest.raises(TargetError, match=says):
@@ -266,15 +267,17 @@ def test_a_change_no_target_declares_is_named_with_those_it_does() -> None:
         load_target().change("teleport")
 
 
-def test_a_locator_may_say_how_long_its_element_takes_to_show() -> None:
-    """Open WebUI's message box shows once its page has loaded: its target says so; memchat keeps Playwright's 5 s."""
+def test_a_target_says_how_long_its_page_may_take_to_show_a_thing() -> None:
+    """Open WebUI renders much in the browser: its target gives its page longer than Playwright's 5 s, which memchat
+    keeps; a locator may still ask for longer than its target."""
     from pages.base import BasePage
 
-    def page_of(target: str) -> BasePage:
-        return BasePage(None, "http://app", load_target(target).locators, {})  # type: ignore[arg-type]
-
-    assert page_of("open-webui-pgvector").shows_within_ms("message_input") == 15000  # inherited by extends
-    assert page_of("memchat").shows_within_ms("message_input") is None
+    assert load_target("open-webui-pgvector").ui_wait_s == 20  # inherited by extends
+    assert load_target("memchat").ui_wait_s == 5
+    page = BasePage(None, "http://app", {"slow": {"css": "#s", "shows_within_s": 30}, "plain": {"css": "#p"}},  # type: ignore[arg-type]
+                    {})
+    assert page.shows_within_ms("slow") == 30000
+    assert page.shows_within_ms("plain") is None
 
 
 def test_the_sizes_of_history_each_target_replays() -> None:

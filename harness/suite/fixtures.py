@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from harness.answers import AnswerCheck
 from harness.app_factory import AppFactory
@@ -143,10 +144,18 @@ def test_data(suite_info: dict, worker_id: str) -> TestData:
     return TestData(suite_info["seed"], worker_id)
 
 
+@pytest.fixture(scope="session")
+def ui_wait_s(target: Target) -> float:
+    """How long every `expect` of the pages waits for the app's page by default (its target's [limits] ui_wait_s):
+    an app that renders much in the browser needs more than Playwright's 5 s on a busy CI runner."""
+    expect.set_options(timeout=target.ui_wait_s * 1000)
+    return target.ui_wait_s
+
+
 @pytest.fixture
 def browsers(request: pytest.FixtureRequest, suite_info: dict, browser_type,  # noqa: ANN001
              browser_type_launch_args: dict, browser_context_args: dict,
-             _artifacts_recorder) -> Iterator[BrowserSessions]:  # noqa: ANN001
+             _artifacts_recorder, ui_wait_s: float) -> Iterator[BrowserSessions]:  # noqa: ANN001
     # pytest-playwright's new_context needs its shared browser: asked for only when a scenario opens a plain
     # context, so scenarios that use persistent profiles alone do not launch a second browser.
     sessions = BrowserSessions(lambda **kw: request.getfixturevalue("new_context")(**kw), browser_type,

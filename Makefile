@@ -22,6 +22,8 @@ DEBIAN_CHROMIUM := /usr/lib/chromium/chromium
 DEBIAN_HEADLESS_SHELL := /usr/lib/chromium/chromium-headless-shell
 BROWSER_STAMP := .tools/browser-with-headless-shell.ok
 N ?= 2
+# pytest processes per Open WebUI configuration in make test-open-webui (the two configurations run at once).
+OWUI_N ?= 1
 RUNS ?= 10
 SEEDS ?= 20
 SHARDS ?= 3
@@ -189,7 +191,8 @@ open-webui: $(OWUI_STAMP) $(OWUI_OLD_STAMP)
 test-open-webui: setup $(OWUI_STAMP) $(OWUI_OLD_STAMP)
 	@mkdir -p reports/open-webui; pids=""; \
 	for t in open-webui open-webui-pgvector; do \
-	  $(PYTEST) features --target $$t -p no:cacheprovider --junitxml=reports/open-webui/junit$${t#open-webui}.xml \
+	  $(PYTEST) features --target $$t $(if $(filter-out 1,$(OWUI_N)),-n $(OWUI_N)) -p no:cacheprovider \
+	    --junitxml=reports/open-webui/junit$${t#open-webui}.xml \
 	    --alluredir=reports/open-webui/allure-results$${t#open-webui} --clean-alluredir \
 	    --output=reports/open-webui/playwright$${t#open-webui} > reports/open-webui/pytest$${t#open-webui}.log 2>&1 & \
 	  pids="$$pids $$!"; \

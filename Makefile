@@ -155,7 +155,7 @@ replay-scale: setup
 	  --alluredir=reports/allure-results-scale --clean-alluredir
 
 # Wall times of the suite (serial, -n 2), one scenario against a bare Playwright script, storage_state vs form login,
-# and the migration replay at 1k, 10k and 100k memories (reports/bench.json keys "suite" and "migration").
+# and the migration replay at 1k, 10k, 100k and 1M memories (reports/bench.json keys "suite" and "migration").
 bench: setup
 	$(PY) tools/bench_suite.py
 

@@ -1,4 +1,4 @@
-"""Bench of the migration replay at 1k, 10k and 100k memories: each size a fresh run on fresh databases.
+"""Bench of the migration replay at 1k, 10k, 100k and 1M memories: each size a fresh run on fresh databases.
 
 For each size, with new embedded PostgreSQL + pgvector and Redis and the reference app started on them (not timed):
   generate_s  tools/make_snapshot.py --memories N: texts, the app's vectors, probes and their exact expectations
@@ -14,7 +14,7 @@ For each size, with new embedded PostgreSQL + pgvector and Redis and the referen
               index_s, nn_s under "floor"); total_over_floor = total_s / floor_s
 Every memory and probe must check out (the clean app): a failing check fails the bench.
 
-    python tools/bench_migration.py [--sizes 1000,10000,100000]    # prints JSON; bench_suite.py calls main()
+    python tools/bench_migration.py [--sizes 1000,10000,100000,1000000]    # prints JSON; bench_suite.py calls main()
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from harness.replay.history import import_owners, read_for_replay  # noqa: E402
 from harness.target import load_target  # noqa: E402
 from tools.bench_floor import measure_floor, phase  # noqa: E402
 
-SIZES = (1000, 10_000, 100_000)
+SIZES = (1000, 10_000, 100_000, 1_000_000)  # 1M: about 14 minutes and 6 GB here, its floor 6 more
 SAMPLE_S = 0.2
 EMBEDDER = "hash-ngram-v1"
 

@@ -14,8 +14,9 @@
 3. A signed-in context from a storage_state (cookies from the API login) against logging in through the form: median
    ms of creating the context and loading the first signed-in page.
 
-4. The migration replay at 1k, 10k and 100k memories, each a fresh run on fresh databases (tools/bench_migration.py):
-   generate, load, migrate, verify, total and peak PSS, and the machine's floor for each size beside them.
+4. The migration replay at 1k, 10k, 100k and 1M memories, each a fresh run on fresh databases
+   (tools/bench_migration.py): generate, load, migrate, verify, total and peak PSS, and the machine's floor for
+   each size beside them.
 
 Writes reports/bench.json (keys "suite", "migration" and "machine": cores and versions; other top-level keys kept)
 and reports/bench/details.json; prints the tables.

@@ -158,3 +158,10 @@ def page_config(html: str) -> dict:
     m = re.search(r"<script>window\.MEMCHAT = (\{.*?\});</script>", html)
     assert m, "the chat page carries its front-end configuration"
     return json.loads(m.group(1))
+
+
+def migration_counts(summary: str) -> str:
+    """The migrate tool's summary without its timings, which it must print ("; rows copied in 0.1 s, ...")."""
+    counts, timing = summary.strip().split("; ")
+    assert re.fullmatch(r"rows copied in \d+\.\d s, index built in \d+\.\d s", timing), summary
+    return counts

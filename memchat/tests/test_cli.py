@@ -23,7 +23,14 @@ from memchat.db import Pool
 from memchat.embedders import get_embedder
 from memchat.faults import CATALOG
 from memchat.memory_store import MemoryStore
-from memchat.tests.helpers import LEGACY_OWNERS, REPO_ROOT, add_user, legacy_records, settings_for
+from memchat.tests.helpers import (
+    LEGACY_OWNERS,
+    REPO_ROOT,
+    add_user,
+    legacy_records,
+    migration_counts,
+    settings_for,
+)
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
@@ -32,13 +39,6 @@ def run_cli(*args: str, stdin: str | None = None, timeout: float = 60) -> subpro
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCHAT_")}
     return subprocess.run([sys.executable, "-m", "memchat", *args], input=stdin, capture_output=True, text=True,
                           timeout=timeout, cwd=REPO_ROOT, env=env)
-
-
-def _counts(stdout: str) -> str:
-    """The migrate tool's summary line without its timings (which it must print: "; rows copied in 0.1 s, ...")."""
-    counts, timing = stdout.strip().split("; ")
-    assert re.fullmatch(r"rows copied in \d+\.\d s, index built in \d+\.\d s", timing), stdout
-    return counts
 
 
 def one_line(text: str) -> str:
@@ -160,8 +160,8 @@ def test_migrate_copies_and_reports_its_counts(db, redis_url) -> None:
         client.close()
     done = run_cli("migrate", "--from", redis_url, "--to", db, "--batch-size", "7")
     assert done.returncode == 0, done.stderr
-    assert _counts(done.stdout) == ("migrated: read 30, written 27, skipped 3 (0 already present, 3 with an unknown"
-                                    " owner), re-embedded 1")
+    assert migration_counts(done.stdout) == (
+        "migrated: read 30, written 27, skipped 3 (0 already present, 3 with an unknown owner), re-embedded 1")
     with psycopg.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 27
     again = run_cli("migrate", "--from", redis_url, "--to", db, "--batch-size", "7")
@@ -306,8 +306,9 @@ def test_redis_load_takes_base64_and_null_vectors_and_null_stays_null_through_mi
     assert np.array_equal(back["d"]["embedding"], v1.embed(texts[3]))
     assert back["b"]["embedding"] is None and back["c"]["embedding"] is None
     done = run_cli("migrate", "--from", redis_url, "--to", db, "--index-build-memory", "64MB")
-    assert _counts(done.stdout) == ("migrated: read 4, written 4, skipped 0 (0 already present, 0 with an unknown"
-                                    " owner), re-embedded 0"), done.stderr
+    assert done.returncode == 0, done.stderr
+    assert migration_counts(done.stdout) == (
+        "migrated: read 4, written 4, skipped 0 (0 already present, 0 with an unknown owner), re-embedded 0")
     with psycopg.connect(db) as conn:
         register_vector(conn)
         got = {r[0]: r[1:] for r in conn.execute("SELECT id, embedding, created_at, conversation_id FROM memories")}

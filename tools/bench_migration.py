@@ -8,7 +8,7 @@ For each size, with new embedded PostgreSQL + pgvector and Redis and the referen
   verify_s    every memory by its own text through the store's similarity query, every probe through the search API
   total_s     wall time from the start of generation to the end of verification
   peak_rss_mb the peak of the summed proportional set size (PSS) of this process, its children, PostgreSQL and Redis,
-              sampled every 0.2 s
+              sampled every 0.2 s, or less often where a sample costs more than 2 % of a core
   floor_s     the machine's floor for the same history, measured after the app stopped, on the same PostgreSQL: the
               unavoidable work alone, each part the plain library call (tools/bench_floor.py: embed_s, copy_s,
               index_s, nn_s under "floor"); total_over_floor = total_s / floor_s
@@ -41,12 +41,16 @@ from harness.app_handle import AppHandle  # noqa: E402
 from harness.databases import create_database, drop_database, provide_databases  # noqa: E402
 from harness.drivers import load_driver  # noqa: E402
 from harness.replay.checks import ReplayChecks, check_memories, check_probes, query_vectors  # noqa: E402
-from harness.replay.history import import_owners, read_for_replay  # noqa: E402
+from harness.replay.history import import_owners, stream_for_replay  # noqa: E402
 from harness.target import load_target  # noqa: E402
 from tools.bench_floor import measure_floor, phase  # noqa: E402
 
 SIZES = (1000, 10_000, 100_000, 1_000_000)  # 1M: about 14 minutes and 6 GB here, its floor 6 more
 SAMPLE_S = 0.2
+# A sample reads every process's smaps_rollup, whose cost grows with what the process maps: about 100 ms for the three
+# processes of a parallel HNSW build over a million rows. Sampling that every 0.2 s took half a core from what it
+# measured, so the sampler waits SAMPLE_COST_RATIO times a sample's own cost when that is longer (2 % of a core).
+SAMPLE_COST_RATIO = 50
 EMBEDDER = "hash-ngram-v1"
 
 
@@ -93,10 +97,14 @@ class PeakPss:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
+    def _sample(self) -> None:
+        self.peak_kb = max(self.peak_kb, sum(_pss_kb(pid) for pid in _tree(self.roots())))
+
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak_kb = max(self.peak_kb, sum(_pss_kb(pid) for pid in _tree(self.roots())))
-            self._stop.wait(SAMPLE_S)
+            started = time.perf_counter()
+            self._sample()
+            self._stop.wait(max(SAMPLE_S, SAMPLE_COST_RATIO * (time.perf_counter() - started)))
 
     def __enter__(self) -> PeakPss:
         self._thread.start()
@@ -105,6 +113,7 @@ class PeakPss:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+        self._sample()  # the end, which a long wait may have left out
 
 
 def _postmaster_pid(dsn: str) -> int:
@@ -136,8 +145,8 @@ def bench_size(size: int, say: Callable[[str], None]) -> dict[str, object]:
                                     str(size), "--out", str(work / "history.jsonl"), "--embedders", EMBEDDER],
                                    check=True, capture_output=True, text=True, cwd=ROOT)
                 with phase(times, "load_s"):
-                    history = read_for_replay(work / "history.jsonl", "b", work / "legacy.jsonl")
-                    app.load_legacy_store(work / "legacy.jsonl", EMBEDDER)
+                    history, records = stream_for_replay(work / "history.jsonl", "b")
+                    app.load_legacy_store(records, EMBEDDER)
                     accounts = import_owners(app, history)
                 with phase(times, "migrate_s"):
                     counts = app.migrate(500, EMBEDDER)

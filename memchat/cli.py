@@ -12,6 +12,7 @@ import signal
 import socket
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO
 
@@ -363,13 +364,19 @@ def cmd_redis_load(args: argparse.Namespace) -> int:
             pass
     client = legacy_store.connect(args.target)
     loaded = 0
-    try:
-        for chunk in _legacy_chunks(args.file, args.embedder):
-            loaded += legacy_store.put(client, chunk, args.embedder)
-    except CliError as e:  # only a pipe gets here: each chunk is checked before it is written
-        if loaded:
-            raise CliError(f"{e} ({loaded} records were loaded before it)") from None
-        raise
+    # Each chunk is written by a thread while the next one is read and checked: Redis works as the loader parses.
+    with ThreadPoolExecutor(max_workers=1) as writer:
+        writing = None
+        try:
+            for chunk in _legacy_chunks(args.file, args.embedder):
+                loaded += writing.result() if writing else 0
+                writing = writer.submit(legacy_store.put, client, chunk, args.embedder)
+            loaded += writing.result() if writing else 0
+        except CliError as e:  # only a pipe gets here: each chunk is checked before it is written
+            loaded += writing.result() if writing else 0
+            if loaded:
+                raise CliError(f"{e} ({loaded} records were loaded before it)") from None
+            raise
     print(f"loaded {loaded} memories into {args.target}")
     return 0
 

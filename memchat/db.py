@@ -13,6 +13,9 @@ from pgvector.psycopg import register_vector
 
 from memchat.embedders import DIMS
 
+# The owner's rows, oldest first: a migration into an empty table drops it and builds it once after the load.
+OWNER_INDEX = "CREATE INDEX IF NOT EXISTS memories_user ON memories (user_id, created_at)"
+
 SCHEMA = f"""
 CREATE EXTENSION IF NOT EXISTS vector;
 CREATE TABLE IF NOT EXISTS users (
@@ -55,7 +58,7 @@ CREATE TABLE IF NOT EXISTS memories (
     created_at timestamptz NOT NULL,
     expires_at timestamptz
 );
-CREATE INDEX IF NOT EXISTS memories_user ON memories (user_id, created_at);
+{OWNER_INDEX};
 """
 
 

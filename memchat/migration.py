@@ -17,7 +17,7 @@ import psycopg
 import redis
 
 from memchat import legacy_store
-from memchat.db import Pool
+from memchat.db import OWNER_INDEX, Pool
 from memchat.embedders import get_embedder
 from memchat.facts import parse_fact
 from memchat.memory_store import MemoryStore
@@ -62,8 +62,10 @@ def _when(rec: dict, field: str) -> datetime | None:
         raise MigrationError(f"memory {rec['id']}: {e}; fix it in Redis and run the migration again") from None
 
 
-# Each batch is COPYed (binary) into this table, then moved by one INSERT ... SELECT: a statement a batch instead of
-# a statement a row. Made once a run (not once a batch: catalog churn) and emptied at each commit.
+# A batch is COPYed (binary) straight into memories while the table was empty at the start and every owner is known
+# to exist; otherwise into this table, then moved by one INSERT ... SELECT that skips present rows and unknown owners:
+# a statement a batch instead of a statement a row. Made once a run (not once a batch: catalog churn) and emptied at
+# each commit.
 _STAGING = ("CREATE TEMP TABLE IF NOT EXISTS memchat_staging (id text, user_id text, conversation_id text, text text,"
             " fact_key text, embedding vector, embedder text, dims integer, created_at timestamptz,"
             " expires_at timestamptz) ON COMMIT DELETE ROWS")
@@ -71,12 +73,28 @@ _COLUMNS = "id, user_id, conversation_id, text, fact_key, embedding, embedder, d
 _TYPES = ["text", "text", "text", "text", "text", "vector", "text", "int4", "timestamptz", "timestamptz"]
 
 
-def _write_batch(conn: psycopg.Connection, rows: list[tuple], counts: Counts) -> None:
+def _copy(conn: psycopg.Connection, table: str, rows: list[tuple]) -> None:
+    with conn.cursor() as cur, cur.copy(f"COPY {table} ({_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types(_TYPES)
+        for row in rows:
+            copy.write_row(row)
+
+
+def _write_batch(conn: psycopg.Connection, rows: list[tuple], counts: Counts, owners: set[str] | None) -> bool:
+    """Writes one batch; returns whether the next may be COPYed straight (`owners`: the users known to exist, None
+    once that is over). The straight COPY checks nothing the store does not: an owner deleted meanwhile or a row
+    already there makes the store refuse it, and the batch is written again through the staging table, as every
+    batch after it."""
+    if owners is not None and all(row[1] in owners for row in rows):
+        try:
+            with conn.transaction():
+                _copy(conn, "memories", rows)
+            counts.written += len(rows)
+            return True
+        except (psycopg.errors.UniqueViolation, psycopg.errors.ForeignKeyViolation):
+            owners = None
     with conn.transaction():
-        with conn.cursor() as cur, cur.copy(f"COPY memchat_staging ({_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(_TYPES)
-            for row in rows:
-                copy.write_row(row)
+        _copy(conn, "memchat_staging", rows)
         written, unknown = conn.execute(
             f"WITH moved AS (INSERT INTO memories ({_COLUMNS}) SELECT {_COLUMNS} FROM memchat_staging s"
             " WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = s.user_id) ON CONFLICT (id) DO NOTHING RETURNING 1)"
@@ -85,6 +103,7 @@ def _write_batch(conn: psycopg.Connection, rows: list[tuple], counts: Counts) ->
     counts.skipped_unknown_owner += unknown
     counts.written += written
     counts.skipped_present += len(rows) - unknown - written
+    return owners is not None
 
 
 @contextmanager
@@ -100,12 +119,18 @@ def _loading_session(conn: psycopg.Connection) -> Iterator[None]:
         conn.execute("DROP TABLE IF EXISTS memchat_staging")
 
 
-def _drop_hnsw_if_empty(conn: psycopg.Connection, settings: Settings) -> None:
-    """Into an empty table, load first and build the HNSW graph once after: growing it row by row as 100,000 rows
-    arrive costs many times more. Safe: an index over no rows serves nothing. ivfflat is left to build_index (and
-    to the ivfflat-before-load fault, whose index must stay built on the empty table)."""
-    if settings.index == "hnsw" and not conn.execute("SELECT EXISTS (SELECT 1 FROM memories)").fetchone()[0]:
+def _drop_indexes_if_empty(conn: psycopg.Connection, settings: Settings) -> bool:
+    """Into an empty table, load first and build the indexes once after: growing the HNSW graph row by row as
+    100,000 rows arrive costs many times more, and the owner index's random inserts twice its build. Safe: an index
+    over no rows serves nothing, and the owner index is made again by the next run or the app's next start if this
+    one stops. ivfflat is left to build_index (and to the ivfflat-before-load fault, whose index must stay built on
+    the empty table). Returns whether the table was empty."""
+    if conn.execute("SELECT EXISTS (SELECT 1 FROM memories)").fetchone()[0]:
+        return False
+    if settings.index == "hnsw":
         conn.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
+    conn.execute("DROP INDEX IF EXISTS memories_user")
+    return True
 
 
 def _read_ahead(client: redis.Redis, batches: list[list[str]]) -> Iterator[list[dict]]:
@@ -131,7 +156,10 @@ def migrate(client: redis.Redis, pool: Pool, settings: Settings, batch_size: int
                                                                     "migration-drops-conversation"))
     started = perf_counter()
     with pool.connection() as conn, _loading_session(conn):
-        _drop_hnsw_if_empty(conn, settings)
+        # Straight COPYs while the table was empty: no row can be there yet, and the owners are checked here.
+        owners = None
+        if _drop_indexes_if_empty(conn, settings):
+            owners = {r[0] for r in conn.execute("SELECT id FROM users")}
         for records in _read_ahead(client, _batches(ids, batch_size, settings.has("migration-drops-last-batch"))):
             counts.read += len(records)
             vectors = []
@@ -154,7 +182,9 @@ def migrate(client: redis.Redis, pool: Pool, settings: Settings, batch_size: int
                 rows.append((rec["id"], rec["user_id"], conversation, rec["text"], fact.key if fact else None, vec,
                              target.name, target.dims, created, _when(rec, "expires_at")))
             if rows:
-                _write_batch(conn, rows, counts)
+                if not _write_batch(conn, rows, counts, owners):
+                    owners = None
+        conn.execute(OWNER_INDEX)
     counts.copy_s = perf_counter() - started
     MemoryStore(pool, settings).build_index()
     counts.index_s = perf_counter() - started - counts.copy_s

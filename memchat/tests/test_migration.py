@@ -194,3 +194,34 @@ def test_an_empty_legacy_store_migrates_nothing(redis_url, target, db) -> None:
             "read 0, written 0, skipped 0 (0 already present, 0 with an unknown owner), re-embedded 0")
     finally:
         client.close()
+
+
+def test_the_owner_index_dropped_for_a_load_into_an_empty_table_is_built_again(legacy, target, db) -> None:
+    migrate(legacy, target, settings_for(db), batch_size=7)
+    with psycopg.connect(db) as conn:
+        assert conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_user'").fetchone()[0] \
+            .endswith("(user_id, created_at)")
+
+
+def _one_row(rec: dict) -> tuple:
+    when = datetime.fromisoformat(rec["created_at"])
+    return (rec["id"], rec["user_id"], None, rec["text"], None, None, "hash-ngram-v1", 256, when, None)
+
+
+def test_a_batch_the_store_refuses_straight_is_written_again_row_by_row(legacy, target, db) -> None:
+    from memchat.migration import Counts, _loading_session, _write_batch
+
+    records = legacy_records(N, GHOSTS)[:3]
+    with target.connection() as conn, _loading_session(conn):
+        conn.execute("INSERT INTO memories (id, user_id, text, embedder, dims, created_at)"
+                     " VALUES (%s, %s, 'there first', 'hash-ngram-v1', 256, now())", (records[0]["id"], "u1"))
+        counts = Counts()
+        # a row already there: the straight COPY is refused, the batch moves through the staging table
+        assert not _write_batch(conn, [_one_row(r) for r in records], counts, set(LEGACY_OWNERS))
+        assert (counts.written, counts.skipped_present, counts.skipped_unknown_owner) == (2, 1, 0)
+        # an owner the run believed in but the store no longer has: refused straight, skipped and counted
+        gone = {**legacy_records(N, GHOSTS)[4], "id": "lg_new"}
+        counts = Counts()
+        assert not _write_batch(conn, [_one_row(gone)], counts, {LEGACY_GHOST})
+        assert (counts.written, counts.skipped_unknown_owner) == (0, 1)
+    assert rows(db)[records[0]["id"]][2] == "there first"

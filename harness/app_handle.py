@@ -8,6 +8,7 @@ those scenarios with one line.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import allure
@@ -216,10 +217,11 @@ class AppHandle:
         return self.driver.vector_index_scans(self.running)
 
     # -- its own tools ---------------------------------------------------------------------------------------------
-    def load_legacy_store(self, records: Path, embedder: str) -> None:
+    def load_legacy_store(self, records: Iterable[str], embedder: str, what: str = "the records") -> None:
+        """Records (JSON Lines) into the app's legacy store, each given to its loading tool as it comes."""
         self.require(Capability.MIGRATION_TOOLS)
         self.require_stores()
-        with allure.step(f"load {records.name} into the app's legacy store"):
+        with allure.step(f"load {what} into the app's legacy store"):
             self.driver.load_legacy_store(self.running, records, embedder)
 
     def migrate(self, batch_size: int, embedder: str) -> MigrationCounts:

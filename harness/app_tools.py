@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import subprocess
+import tempfile
+import threading
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -18,15 +22,56 @@ class ToolFailed(AssertionError):
     pass
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _checked(target: Target, name: str, returncode: int, stdout: str, stderr: str) -> str:
+    if returncode != 0:
+        last = (stderr.strip() or stdout.strip() or f"exit code {returncode}").splitlines()[-1]
+        raise ToolFailed(f"{target.name} {name} failed: {last}")
+    return stdout
+
+
 def run_tool(target: Target, name: str, *, stdin: str | None = None, timeout: float = 300, **values: str) -> str:
     """Run one tool; return its standard output. A non-zero exit fails with the tool's own last words."""
-    command = target.tool(name, **values)
-    proc = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout,
-                          cwd=Path(__file__).resolve().parent.parent)
-    if proc.returncode != 0:
-        last = (proc.stderr.strip() or proc.stdout.strip() or f"exit code {proc.returncode}").splitlines()[-1]
-        raise ToolFailed(f"{target.name} {name} failed: {last}")
-    return proc.stdout
+    proc = subprocess.run(target.tool(name, **values), input=stdin, capture_output=True, text=True, timeout=timeout,
+                          cwd=ROOT)
+    return _checked(target, name, proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_tool_fed(target: Target, name: str, lines: Iterable[str], *, timeout: float = 900, **values: str) -> str:
+    """Run one tool with `lines` written to its standard input as they are made, so that making them and the tool's
+    own work overlap; return its standard output. A tool that stops reading (it failed) or outlives `timeout` stops
+    the feeding and fails with its own last words; lines that fail to be made stop the tool before it reads its
+    input's end, so that it never takes a part for the whole."""
+    timed_out = threading.Event()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(target.tool(name, **values), stdin=subprocess.PIPE, stdout=out, stderr=err, cwd=ROOT)
+        watchdog = threading.Timer(timeout, lambda: (timed_out.set(), proc.kill()))
+        watchdog.start()
+        assert proc.stdin is not None
+        feed = io.TextIOWrapper(proc.stdin, encoding="utf-8")
+        try:
+            feed.writelines(lines)
+            feed.close()
+        except BrokenPipeError:
+            pass  # the tool stopped reading: its exit code and last words say why
+        except BaseException:
+            proc.kill()
+            raise
+        finally:
+            try:
+                feed.close()
+            except OSError:
+                pass
+            returncode = proc.wait()
+            watchdog.cancel()
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    if timed_out.is_set():
+        stderr += f"\nstopped after {timeout:.0f} s"
+    return _checked(target, name, returncode, stdout, stderr)
 
 
 def _embed_part(target: Target, texts: list[str], embedder: str) -> list[bytes | None]:

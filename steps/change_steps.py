@@ -62,7 +62,7 @@ def history_before_change(world: World, migration: MigrationRun, change_name: st
         path = tmp_path / "history.jsonl"
         write_snapshot(path, history.header, history.memories, history.probes)
     if change.kind == "migration":
-        migration.load_history(app, path, tmp_path, world.tag)  # into the store the migration reads
+        migration.load_history(app, path, world.tag)  # into the store the migration reads
         migration.import_replayed_owners(app)
     else:
         migration.import_history(app, path, tmp_path, world.tag)

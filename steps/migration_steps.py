@@ -30,8 +30,8 @@ def migration() -> MigrationRun:
 
 
 @given(parsers.parse('the legacy Redis store holds the golden snapshot "{name}"'))
-def golden_snapshot(world: World, migration: MigrationRun, name: str, tmp_path: Path) -> None:
-    migration.load_history(world.app, snapshot_path(name), tmp_path, world.tag)
+def golden_snapshot(world: World, migration: MigrationRun, name: str) -> None:
+    migration.load_history(world.app, snapshot_path(name), world.tag)
 
 
 @given(parsers.re(r"the legacy Redis store holds a generated history of (?P<size>[\d,]+) memories"),
@@ -47,7 +47,7 @@ def generated_history(world: World, migration: MigrationRun, size: int, tmp_path
                                  threshold=app.threshold, k=app.recall_k)
         path = tmp_path / "history.jsonl"
         write_snapshot(path, history.header, history.memories, history.probes)
-    migration.load_history(app, path, tmp_path, world.tag)
+    migration.load_history(app, path, world.tag)
 
 
 @given(parsers.parse('the legacy Redis store holds the memories imported from "{folder}"'))
@@ -63,7 +63,7 @@ def imported_history(world: World, migration: MigrationRun, folder: str, tmp_pat
                                 k=app.recall_k, description=f"imported from {folder}")
         report.attach_text("imported snapshot", f"{header.memories} memories of {header.owners} owners, "
                                                 f"{header.probes} probes")
-    migration.load_history(app, path, tmp_path, world.tag)
+    migration.load_history(app, path, world.tag)
 
 
 CAPTURED_FACTS = ("My locker code is 12-{n}-7.", "My dentist is Doctor Okafor {n}.", "Where is it?",
@@ -95,15 +95,15 @@ def capture_snapshot(world: World, migration: MigrationRun, tmp_path: Path) -> N
 
 
 @when("the snapshot is replayed into a fresh store through the migration")
-def replay_captured(world: World, migration: MigrationRun, tmp_path: Path) -> None:
+def replay_captured(world: World, migration: MigrationRun) -> None:
     world.use_app(world.app.fresh())
     assert migration.captured is not None, "nothing was captured"
-    migration.load_history(world.app, migration.captured, tmp_path, world.tag)
+    migration.load_history(world.app, migration.captured, world.tag)
     migrate(world, migration, 7, world.app.embedder)
 
 
 @given(parsers.parse("the legacy Redis store holds {count:d} generated memories of one owner"))
-def generated_memories(world: World, migration: MigrationRun, count: int, tmp_path: Path) -> None:
+def generated_memories(world: World, migration: MigrationRun, count: int) -> None:
     fake = world.fake
     kinds = ["order number", "locker code", "gate code", "flight", "dentist", "plumber", "gym class", "book club",
              "favourite tea", "bike shop", "tax advisor", "car plate", "library card", "seat", "wifi password",
@@ -116,7 +116,7 @@ def generated_memories(world: World, migration: MigrationRun, count: int, tmp_pa
         memories.append(LegacyMemory(f"{world.tag}-g{i:05d}", owner, f"My {kind} is {value}.",
                                      fake.date_time_this_decade().isoformat() + "+00:00"))
     migration.questions = [f"What is my {kind}?" for kind in kinds] + [f"Which {kind} do I have?" for kind in kinds]
-    migration.load_memories(world.app, memories, {"bulk": owner}, "hash-ngram-v1", tmp_path)
+    migration.load_memories(world.app, memories, {"bulk": owner}, "hash-ngram-v1")
 
 
 @given(parsers.parse('an app that searches owners with many memories through an "{index}" index'))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import secrets
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -95,6 +95,11 @@ class OwnTextQuery:
     text: str = ""
 
 
+# How close below a memory's own score another memory's score must come for a driver to report it: wider than any
+# tie a check counts (1e-6), so that only memories that cannot matter are left out.
+NEAR_TIE = 1e-5
+
+
 @dataclass(frozen=True)
 class OwnTextResult:
     """What the store holds of one memory, and how its similarity query scores the memory's own text against it and
@@ -105,7 +110,9 @@ class OwnTextResult:
     text: str | None
     has_vector: bool
     own_score: float | None  # None when the query cannot reach the row (no vector, another model's, expired)
-    best_other_score: float | None  # the best score of any other memory of the owner (None: there is none)
+    # The best score of another memory of the owner where it comes within NEAR_TIE of the memory's own score or
+    # above it (a tie, or a memory that outranks it); a driver may give it further down too. None: none does.
+    best_other_score: float | None
     best_other_id: str | None = None  # which one, when it scores above the memory itself
     fields: dict[str, str | None] = field(default_factory=dict)  # those of MEMORY_FIELDS the app keeps (times ISO)
 
@@ -322,9 +329,10 @@ class AppDriver(ABC):
         raise DriverError(f"the {self.name} driver cannot read the app's index statistics")
 
     # -- the app's own tools (MIGRATION_TOOLS) ---------------------------------------------------------------------
-    def load_legacy_store(self, app: RunningApp, records: Path, embedder: str) -> None:
+    def load_legacy_store(self, app: RunningApp, records: Iterable[str], embedder: str) -> None:
         """Empty the app's legacy store and load it with the JSON Lines records (id, user_id, conversation_id, text,
-        created_at, expires_at, and optionally embedder + embedding_f32), through the app's own loading tool."""
+        created_at, expires_at, and optionally embedder + embedding_f32), through the app's own loading tool, each
+        line given to it as it comes (the caller may still be making the next)."""
         raise DriverError(f"the {self.name} driver has no legacy-store loading tool")
 
     def migrate(self, app: RunningApp, batch_size: int, embedder: str) -> MigrationCounts:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import secrets
-import zlib
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -17,9 +17,10 @@ from pgvector.psycopg import register_vector
 
 from harness import report
 from harness.app_launcher import RunningApp, attach_app, free_port, start_process
-from harness.app_tools import run_tool
+from harness.app_tools import run_tool, run_tool_fed
 from harness.drivers.base import (
     MEMORY_FIELDS,
+    NEAR_TIE,
     Account,
     ApiAnswer,
     AppDriver,
@@ -195,28 +196,37 @@ class MemchatDriver(AppDriver):
                        f"importing {len(body['users'])} users")
         return {}
 
-    # memchat's recall, set-based: for each memory, its own score and the best score of any other memory of its owner
-    # (an owner's rows scored inside that owner's rows, the exact path), or through the vector index for owners with
-    # at least ann-min-rows memories, as the app's search does.
+    # memchat's recall, set-based, a part of the owners at a time: each memory's row and its own score (the store's
+    # cosine of its stored vector with its text's), and the best score of another memory of its owner where that
+    # comes within NEAR_TIE of it or above it, on the exact path (the owner's rows scored inside that owner's rows),
+    # or through the vector index for owners with at least ann-min-rows memories, as the app's search does.
     _OWN_ROW = ("SELECT q.memory_id, m.user_id, m.text, m.embedding IS NOT NULL,"
                 " CASE WHEN m.embedder = %(embedder)s AND (m.expires_at IS NULL OR m.expires_at > now())"
-                " THEN 1 - (m.embedding <=> q.vec) END, 1 - best.d, m.conversation_id, m.created_at, m.expires_at"
+                " THEN 1 - (m.embedding <=> q.vec) END, m.conversation_id, m.created_at, m.expires_at"
                 " FROM own_text q LEFT JOIN memories m ON m.id = q.memory_id")
     _ELIGIBLE = ("x.embedding IS NOT NULL AND x.embedder = %(embedder)s"
                  " AND (x.expires_at IS NULL OR x.expires_at > now())")
-    # One join of each memory with its owner's other rows and one aggregate: every distance computed once, each row
-    # read once (a lateral top-1 per memory revisits the owner's heap pages for every one of its memories).
-    # (The distances are projected before grouping, behind OFFSET 0, so that the aggregate holds no vectors.)
-    _EXACT = (f"WITH best AS (SELECT memory_id, min(d) AS d FROM (SELECT q.memory_id, x.embedding <=> q.vec AS d"
-              f" FROM own_text q JOIN memories x ON x.user_id = q.owner_id AND x.id <> q.memory_id"
-              f" WHERE NOT q.ann AND q.vec IS NOT NULL AND {_ELIGIBLE} OFFSET 0) pairs GROUP BY memory_id)"
-              f" {_OWN_ROW} LEFT JOIN best ON best.memory_id = q.memory_id WHERE NOT q.ann")
-    _ANN = (f"{_OWN_ROW} LEFT JOIN LATERAL (SELECT d FROM (SELECT x.id, x.embedding <=> q.vec AS d FROM memories x"
-            f" WHERE x.user_id = q.owner_id AND {_ELIGIBLE} ORDER BY x.embedding <=> q.vec LIMIT 26) fetched"
-            f" WHERE id <> q.memory_id ORDER BY d, id LIMIT 1) best ON q.vec IS NOT NULL WHERE q.ann")
+    # Every pair of an owner's memories is scored (one distance each), but only those that come near the memory's own
+    # score leave the join: the aggregate then holds a few rows, not the millions of pairs. Both sides are sorted by
+    # owner and merged: a nested loop reads the owner's heap rows again for every memory of theirs (3x slower at
+    # 100,000 memories), and a hash join walks one chain of the owner's rows per memory (2x).
+    _EXACT_NEAR = (f"WITH mine AS MATERIALIZED (SELECT x.id, x.user_id, x.embedding FROM memories x"
+                   f" WHERE x.user_id = ANY(%(owners)s) AND {_ELIGIBLE}),"
+                   f" own AS MATERIALIZED (SELECT q.memory_id, q.owner_id, q.vec, (SELECT x.embedding <=> q.vec"
+                   f" FROM memories x WHERE x.id = q.memory_id AND {_ELIGIBLE}) AS d"
+                   f" FROM own_text q WHERE NOT q.ann AND q.vec IS NOT NULL)"
+                   f" SELECT o.memory_id, 1 - min(x.embedding <=> o.vec) FROM own o JOIN mine x"
+                   f" ON x.user_id = o.owner_id AND x.id <> o.memory_id"
+                   f" WHERE (x.embedding <=> o.vec) <= o.d + {NEAR_TIE} GROUP BY o.memory_id")
+    _ANN = (f"SELECT q.memory_id, 1 - best.d FROM own_text q CROSS JOIN LATERAL (SELECT d FROM (SELECT x.id,"
+            f" x.embedding <=> q.vec AS d FROM memories x WHERE x.user_id = q.owner_id AND {_ELIGIBLE}"
+            f" ORDER BY x.embedding <=> q.vec LIMIT 26) fetched WHERE id <> q.memory_id ORDER BY d, id LIMIT 1) best"
+            f" WHERE q.ann AND q.vec IS NOT NULL")
     _BEST_OTHER = (f"SELECT q.memory_id, best.id FROM own_text q CROSS JOIN LATERAL (SELECT x.id FROM memories x"
                    f" WHERE x.user_id = q.owner_id AND x.id <> q.memory_id AND {_ELIGIBLE}"
                    f" ORDER BY x.embedding <=> q.vec, x.id LIMIT 1) best WHERE q.memory_id = ANY(%(ids)s)")
+    # Memories whose owners are checked together: the pairs of a part are sorted in memory (about 1 kB a memory).
+    PART_MEMORIES = 20_000
 
     def _ann(self, app: RunningApp) -> tuple[str, int]:
         index = str(app.health.get("index", "hnsw"))
@@ -234,8 +244,10 @@ class MemchatDriver(AppDriver):
                                " WHERE indexname = 'memories_embedding_ivfflat'").fetchone()
             conn.execute(f"SET LOCAL ivfflat.probes = {int(row[0]) if row and row[0] else 1}")
 
-    def _own_text_part(self, app: RunningApp, rows: list[OwnTextQuery], ann_owners: set[str]) -> list[tuple]:
-        params = {"embedder": str(app.health.get("embedder", "hash-ngram-v1"))}
+    def _own_text_part(self, app: RunningApp, rows: list[OwnTextQuery],
+                       ann_owners: set[str]) -> list[OwnTextResult]:
+        owners = sorted({q.owner_id for q in rows} - ann_owners)
+        params = {"embedder": str(app.health.get("embedder", "hash-ngram-v1")), "owners": owners}
         with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
             register_vector(conn)
             conn.execute("CREATE TEMP TABLE own_text (memory_id text, owner_id text, vec vector, ann bool)")
@@ -245,16 +257,48 @@ class MemchatDriver(AppDriver):
                     vec = np.frombuffer(q.vector, dtype="<f4") if q.vector is not None else None
                     copy.write_row((q.memory_id, q.owner_id, vec, q.owner_id in ann_owners))
             conn.execute("ANALYZE own_text")
-            conn.execute("SET LOCAL work_mem = '64MB'")  # one group a memory: kept in memory, not spilled
-            found = conn.execute(self._EXACT, params).fetchall()
-            if ann_owners:
+            near: dict[str, float] = {}
+            if owners:
+                conn.execute("SET LOCAL work_mem = '256MB'")  # a part's rows sorted in memory, not spilled
+                conn.execute("SET LOCAL enable_nestloop = off")
+                conn.execute("SET LOCAL enable_hashjoin = off")
+                near = dict(conn.execute(self._EXACT_NEAR, params).fetchall())
+                for setting in ("work_mem", "enable_nestloop", "enable_hashjoin"):
+                    conn.execute(f"RESET {setting}")
+            found = conn.execute(self._OWN_ROW, params).fetchall()
+            if ann_owners & {q.owner_id for q in rows}:
                 self._tune_ann(conn, app)
-                found += conn.execute(self._ANN, params).fetchall()
+                near.update(conn.execute(self._ANN, params).fetchall())
             # Which memory outranks each outranked one: few, looked up one by one.
-            outranked = [r[0] for r in found if r[4] is not None and r[5] is not None and r[5] > r[4]]
+            outranked = [r[0] for r in found if r[4] is not None and near.get(r[0], -2.0) > r[4]]
             better = dict(conn.execute(self._BEST_OTHER, {**params, "ids": outranked}).fetchall()) if outranked else {}
             conn.rollback()
-        return [(*r, better.get(r[0])) for r in found]
+        return [OwnTextResult(r[0], r[1], r[2], bool(r[3]), r[4], near.get(r[0]), better.get(r[0]),
+                              {"conversation": r[5], "created_at": r[6] and r[6].isoformat(),
+                               "expires_at": r[7] and r[7].isoformat()}) for r in found]
+
+    def _parts(self, queries: list[OwnTextQuery], counts: dict[str, int]) -> list[list[OwnTextQuery]]:
+        """The queries in parts of at most PART_MEMORIES and an eighth of the pairs to score (a query scores every
+        row of its owner), the costliest first, so that the two connections finish together. An owner's queries stay
+        together unless they alone cost more than that."""
+        by_owner: dict[str, list[OwnTextQuery]] = {}
+        for q in queries:
+            by_owner.setdefault(q.owner_id, []).append(q)
+        most = max(1, sum(len(mine) * counts.get(o, 0) for o, mine in by_owner.items()) // 8)
+        groups: list[tuple[int, list[OwnTextQuery]]] = []
+        for owner, mine in by_owner.items():
+            step = max(1, most // max(1, counts.get(owner, 0)))
+            groups += [(len(mine[i:i + step]) * counts.get(owner, 0), mine[i:i + step])
+                       for i in range(0, len(mine), step)]
+        parts: list[list[OwnTextQuery]] = [[]]
+        spent = [0]
+        for cost, group in sorted(groups, key=lambda g: g[0], reverse=True):
+            if parts[-1] and (len(parts[-1]) + len(group) > self.PART_MEMORIES or spent[-1] + cost > most):
+                parts.append([])
+                spent.append(0)
+            parts[-1] += group
+            spent[-1] += cost
+        return [part for _, part in sorted(zip(spent, parts, strict=True), key=lambda p: p[0], reverse=True)]
 
     def recall_by_own_text(self, app: RunningApp, queries: list[OwnTextQuery]) -> list[OwnTextResult]:
         _, ann_min_rows = self._ann(app)
@@ -263,17 +307,11 @@ class MemchatDriver(AppDriver):
             counts = dict(conn.execute("SELECT user_id, count(*) FROM memories WHERE user_id = ANY(%s)"
                                        " GROUP BY user_id", (owners,)).fetchall())
         ann_owners = {o for o, n in counts.items() if n >= ann_min_rows}
-        # Two connections, owners split between them: PostgreSQL runs each on a core of its own.
-        parts: list[list[OwnTextQuery]] = [[], []]
-        for q in queries:
-            parts[zlib.crc32(q.owner_id.encode()) % 2].append(q)
+        parts = self._parts(queries, counts)
+        # Two connections take the parts in turn: PostgreSQL runs each on a core of its own.
         with ThreadPoolExecutor(2) as pool:
-            found = [row for part in pool.map(lambda p: self._own_text_part(app, p, ann_owners), parts)
-                     for row in part]
-        return [OwnTextResult(r[0], r[1], r[2], bool(r[3]), float(r[4]) if r[4] is not None else None,
-                              float(r[5]) if r[5] is not None else None, r[9],
-                              {"conversation": r[6], "created_at": r[7] and r[7].isoformat(),
-                               "expires_at": r[8] and r[8].isoformat()}) for r in found]
+            return [result for part in pool.map(lambda p: self._own_text_part(app, p, ann_owners), parts)
+                    for result in part]
 
     def nearest(self, app: RunningApp, owner_id: str, vectors: list[bytes | None], k: int) -> list[list[Hit]]:
         embedder = str(app.health.get("embedder", "hash-ngram-v1"))
@@ -313,15 +351,16 @@ class MemchatDriver(AppDriver):
         return {name: int(scans) for name, scans in rows}
 
     # -- the app's own tools -------------------------------------------------------------------------------------
-    def load_legacy_store(self, app: RunningApp, records: Path, embedder: str) -> None:
+    def load_legacy_store(self, app: RunningApp, records: Iterable[str], embedder: str) -> None:
         # The worker's Redis db belongs to the running scenario (a worker runs one scenario at a time).
         client = redis.Redis.from_url(str(app.redis_url), socket_connect_timeout=5)
         try:
             client.flushdb()
         finally:
             client.close()
-        run_tool(self.target, "redis_load", redis_url=str(app.redis_url), file=str(records), embedder=embedder,
-                 timeout=900)
+        # From its standard input, as the records are made: the tool checks each chunk before it writes it.
+        run_tool_fed(self.target, "redis_load", records, redis_url=str(app.redis_url), file="-", embedder=embedder,
+                     timeout=900)
 
     def migrate(self, app: RunningApp, batch_size: int, embedder: str) -> MigrationCounts:
         output = run_tool(self.target, "migrate", redis_url=str(app.redis_url), pg_dsn=str(app.pg_dsn),
@@ -332,7 +371,8 @@ class MemchatDriver(AppDriver):
     def import_history(self, app: RunningApp, records: Path, embedder: str,
                        user_ids: dict[str, str]) -> dict[str, str]:
         """memchat's documented bulk load: its legacy loader, then its migration, in batches of 5,000 (ids kept)."""
-        self.load_legacy_store(app, records, embedder)
+        with records.open(encoding="utf-8") as lines:
+            self.load_legacy_store(app, lines, embedder)
         counts = self.migrate(app, 5000, str(app.health.get("embedder", embedder)))
         if counts.written + counts.already_present != counts.read:
             raise DriverError(f"memchat's bulk load wrote {counts.written} of the {counts.read} memories it read")

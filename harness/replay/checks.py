@@ -103,42 +103,47 @@ def query_vectors(app: AppHandle, history: ReplayHistory, embedder: str) -> list
 
 
 def _same_time(before: str | None, after: str | None) -> bool:
+    if before == after:  # the same text is the same time; only different texts need parsing
+        return True
     if before is None or after is None:
-        return before is None and after is None
+        return False
     return datetime.fromisoformat(before) == datetime.fromisoformat(after)
 
 
 def _field_changes(history: ReplayHistory, i: int, stored: dict[str, str | None],
                    kept: tuple[str, ...]) -> list[tuple[str, str | None, str | None]]:
     """(field, before, after) for each kept field of memory `i` that the store holds otherwise."""
-    before = {"conversation": history.conversation_id(history.conversations[i]),
-              "created_at": history.created_at[i], "expires_at": history.expires_at[i]}
     changes = []
     for name in kept:
         now = stored.get(name) or None
         if name == "conversation":  # told in the snapshot's own ids
-            if before[name] != now:
+            if history.conversation_id(history.conversations[i]) != now:
                 changes.append((name, history.conversations[i], now and history.snapshot_id(now)))
-        elif not _same_time(before[name], now):
-            changes.append((name, before[name], now))
+        else:
+            before = history.created_at[i] if name == "created_at" else history.expires_at[i]
+            if not _same_time(before, now):
+                changes.append((name, before, now))
     return changes
 
 
 def check_memories(app: AppHandle, history: ReplayHistory, vectors: list[bytes | None]) -> MemoryCheck:
-    queries = [OwnTextQuery(history.memory_id(mid), history.user_id(owner), vec, text)
-               for mid, owner, vec, text in zip(history.ids, history.owners, vectors, history.texts, strict=True)]
+    app_ids = [history.memory_id(mid) for mid in history.ids]
+    user_ids = {owner: history.user_id(owner) for owner in set(history.owners)}
+    queries = [OwnTextQuery(app_id, user_ids[owner], vec, text)
+               for app_id, owner, vec, text in zip(app_ids, history.owners, vectors, history.texts, strict=True)]
     found = {r.memory_id: r for r in app.recall_by_own_text(queries)}
+    del queries
     now = datetime.now(UTC)
     kept = tuple(f for f in MEMORY_FIELDS if f in app.driver.kept_fields)
     check = MemoryCheck(checked=history.size, kept_fields=kept)
     for i, mid in enumerate(history.ids):
-        result = found.get(history.memory_id(mid))
-        verdict = _verdict(result, history.user_id(history.owners[i]), history.texts[i], history.embeddable[i],
+        result = found.get(app_ids[i])
+        verdict = _verdict(result, user_ids[history.owners[i]], history.texts[i], history.embeddable[i],
                            _expired(history.expires_at[i], now))
         if result is not None and verdict not in ("missing", "owner changed"):
             changes = _field_changes(history, i, result.fields, kept)
-            check.field_changes.update(name for name, _, _ in changes)
             if changes:
+                check.field_changes.update(name for name, _, _ in changes)
                 check.changed.append(f"  {mid} of {history.owners[i]} {history.texts[i][:60]!r}: " + "; ".join(
                     f"{name} was {was!r}, now {now_!r}" for name, was, now_ in changes))
         check.verdicts[verdict] += 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,16 +77,18 @@ def _legacy_line(history: ReplayHistory, m: HistoricalMemory) -> str:
     return json.dumps(line, ensure_ascii=False) + "\n"
 
 
-def read_for_replay(snapshot: str | Path, tag: str, legacy_input: Path) -> ReplayHistory:
-    """One streamed pass: validates the snapshot, writes the loading tool's JSON Lines input, keeps the rest."""
+def stream_for_replay(snapshot: str | Path, tag: str) -> tuple[ReplayHistory, Iterator[str]]:
+    """One streamed pass: the history (its header read now) and the loading tool's JSON Lines input, line by line.
+    Reading the lines validates the snapshot and fills the history, which is whole once they are all read."""
     records = read_history(snapshot)
     header = next(records)
     assert isinstance(header, Header)
     history = ReplayHistory(tag, header)
-    with legacy_input.open("w", encoding="utf-8") as out:
+
+    def lines() -> Iterator[str]:
         for record in records:
             if isinstance(record, HistoricalMemory):
-                out.write(_legacy_line(history, record))
+                yield _legacy_line(history, record)
                 history.ids.append(record.id)
                 history.owners.append(record.owner)
                 history.texts.append(record.text)
@@ -96,6 +99,15 @@ def read_for_replay(snapshot: str | Path, tag: str, legacy_input: Path) -> Repla
                 history.vectors.append(record.embedding if record.embedder == header.legacy_embedder else None)
             elif isinstance(record, GoldenProbe):
                 history.probes.append(record)
+
+    return history, lines()
+
+
+def read_for_replay(snapshot: str | Path, tag: str, legacy_input: Path) -> ReplayHistory:
+    """One streamed pass: validates the snapshot, writes the loading tool's JSON Lines input, keeps the rest."""
+    history, lines = stream_for_replay(snapshot, tag)
+    with legacy_input.open("w", encoding="utf-8") as out:
+        out.writelines(lines)
     return history
 
 

@@ -15,7 +15,7 @@ from harness.app_handle import AppHandle
 from harness.drivers.base import Account, Capability
 from harness.legacy_store import LegacyMemory, MigrationCounts
 from harness.replay.checks import ReplayChecks, check_memories, check_probes, query_vectors
-from harness.replay.history import ReplayHistory, import_owners, read_for_replay
+from harness.replay.history import ReplayHistory, import_owners, read_for_replay, stream_for_replay
 from harness.snapshots import Snapshot, is_format2, load_snapshot
 from harness.suite_options import ROOT
 
@@ -49,13 +49,12 @@ class MigrationRun:
         return self.counts[-1]
 
     # -- loading the legacy store ----------------------------------------------------------------------------------
-    def load_history(self, app: AppHandle, snapshot: Path, workdir: Path, tag: str) -> None:
+    def load_history(self, app: AppHandle, snapshot: Path, tag: str) -> None:
         """A snapshot of any format into the app's legacy store, through its loading tool; the owners are created
         when migrating (a migration may start the app anew on other settings)."""
         app.require_stores()
-        records = workdir / "legacy.jsonl"
-        history = read_for_replay(snapshot, tag, records)
-        app.load_legacy_store(records, history.header.legacy_embedder)
+        history, records = stream_for_replay(snapshot, tag)
+        app.load_legacy_store(records, history.header.legacy_embedder, f"the memories of {snapshot.name}")
         self.replay = history
         self.owners = {o: history.user_id(o) for o in sorted(set(history.owners))}
         if not is_format2(snapshot):
@@ -71,12 +70,10 @@ class MigrationRun:
         history.keep_app_ids(app.import_history(records, history.header.legacy_embedder, history.app_user_ids))
         self.embedder = history.header.legacy_embedder
 
-    def load_memories(self, app: AppHandle, memories: list[LegacyMemory], owners: dict[str, str], embedder: str,
-                      workdir: Path) -> None:
+    def load_memories(self, app: AppHandle, memories: list[LegacyMemory], owners: dict[str, str],
+                      embedder: str) -> None:
         app.require_stores()
-        records = workdir / "legacy.jsonl"
-        records.write_text("".join(m.as_record(embedder) for m in memories), encoding="utf-8")
-        app.load_legacy_store(records, embedder)
+        app.load_legacy_store([m.as_record(embedder) for m in memories], embedder, f"{len(memories)} memories")
         self.legacy = memories
         self.owners = owners
 

@@ -148,7 +148,7 @@ long-sessions: setup
 	$(PY) tools/long_sessions.py --runs $(SEEDS) $(if $(FIRST_SEED),--first-seed $(FIRST_SEED)) \
 	  $(if $(TARGET),--target $(TARGET)) $(if $(FAULTS),--faults $(FAULTS)) $(if $(JOBS),--jobs $(JOBS))
 
-# The replays at scale (10k and 100k generated memories, every memory and probe checked): the @scale examples
+# The replays at scale (10k, 100k and 1M generated memories, every memory and probe checked): the @scale examples
 # of features/migration_recall.feature and replay_through_changes.feature, left out of the default run.
 replay-scale: setup
 	$(PYTEST) features -m scale --scale -p no:cacheprovider $(if $(TARGET),--target $(TARGET)) \

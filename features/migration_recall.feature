@@ -30,9 +30,10 @@ Feature: Recall survives the migration from Redis to PostgreSQL + pgvector
     # 1,000 memories run by default through the migration the app declares (replay_through_changes.feature).
     @scale
     Examples: at scale (make replay-scale)
-      | size    |
-      | 10,000  |
-      | 100,000 |
+      | size      |
+      | 10,000    |
+      | 100,000   |
+      | 1,000,000 |
 
   Scenario Outline: A vector lost after the migration is named, among <size> memories
     Given the legacy Redis store holds a generated history of <size> memories

@@ -47,7 +47,7 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--long-form", action="store_true",
                     help="also run the long form of the generated sessions (hundreds of actions; nightly)")
     group.addoption("--scale", action="store_true",
-                    help="also run the replays of histories at scale (10k and 100k memories; make replay-scale)")
+                    help="also run the replays of histories at scale (10k, 100k and 1M memories; make replay-scale)")
     group.addoption("--shrink-seconds", type=float, default=float(os.environ.get("MEMTEST_SHRINK_SECONDS", "120")),
                     help="time a failing generated session may spend finding a shorter reproduction (0: none); "
                          "env MEMTEST_SHRINK_SECONDS")

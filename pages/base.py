@@ -32,6 +32,16 @@ def locate(root: Page | Locator, spec: Mapping[str, Any]) -> Locator:
     raise ValueError(f"locator spec {dict(spec)} needs one of testid, role, label, text, css")
 
 
+def css_of(spec: Mapping[str, Any]) -> str | None:
+    """The spec as a CSS selector, for reads done in the page in one call: {css}, or {testid} (Playwright's default
+    test id attribute); None for the others (role, label, text), which only Playwright's locators resolve."""
+    if set(spec) == {"css"}:
+        return spec["css"]
+    if set(spec) == {"testid"}:
+        return f'[data-testid="{spec["testid"]}"]'
+    return None
+
+
 class BasePage:
     def __init__(self, page: Page, base_url: str, locators: Mapping[str, Mapping[str, Any]],
                  paths: Mapping[str, str]) -> None:
@@ -84,6 +94,11 @@ class BasePage:
             self.reveal(toggle).click()
             expect(opened).to_be_visible()
         return element
+
+    def to_act_on(self, name: str) -> Locator:
+        """The element, for an action (a click): revealed where the target hides it behind a toggle; otherwise as
+        it is, since Playwright's action itself waits for it to be visible, stable and enabled."""
+        return self.reveal(name) if "reveal_with" in self.spec(name) else self.el(name).first
 
     def _opened(self, name: str) -> Locator:
         return self.el(self.spec(name).get("open_when", name)).first

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from playwright.sync_api import Locator, expect
 
-from pages.base import BasePage
+from pages.base import BasePage, css_of
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,16 @@ class ChatPage(BasePage):
         return self._text_of(reply)
 
     def submit(self, text: str) -> Callable[[], str]:
-        """Send one turn without waiting; returns a function that waits for the answer to it and returns its text.
+        """Send one turn without waiting; returns a function that waits for the answer to it and returns its text."""
+        answered = self._send(text)
+        return lambda: self._reply_text(answered())
+
+    def send_and_read(self, text: str) -> tuple[str, list[str]]:
+        """Send one turn and wait for the answer to it; returns its text and the memories it shows it recalled."""
+        return self._read_reply(self._send(text)())
+
+    def _send(self, text: str) -> Callable[[], Locator]:
+        """Send one turn; returns a function that waits until the answer to it shows and returns it.
 
         The answer is the reply after those already shown: the n-th, or, where the app shows only the newest
         messages, the last one once its id (`id_attribute`) differs from the last one's before sending."""
@@ -86,14 +95,33 @@ class ChatPage(BasePage):
         self.el("message_input").fill(text)
         self.el("send").click()
 
-        def answer() -> str:
+        def answered() -> Locator:
             reply = replies.last if id_attribute else replies.nth(before)
             if previous is not None:
                 expect(reply).not_to_have_attribute(id_attribute, previous)
             expect(reply).to_be_visible()
-            return self._reply_text(reply)
+            return reply
 
-        return answer
+        return answered
+
+    def _read_reply(self, reply: Locator) -> tuple[str, list[str]]:
+        """A reply's text and the recalled memories it shows: in one call to the page where the target locates both
+        by CSS and the text is there (a turn's read costs a round trip, a traced one about 10 ms); else each read
+        and waited for, as `_reply_text` and `recalled_in_last_reply` do."""
+        text_css = css_of(self.spec("message_text"))
+        recalled_css = css_of(self.spec("recalled_memory")) if self.has("recalled_memory") else ""
+        if text_css is not None and recalled_css is not None and not self.has("reply_complete"):
+            read = reply.evaluate_all(
+                """(replies, s) => replies.map(reply => {
+                     reply.scrollIntoView({block: "nearest"});
+                     const text = reply.querySelector(s.text);
+                     const recalled = s.recalled ? [...reply.querySelectorAll(s.recalled)].map(r => r.innerText) : [];
+                     return [text === null ? "" : text.innerText, recalled];
+                   })""", {"text": text_css, "recalled": recalled_css})
+            if len(read) == 1 and read[0][0]:
+                return read[0][0], read[0][1]
+        recalled = self.el("recalled_memory", within=reply).all_inner_texts() if self.has("recalled_memory") else []
+        return self._reply_text(reply), recalled
 
     def send_composed(self, before: str, reading: str, characters: str, after: str) -> str:
         """Type `before`, compose `characters` from `reading` in an input method (as a Chinese or Japanese user
@@ -172,8 +200,8 @@ class ChatPage(BasePage):
     def _read_at_once(self, messages: Locator, count: int) -> list[Turn] | None:
         """Every message's role and text in one call to the page, where the target locates them by CSS; None (read
         them one by one, each waited for) when it does not, or when a message is not rendered yet."""
-        text, spec = self.spec("message_text"), self.spec("message")
-        if set(text) != {"css"} or not ({"role_attribute", "role_markers"} & set(spec)):
+        text, spec = css_of(self.spec("message_text")), self.spec("message")
+        if text is None or not ({"role_attribute", "role_markers"} & set(spec)):
             return None
         read = messages.evaluate_all(
             """(items, s) => items.map(item => {
@@ -182,7 +210,7 @@ class ChatPage(BasePage):
                  const text = item.querySelector(s.text);
                  return [role, text === null ? "" : text.innerText];
                })""",
-            {"attribute": spec.get("role_attribute"), "markers": spec.get("role_markers", {}), "text": text["css"]})
+            {"attribute": spec.get("role_attribute"), "markers": spec.get("role_markers", {}), "text": text})
         if len(read) != count or any(not t for _, t in read):
             return None
         return [Turn(role, t) for role, t in read]
@@ -191,7 +219,10 @@ class ChatPage(BasePage):
         return Turn(self._role_of(item), self._text_of(item))
 
     def _text_of(self, message: Locator) -> str:
-        message.scroll_into_view_if_needed()  # apps may render a message's content only once it is on screen
+        # Apps may render a message's content only once it is on screen. Scrolled by the page's own call, in one
+        # round trip: Playwright's scroll_into_view_if_needed first waits for the element to stand still (55 ms a
+        # message here). The message is there (the caller waited for it); the wait below is for its content.
+        message.evaluate_all("ms => ms.forEach(m => m.scrollIntoView({block: 'nearest'}))")
         text = self.el("message_text", within=message).first
         # No turn is empty: an empty one is still being rendered (Open WebUI shows its reply's controls a moment
         # before the reply's text, and a read in that moment saw '').
@@ -218,7 +249,7 @@ class ChatPage(BasePage):
         self.reveal("current_user")
 
     def sign_out(self) -> None:
-        self.reveal("logout").click()
+        self.to_act_on("logout").click()
 
     def page_text(self) -> str:
         return self.page.locator("body").inner_text()

@@ -10,7 +10,7 @@ what they said, were answered and saw is kept for later steps to compare.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
@@ -48,6 +48,7 @@ class Actor:
     conversations: list[str] = field(default_factory=list)  # conversations seeded for this user, oldest first
     _session: UserSession | None = None
     _session_app: AppHandle | None = None
+    _signing_in: Future | None = None  # the API session being signed in meanwhile (prepare_session)
 
     @property
     def app(self) -> AppHandle:
@@ -56,12 +57,25 @@ class Actor:
     @property
     def session(self) -> UserSession:
         """The user's API session on the scenario's app (signed in again when the scenario chose another app)."""
+        self._take_prepared()
         if self._session is None or self._session_app is not self.app:
             if self._session is not None:
                 self._session.close()
             self._session = self.app.session(self.account)
             self._session_app = self.app
         return self._session
+
+    def prepare_session(self) -> None:
+        """Sign the user's API session in on a thread while the browser works: signing in costs the app a password
+        hash (50 ms here), which the first step that reads through the API would otherwise wait for."""
+        if self._session is None and self._signing_in is None:
+            self._signing_in = _SIGN_INS.submit(self.app.session, self.account)
+            self._session_app = self.app
+
+    def _take_prepared(self) -> None:
+        if self._signing_in is not None:
+            signing_in, self._signing_in = self._signing_in, None
+            self._session = signing_in.result()  # a failed sign-in fails here, in the step that needs it
 
     def _answered(self, text: str, reply: str, recalled: list[str]) -> str:
         self.turns += [("user", text), ("assistant", reply)]
@@ -89,6 +103,7 @@ class Actor:
         self.close()
 
     def close(self) -> None:
+        self._take_prepared()
         if self._session is not None:
             self._session.close()
             self._session = None
@@ -141,6 +156,7 @@ class BrowserActor(Actor):
 
     def sign_in_with_own_profile(self) -> None:
         """A browser profile of the actor's own, signed in through the login form, as a person does once."""
+        self.prepare_session()
         self.profile = self.world.browsers.new_profile()
         self.open_own_browser()
         self.login.open().log_in(self.account.email, self.account.password)
@@ -233,7 +249,8 @@ class BrowserActor(Actor):
                 if self.login.is_shown():
                     return False
                 raise
-        elif not self.chat.ready_or_asked_to_sign_in():
+            return True
+        if not self.chat.ready_or_asked_to_sign_in():
             return False
         self.chat.expect_signed_in()
         return True
@@ -269,8 +286,8 @@ class BrowserActor(Actor):
     # -- talking ---------------------------------------------------------------------------------------------------
     def say(self, text: str) -> str:
         """One turn through the chat page; remembers what was said and answered, for later checks."""
-        reply = self.chat.send(text)
-        return self._answered(text, reply, self.chat.recalled_in_last_reply())
+        reply, recalled = self.chat.send_and_read(text)
+        return self._answered(text, reply, recalled)
 
     def say_composed(self, before: str, reading: str, characters: str, after: str) -> str:
         """One turn typed partly with an input method: `characters` composed from `reading`, then confirmed."""
@@ -439,6 +456,7 @@ class ApiActor(Actor):
 
 
 _SENDERS = ThreadPoolExecutor(4, thread_name_prefix="api-actor")  # API actors who speak at the same time
+_SIGN_INS = ThreadPoolExecutor(2, thread_name_prefix="api-sign-in")  # API sessions signed in while browsers work
 
 
 @dataclass(frozen=True)

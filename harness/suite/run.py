@@ -7,6 +7,7 @@ The controller (or a single process) starts the run and hands what it found to p
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import secrets
 import signal
@@ -136,6 +137,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = [item for item in items if item not in deselected]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What is loaded by now (modules, the collected scenarios) lives for the whole run: frozen out of the garbage
+    collector's reach, so that a full collection scans only what the scenarios make. Measured: each of the full
+    collections took 60-80 ms over the suite's 150,000 objects, stalling a scenario at a random step (113 ms in
+    eight runs of one scenario; 30 ms frozen)."""
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -7,9 +7,10 @@
    (setup + call + teardown, as the plugin measures it). The first repetition also pays the session fixtures
    (Playwright, browser) and is reported apart as "cold"; the median of the others is compared with the same flow
    written as a bare Playwright script (below), timed the same way with the first run as warm-up. The bare script
-   records the trace the suite records, so that the ratio is the suite's own cost, and runs untraced too:
-   framework overhead = suite scenario median / traced bare script median ("bare_ratio"); against the untraced
-   script "bare_untraced_ratio", and the trace's own cost "trace_cost_ratio" (traced / untraced bare). Both are timed
+   records the evidence the suite records (its trace, and the screenshots taken as a browser closes), so that the
+   ratio is the suite's own cost, and runs without it too: framework overhead = suite scenario median / traced bare
+   script median ("bare_ratio"); against the script without evidence "bare_untraced_ratio", and the evidence's own
+   cost "trace_cost_ratio" (traced / untraced bare). Both are timed
    per phase (the scenario's steps, tools/bench_phases.py), in reports/bench/details.json and the console.
 3. A signed-in context from a storage_state (cookies from the API login) against logging in through the form: median
    ms of creating the context and loading the first signed-in page.
@@ -62,6 +63,9 @@ JSON_PATH = REPORTS / "bench.json"
 SCENARIO = ("features/cross_session_persistence.feature::"
             "test_everything_is_still_there_after_closing_and_reopening_the_browser")
 FACT, QUESTION, ANSWER = "My order number is 4417.", "What is my order number?", "Your order number is 4417."
+# The suite and the bare script take turns, so that a machine that slows down meanwhile (another tenant's load, CPU
+# steal) weighs on both alike: one after the other, the ratio moved between 1.04 and 1.17 in three runs here.
+ROUNDS = 3
 
 
 # -- pure parts --------------------------------------------------------------------------------------------------------
@@ -112,15 +116,16 @@ def time_suite(label: str, extra: Sequence[str]) -> tuple[float, int, int]:
 
 
 # -- the scenario through the suite ------------------------------------------------------------------------------------
-def scenario_through_suite(app: AppHandle, repeats: int) -> list[float]:
-    """Protocol seconds of each repetition of SCENARIO, run by the suite against `app` (which it did not start).
+def scenario_through_suite(app: AppHandle, repeats: int, label: str = "scenario") -> list[float]:
+    """Protocol seconds of each repetition of SCENARIO, run by the suite against `app` (which it did not start); its
+    Allure results in reports/bench/allure/LABEL.
 
     Only --base-url and the admin token are passed: given --pg-dsn and --redis-url as well, the suite starts an
     app of its own on those databases and runs the scenario against that one instead (see the report)."""
-    run = SuiteRun("scenario", [SCENARIO, "-q", "--base-url", app.base_url, "--alluredir",
-                                str(OUT / "allure" / "scenario"), "--clean-alluredir",
-                                "--output", str(OUT / "playwright" / "scenario")],
-                   results_file=OUT / "results" / "scenario.jsonl", log_file=OUT / "logs" / "scenario.log",
+    run = SuiteRun(label, [SCENARIO, "-q", "--base-url", app.base_url, "--alluredir",
+                           str(OUT / "allure" / label), "--clean-alluredir",
+                           "--output", str(OUT / "playwright" / label)],
+                   results_file=OUT / "results" / f"{label}.jsonl", log_file=OUT / "logs" / f"{label}.log",
                    env={REPEAT_ENV: str(repeats), "MEMTEST_ADMIN_TOKEN": app.running.admin_token or ""}).run()
     res = run.results
     if res.failed_or_errored or not run.finished_normally:
@@ -144,8 +149,10 @@ STEPS = ("Given Ana signs in through the login form in her own browser profile",
 class Bare:
     """The cross-session flow with nothing but Playwright and the driver's API calls: no fixtures, page objects or
     report. Elements are found with the target's locators, so the same flow runs against any app. Traced (the
-    default) it records the trace the suite records of every browser (DOM snapshots and network, no screencast),
-    saved when a browser closes mid-scenario and dropped at the end, as for a passing scenario."""
+    default) it records the evidence the suite records of every browser: the trace (DOM snapshots and network, no
+    screencast), saved when a browser closes mid-scenario with a screenshot of each of its pages (pytest-playwright's
+    --screenshot=only-on-failure takes them then, not knowing yet whether the scenario will fail), and dropped at the
+    end, as for a passing scenario. Untraced, it records nothing."""
 
     def __init__(self, pw: Playwright, app: AppHandle, traced: bool = True) -> None:
         choice = find_chromium(None, playwright_chromium())  # the browser the suite finds
@@ -174,6 +181,9 @@ class Bare:
     def close(self, context: BrowserContext, trace_to: Path | None = None) -> None:
         if self.traced:
             context.tracing.stop(path=trace_to) if trace_to else context.tracing.stop()
+            if trace_to:  # the suite's evidence of a browser closed mid-scenario: its trace and its pages' screenshots
+                for n, page in enumerate(context.pages):
+                    page.screenshot(path=trace_to.with_suffix(f".{n}.png"), type="png")
         for page in list(context.pages):
             page.close()  # pagehide: the page flushes what it still meant to write
         context.close()
@@ -245,7 +255,8 @@ class Bare:
                 if context is not None:
                     self.close(context)
                 shutil.rmtree(profile, ignore_errors=True)
-                Path(profile + "-trace.zip").unlink(missing_ok=True)
+                for evidence in Path(profile).parent.glob(Path(profile).name + "-trace.*"):
+                    evidence.unlink()
                 if account is not None:
                     self.app.delete_user(account)
 
@@ -295,8 +306,8 @@ def login_times(pw: Playwright, app: AppHandle, repeats: int) -> tuple[list[floa
 # -- main --------------------------------------------------------------------------------------------------------------
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repeats", type=int, default=5, help="timed runs of the scenario and of the bare script "
-                                                           "(after one warm-up each; default 5)")
+    ap.add_argument("--repeats", type=int, default=9, help="timed runs of the scenario and of the bare script, in "
+                                                           f"{ROUNDS} rounds (after one warm-up each; default 9)")
     ap.add_argument("--login-repeats", type=int, default=9, help="timed logins of each kind (default 9)")
     ap.add_argument("--suite-runs", type=int, default=1, help="runs of the whole suite per mode (default 1; median)")
     ap.add_argument("--skip-suite", action="store_true", help="skip the whole-suite timings (keeps earlier ones)")
@@ -341,21 +352,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         app = AppHandle(driver, driver.start(pg_dsn=dsn, redis_url=redis_url_for_db(servers.redis_url, 1),
                                              settings={}, log_path=OUT / "app.log"))
         try:
-            say(f"app at {app.base_url}: the scenario through the suite, {args.repeats} + 1 warm-up")
-            suite_reps = scenario_through_suite(app, args.repeats + 1)
-            say("  " + ", ".join(f"{s:.2f}" for s in suite_reps) + " s")
-            suite_steps = suite_phases(OUT / "allure" / "scenario", suite_reps)
+            rounds, per_round = ROUNDS, -(-args.repeats // ROUNDS)
+            say(f"app at {app.base_url}: the scenario through the suite and the same flow as a bare Playwright "
+                f"script (with the suite's evidence and without), taking turns: {rounds} rounds of {per_round} + 1 "
+                "warm-up each")
+            suite_reps, suite_steps, bare_reps, untraced_reps, bare_steps = [], [], [], [], []
             with sync_playwright() as pw:
-                say(f"the same flow as a bare Playwright script, traced as the suite traces and untraced, "
-                    f"alternately, {args.repeats} + 1 warm-up each")
                 traced, untraced = Bare(pw, app), Bare(pw, app, traced=False)
-                bare_reps, untraced_reps, bare_steps = [], [], []
-                for _ in range(args.repeats + 1):
-                    bare_reps.append(timed(traced.flow))
-                    bare_steps.append(traced.phases.seconds)
-                    untraced_reps.append(timed(untraced.flow))
-                say("  traced " + ", ".join(f"{s:.2f}" for s in bare_reps) + " s; untraced "
-                    + ", ".join(f"{s:.2f}" for s in untraced_reps) + " s")
+                for n in range(1, rounds + 1):
+                    reps = scenario_through_suite(app, per_round + 1, f"scenario-{n}")
+                    steps = suite_phases(OUT / "allure" / f"scenario-{n}", reps)
+                    # The first of every round is a warm-up (the suite's pays its session fixtures): only the first
+                    # round's is kept, first in each list, where the medians leave it out.
+                    suite_reps += reps if n == 1 else reps[1:]
+                    suite_steps += steps if n == 1 else steps[1:]
+                    for i in range(per_round + 1):
+                        seconds, untraced_seconds = timed(traced.flow), timed(untraced.flow)
+                        if n == 1 or i:
+                            bare_reps.append(seconds)
+                            bare_steps.append(traced.phases.seconds)
+                            untraced_reps.append(untraced_seconds)
+                    say(f"  round {n}: suite " + ", ".join(f"{s:.2f}" for s in reps) + " s; bare "
+                        + ", ".join(f"{s:.2f}" for s in bare_reps[-per_round:]) + " s; without evidence "
+                        + ", ".join(f"{s:.2f}" for s in untraced_reps[-per_round:]) + " s")
                 say(f"storage_state against the login form, {args.login_repeats} + 1 warm-up each")
                 state_ms, form_ms = login_times(pw, app, args.login_repeats)
         finally:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from harness.app_handle import AppHandle
 from harness.drivers.base import Account, NewUser
+from harness.replay.vectors import StoredVectors
 from harness.snapshots import GoldenProbe, Header, HistoricalMemory, read_history
 
 
@@ -31,7 +32,8 @@ class ReplayHistory:
     expires_at: list[str | None] = field(default_factory=list)
     created_at: list[str] = field(default_factory=list)
     conversations: list[str | None] = field(default_factory=list)  # the snapshot's own ids (None: no conversation)
-    vectors: list[bytes | None] = field(default_factory=list)  # by header.legacy_embedder, when the snapshot has it
+    # By header.legacy_embedder, when the snapshot has it; in a file, not in memory (harness/replay/vectors.py)
+    vectors: StoredVectors = field(default_factory=StoredVectors)
     probes: list[GoldenProbe] = field(default_factory=list)
     # The app's own id of each memory whose id it did not keep when imported (by the run's id), and the reverse
     app_ids: dict[str, str] = field(default_factory=dict)

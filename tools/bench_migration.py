@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -132,6 +133,7 @@ def bench_size(size: int, say: Callable[[str], None]) -> dict[str, object]:
     driver = load_driver(load_target(None))
     work = Path(tempfile.mkdtemp(prefix=f"memtest-bench-{size}-"))
     with provide_databases("embedded", workdir=Path("/tmp")) as servers:
+        databases = servers.describe()
         pg_dsn = create_database(servers.pg_admin_dsn, "bench_replay")
         running = driver.start(pg_dsn=pg_dsn, redis_url=servers.redis_url, settings={}, log_path=work / "app.log")
         app = AppHandle(driver, running)
@@ -165,17 +167,17 @@ def bench_size(size: int, say: Callable[[str], None]) -> dict[str, object]:
     times["total_over_floor"] = round(times["total_s"] / times["floor_s"], 2)
     output = counts.output
     migrate = _migrate_parts(output)
-    say(f"  {size:>7,}: {json.dumps(times)}\n           migrate: {json.dumps(migrate)}\n"
+    say(f"  {size:>7,} ({databases}): {json.dumps(times)}\n           migrate: {json.dumps(migrate)}\n"
         f"           floor: {json.dumps(floor)}\n           {checks.figures()}")
     if counts.written != history.size or not checks.memories.ok or checks.probes.failing or checks.leaks(history):
         raise SystemExit(f"bench_migration: the clean app failed the replay of {size:,} memories:\n"
                          f"{output.strip()}\n{checks.figures()}\n{checks.lost_memories()}")
     return {**times, "migrate": migrate, "floor": floor, "memories": history.size, "probes": len(history.probes),
-            "owners": len(set(history.owners))}
+            "owners": len(set(history.owners)), "databases": databases}
 
 
 def bench_migration(sizes: tuple[int, ...] = SIZES, say: Callable[[str], None] = print) -> dict[str, dict]:
-    say("migration replay (fresh databases per size):")
+    say(f"migration replay (fresh databases per size), {os.cpu_count()} cores, Python {platform.python_version()}:")
     return {str(size): bench_size(size, say) for size in sizes}
 
 

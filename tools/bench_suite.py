@@ -422,7 +422,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                      f"generate {m['generate_s']}, load {m['load_s']}, migrate {m['migrate_s']}, verify "
                      f"{m['verify_s']} s; peak PSS {m['peak_rss_mb']:.0f} MB; floor {m['floor_s']} s "
                      f"(x{m['total_over_floor']})"])
+    if {"100000", "1000000"} <= set(migration or {}):
+        growth = migration["1000000"]["total_s"] / migration["100000"]["total_s"]
+        rows.append(["migration replay, 1,000,000 against 100,000", f"{growth:.1f}x", "total_s, this run"])
     print()
+    print("measured on " + "; ".join(f"{key} {value}" for key, value in machine.items()))
     print(format_table(["measure", "value", "note"], rows))
     print(f"\nper phase of the scenario, median ms ({machine['cpus']} cores; {machine['chromium']}):")
     print(format_table(["phase", "suite", "bare", "extra"],

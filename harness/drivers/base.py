@@ -305,7 +305,8 @@ class AppDriver(ABC):
 
     def recall_by_own_text(self, app: RunningApp, queries: list[OwnTextQuery]) -> list[OwnTextResult]:
         """For every query, set-based, with the store's own similarity query (its operator, filters and index
-        choice): the memory's row and the owner's best match. Needs DATABASE_ACCESS."""
+        choice): the memory's row and the owner's best other match where it comes within NEAR_TIE of the memory's
+        own score or above it. Needs DATABASE_ACCESS."""
         raise DriverError(f"the {self.name} driver cannot query the app's store")
 
     def nearest(self, app: RunningApp, owner_id: str, vectors: list[bytes | None], k: int) -> list[list[Hit]]:

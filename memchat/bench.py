@@ -49,7 +49,7 @@ from memchat.app_state import AppState  # noqa: E402
 from memchat.db import Pool, create_schema, server_versions  # noqa: E402
 from memchat.embedders import get_embedder  # noqa: E402
 from memchat.facts import parse_fact  # noqa: E402
-from memchat.memory_store import MemoryStore  # noqa: E402
+from memchat.memory_store import MemoryStore, drop_hnsw_indexes  # noqa: E402
 from memchat.settings import Settings  # noqa: E402
 from memchat.web import build_app  # noqa: E402
 
@@ -164,7 +164,7 @@ def bulk_load(dsn: str, rows: list[tuple[str, str, str]]) -> dict:
     now = datetime.now(UTC)
     with psycopg.connect(dsn, autocommit=True) as conn:
         register_vector(conn)
-        conn.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")  # load first, index after (as a migration)
+        drop_hnsw_indexes(conn)  # load first, index after (as a migration)
         with conn.transaction(), conn.cursor() as cur:
             with cur.copy("COPY memories (id, user_id, conversation_id, text, fact_key, embedding, embedder, dims,"
                           " created_at, expires_at) FROM STDIN") as copy:
@@ -216,7 +216,7 @@ def index_scans(dsn: str, pool: Pool) -> int:
         conn.execute("SELECT pg_stat_force_next_flush()")
     with psycopg.connect(dsn, autocommit=True) as conn:
         row = conn.execute("SELECT coalesce(sum(idx_scan), 0) FROM pg_stat_user_indexes"
-                           " WHERE indexrelname = 'memories_embedding_hnsw'").fetchone()
+                           " WHERE indexrelname LIKE 'memories\\_embedding\\_hnsw%'").fetchone()
     return int(row[0])
 
 

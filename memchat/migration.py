@@ -20,7 +20,7 @@ from memchat import legacy_store
 from memchat.db import OWNER_INDEX, Pool
 from memchat.embedders import get_embedder
 from memchat.facts import parse_fact
-from memchat.memory_store import MemoryStore
+from memchat.memory_store import MemoryStore, drop_hnsw_indexes
 from memchat.records import RecordError, parse_time
 from memchat.settings import Settings
 
@@ -128,7 +128,7 @@ def _drop_indexes_if_empty(conn: psycopg.Connection, settings: Settings) -> bool
     if conn.execute("SELECT EXISTS (SELECT 1 FROM memories)").fetchone()[0]:
         return False
     if settings.index == "hnsw":
-        conn.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
+        drop_hnsw_indexes(conn)
     conn.execute("DROP INDEX IF EXISTS memories_user")
     return True
 

@@ -22,6 +22,7 @@ class Settings:
     top_k: int = 5
     index: str = "hnsw"
     ann_min_rows: int = 100_000
+    index_graph_rows: int = 100_000  # rows a part of the HNSW index built after a bulk load (memory_store)
     ttl_days: float = 365.0
     index_build_memory: str = DEFAULT_INDEX_BUILD_MEMORY  # maintenance_work_mem of build_index (after bulk loads)
     settable_clock: bool = False

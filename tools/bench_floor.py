@@ -3,8 +3,9 @@ library call, with the libraries and settings the replay uses (tools/bench_migra
 
   embed_s  every text of the history (memories and probe questions) embedded once, by the app's own embed tool
   copy_s   one binary COPY of every memory row with its vector into an empty PostgreSQL table
-  index_s  the index build the app makes after a load (HNSW, cosine, pgvector's defaults), on the app's two workers
-           and with the memory its graph needs (graph_memory), so that it never spills
+  index_s  the index builds the app made after its load, from their own definitions in the app's database (read by
+           app_vector_indexes before it is dropped: an HNSW graph, or its parts, with their conditions), one after the
+           other on the app's two workers, each with the memory its graph needs (graph_memory), so that it never spills
   nn_s     one exact nearest-neighbour pass: every memory's and every probe's k nearest among its owner's memories
            (numpy, one matrix product per owner)
 
@@ -13,6 +14,7 @@ What is prepared for these parts (reading the snapshot, parsing its times) is no
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -101,17 +103,47 @@ class FloorSpilled(RuntimeError):
     """The floor's index build did not fit its memory: the floor would be slowed, so it is refused."""
 
 
-def _index(dsn: str, build_memory: str) -> None:
+_DEFINITION = re.compile(r"^CREATE INDEX \S+ ON (?:\S+\.)?memories (USING .+?)(?: WHERE (.+))?$")
+
+
+def app_vector_indexes(app_dsn: str) -> list[str]:
+    """The vector indexes (HNSW, ivfflat) on the app's memories table, as PostgreSQL writes their definitions."""
+    with psycopg.connect(app_dsn, autocommit=True) as conn:
+        return [row[0] for row in conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE tablename = 'memories' AND indexdef ~ ' USING (hnsw|ivfflat) '"
+            " ORDER BY indexname").fetchall()]
+
+
+def floor_builds(definitions: list[str]) -> list[tuple[str, str]]:
+    """Each app index definition as the same build on the floor's table: (CREATE INDEX statement, the condition of
+    its rows)."""
+    builds = []
+    for definition in definitions:
+        found = _DEFINITION.match(definition)
+        if not found:
+            raise ValueError(f"bench floor: cannot rebuild the app's index {definition!r} on the floor's table")
+        method, condition = found.groups()
+        where = f" WHERE {condition}" if condition else ""
+        builds.append((f"CREATE INDEX ON floor_memories {method}{where}", condition or "true"))
+    return builds
+
+
+def _index(dsn: str, builds: list[tuple[str, str]], dims: int) -> Iterator[None]:
+    """Prepares each build's memory (not timed), yields, then runs the builds one after the other."""
     notices: list[str] = []
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.add_notice_handler(lambda diag: notices.append(diag.message_primary or ""))
-        conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (build_memory,))
         conn.execute("SET max_parallel_maintenance_workers = 2")
-        conn.execute("CREATE INDEX ON floor_memories USING hnsw (embedding vector_cosine_ops)")
+        memories = [graph_memory(conn.execute(f"SELECT count(*) FROM floor_memories WHERE embedding IS NOT NULL"
+                                              f" AND ({condition})").fetchone()[0], dims) for _, condition in builds]
+        yield
+        for (statement, _), memory in zip(builds, memories, strict=True):
+            conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (memory,))
+            conn.execute(statement)
     spilled = [n for n in notices if "no longer fits" in n]
     if spilled:
-        raise FloorSpilled(f"bench floor: the HNSW build spilled with maintenance_work_mem {build_memory} "
-                           f"({spilled[0]}); raise graph_memory() in tools/bench_floor.py")
+        raise FloorSpilled(f"bench floor: an HNSW build spilled ({spilled[0]}); raise graph_memory() in "
+                           "tools/bench_floor.py")
 
 
 def nearest_within_owners(owners: list[str], probe_owners: list[str], matrix: np.ndarray, present: np.ndarray,
@@ -141,8 +173,9 @@ def nearest_within_owners(owners: list[str], probe_owners: list[str], matrix: np
     return nearest
 
 
-def measure_floor(target: Target, snapshot: Path, database_dsn: str) -> dict[str, float]:
-    """The floor's parts and their sum for the history in `snapshot`; `database_dsn` names an empty database."""
+def measure_floor(target: Target, snapshot: Path, database_dsn: str, index_definitions: list[str]) -> dict[str, float]:
+    """The floor's parts and their sum for the history in `snapshot`; `database_dsn` names an empty database, and
+    `index_definitions` are the app's (app_vector_indexes)."""
     data = read_floor_input(snapshot)
     times: dict[str, float] = {}
     with phase(times, "embed_s"):
@@ -150,11 +183,13 @@ def measure_floor(target: Target, snapshot: Path, database_dsn: str) -> dict[str
     dims = next((len(v) // 4 for v in vectors if v is not None), 1)
     matrix, present = _matrix(vectors, dims)
     del vectors
-    owners, build_memory = [row[1] for row in data.rows], graph_memory(int(present[:len(data.rows)].sum()), dims)
+    owners, builds = [row[1] for row in data.rows], floor_builds(index_definitions)
     with phase(times, "copy_s"):
         _copy(database_dsn, data, matrix, present)
+    index = _index(database_dsn, builds, dims)
+    next(index)  # each build's memory, from its rows
     with phase(times, "index_s"):
-        _index(database_dsn, build_memory)
+        next(index, None)
     with phase(times, "nn_s"):
         nearest_within_owners(owners, data.probe_owners, matrix, present, data.k)
     times["floor_s"] = round(sum(times.values()), 2)

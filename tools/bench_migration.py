@@ -44,7 +44,7 @@ from harness.drivers import load_driver  # noqa: E402
 from harness.replay.checks import ReplayChecks, check_memories, check_probes, query_vectors  # noqa: E402
 from harness.replay.history import import_owners, stream_for_replay  # noqa: E402
 from harness.target import load_target  # noqa: E402
-from tools.bench_floor import measure_floor, phase  # noqa: E402
+from tools.bench_floor import app_vector_indexes, measure_floor, phase  # noqa: E402
 
 SIZES = (1000, 10_000, 100_000, 1_000_000)  # 1M: about 14 minutes and 6 GB here, its floor 6 more
 SAMPLE_S = 0.2
@@ -159,9 +159,10 @@ def bench_size(size: int, say: Callable[[str], None]) -> dict[str, object]:
             times["peak_rss_mb"] = round(memory.peak_kb / 1024, 1)
         finally:
             running.stop()
+        indexes = app_vector_indexes(pg_dsn)  # the floor builds the same
         drop_database(servers.pg_admin_dsn, "bench_replay")
         floor_dsn = create_database(servers.pg_admin_dsn, "bench_floor")
-        floor = measure_floor(driver.target, work / "history.jsonl", floor_dsn)
+        floor = measure_floor(driver.target, work / "history.jsonl", floor_dsn, indexes)
         drop_database(servers.pg_admin_dsn, "bench_floor")
     times["floor_s"] = floor.pop("floor_s")
     times["total_over_floor"] = round(times["total_s"] / times["floor_s"], 2)

@@ -16,7 +16,7 @@ import pytest
 from memchat import corpus
 from memchat.db import Pool
 from memchat.embedders import get_embedder
-from memchat.memory_store import MemoryStore
+from memchat.memory_store import MemoryStore, hnsw_parts
 from memchat.settings import Settings
 from memchat.tests.helpers import brute_force, owner_rows, ranking_mismatch, recall_at_k
 
@@ -110,13 +110,15 @@ CONFIGS = {
     "hnsw-exact-path": {"index": "hnsw"},
     "ivfflat-exact-path": {"index": "ivfflat"},
     "hnsw-ann-path": {"index": "hnsw", "ann_min_rows": SMALL_ANN_MIN_ROWS},
+    # The HNSW index in parts (3 here: "big" fills most of one), as after a bulk load of more than index_graph_rows.
+    "hnsw-ann-path-in-parts": {"index": "hnsw", "ann_min_rows": SMALL_ANN_MIN_ROWS, "index_graph_rows": 1000},
     "ivfflat-ann-path": {"index": "ivfflat", "ann_min_rows": SMALL_ANN_MIN_ROWS},
     # With probes = lists the planner prefers the owner's btree to ivfflat on this corpus; without that btree
     # (and with sequential scans off, as the ANN path sets) only the ivfflat index is left, so it is measured too.
     "ivfflat-ann-path-no-owner-btree": {"index": "ivfflat", "ann_min_rows": SMALL_ANN_MIN_ROWS,
                                         "drop_owner_index": True},
 }
-ANN_CONFIGS = ["hnsw-ann-path", "ivfflat-ann-path", "ivfflat-ann-path-no-owner-btree"]
+ANN_CONFIGS = ["hnsw-ann-path", "hnsw-ann-path-in-parts", "ivfflat-ann-path", "ivfflat-ann-path-no-owner-btree"]
 
 
 @pytest.fixture(scope="module")
@@ -168,8 +170,11 @@ def test_ann_path_breaks_ties_by_id(outcomes, config: str) -> None:
 
 
 def index_scans(conn: psycopg.Connection, index: str) -> int:
+    """Scans of the index, or of all its parts (INDEX_<part>_of_<parts>)."""
     conn.execute("SELECT pg_stat_force_next_flush()")  # this session's counters, now rather than within a second
-    return conn.execute("SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = %s", (index,)).fetchone()[0]
+    parts = index.replace("_", "\\_") + "\\_%\\_of\\_%"
+    return conn.execute("SELECT sum(idx_scan) FROM pg_stat_user_indexes"
+                        " WHERE indexrelname = %s OR indexrelname LIKE %s", (index, parts)).fetchone()[0]
 
 
 @pytest.mark.parametrize("config", ANN_CONFIGS)
@@ -182,6 +187,9 @@ def test_only_owners_with_ann_min_rows_may_use_the_vector_index(pg_server, loade
     used = {}
     try:
         store = MemoryStore(pool, settings)
+        with pool.connection() as conn:
+            parts = hnsw_parts(conn) if settings.index == "hnsw" else 1
+        assert parts == max(1, sum(OWNERS.values()) // settings.index_graph_rows), f"{config}: {parts} parts"
         for owner in ("u1", "u11", "s05", "s30", "big", "mid"):
             with pool.connection() as conn:
                 before = index_scans(conn, index)

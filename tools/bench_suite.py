@@ -148,11 +148,13 @@ STEPS = ("Given Ana signs in through the login form in her own browser profile",
 
 class Bare:
     """The cross-session flow with nothing but Playwright and the driver's API calls: no fixtures, page objects or
-    report. Elements are found with the target's locators, so the same flow runs against any app. Traced (the
-    default) it records the evidence the suite records of every browser: the trace (DOM snapshots and network, no
-    screencast), saved when a browser closes mid-scenario with a screenshot of each of its pages (pytest-playwright's
-    --screenshot=only-on-failure takes them then, not knowing yet whether the scenario will fail), and dropped at the
-    end, as for a passing scenario. Untraced, it records nothing."""
+    report. Elements are found with the target's locators, so the same flow runs against any app. It checks what the
+    scenario checks, each the plain way: signed in as the user (the name shown), the list the same as the API's
+    conversations, the history turn by turn, the answer exactly, the app's own memory writes settled before asking.
+    Traced (the default) it records the evidence the suite records of every browser: the trace (DOM snapshots and
+    network, no screencast), saved when a browser closes mid-scenario with a screenshot of each of its pages
+    (pytest-playwright's --screenshot=only-on-failure takes them then, not knowing yet whether the scenario will fail),
+    and dropped at the end, as for a passing scenario. Untraced, it records nothing."""
 
     def __init__(self, pw: Playwright, app: AppHandle, traced: bool = True) -> None:
         choice = find_chromium(None, playwright_chromium())  # the browser the suite finds
@@ -203,6 +205,7 @@ class Bare:
         self.el(page, "login_password").fill(account.password)
         self.el(page, "login_submit").click()
         expect(self.el(page, "message_input")).to_be_editable()
+        expect(self.el(page, "current_user").first).to_be_visible()
 
     def flow(self) -> None:
         self.phases = phase = Phases()
@@ -210,7 +213,7 @@ class Bare:
         profile = tempfile.mkdtemp(prefix="bench-profile-", dir="/tmp")
         conversation_url = re.compile(re.escape(self.paths["conversation_page"]).replace(
             re.escape("{conversation_id}"), "[^/?#]+") + "$")
-        account, context = None, None
+        account, context, session = None, None, None
         try:
             with phase(signs_in):
                 account = self.create_user()
@@ -230,11 +233,15 @@ class Bare:
             with phase(signed_in):
                 expect(self.el(page, "message_input")).to_be_editable()
                 assert not self.el(page, "login_submit").is_visible(), "signed out after reopening"
+                shown = self.el(page, "current_user").first.inner_text().strip()
+                assert shown == self.app.shown_identity(account), f"signed in as {shown!r}"
             with phase(listed):
                 items = self.el(self.el(page, "conversation_list"), "conversation_item")
                 expect(items.first).to_be_visible()
-                hrefs = [a.get_attribute("href") or "" for a in items.all()]
-                assert any(h.endswith("/" + conversation) for h in hrefs), f"{conversation} not listed: {hrefs}"
+                ids = [(a.get_attribute("href") or "").rstrip("/").rsplit("/", 1)[-1] for a in items.all()]
+                assert conversation in ids, f"{conversation} not listed: {ids}"
+                session = self.app.session(account)
+                assert ids == session.conversation_ids(), f"listed {ids}, the API's {session.conversation_ids()}"
             with phase(opens):
                 items.and_(page.locator(f'[href$="/{conversation}"]')).click()
                 expect(page).to_have_url(re.compile(re.escape(conversation) + "$"))
@@ -246,6 +253,9 @@ class Bare:
             with phase(new):
                 self.el(page, "new_conversation").click()
                 page.wait_for_url(self.base + self.paths["home_page"])
+                expect(self.el(page, "message_input")).to_be_editable()
+                if self.app.writes_memories_later:
+                    self.app.settle(session, 1)
             with phase(asks):
                 answer = self.send(page, QUESTION)
             with phase(answers):
@@ -254,6 +264,8 @@ class Bare:
             with phase(OUTSIDE_STEPS):
                 if context is not None:
                     self.close(context)
+                if session is not None:
+                    session.close()
                 shutil.rmtree(profile, ignore_errors=True)
                 for evidence in Path(profile).parent.glob(Path(profile).name + "-trace.*"):
                     evidence.unlink()

@@ -128,15 +128,19 @@ def floor_builds(definitions: list[str]) -> list[tuple[str, str]]:
     return builds
 
 
-def _index(dsn: str, builds: list[tuple[str, str]], dims: int) -> Iterator[None]:
-    """Prepares each build's memory (not timed), yields, then runs the builds one after the other."""
+def _build_memories(dsn: str, builds: list[tuple[str, str]], dims: int) -> list[str]:
+    """Each build's maintenance_work_mem: room for the graph of the rows its condition takes (not timed)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return [graph_memory(conn.execute(f"SELECT count(*) FROM floor_memories WHERE embedding IS NOT NULL"
+                                          f" AND ({condition})").fetchone()[0], dims) for _, condition in builds]
+
+
+def _index(dsn: str, builds: list[tuple[str, str]], memories: list[str]) -> None:
+    """The builds one after the other, each with its memory, on the app's two workers."""
     notices: list[str] = []
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.add_notice_handler(lambda diag: notices.append(diag.message_primary or ""))
         conn.execute("SET max_parallel_maintenance_workers = 2")
-        memories = [graph_memory(conn.execute(f"SELECT count(*) FROM floor_memories WHERE embedding IS NOT NULL"
-                                              f" AND ({condition})").fetchone()[0], dims) for _, condition in builds]
-        yield
         for (statement, _), memory in zip(builds, memories, strict=True):
             conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (memory,))
             conn.execute(statement)
@@ -186,10 +190,9 @@ def measure_floor(target: Target, snapshot: Path, database_dsn: str, index_defin
     owners, builds = [row[1] for row in data.rows], floor_builds(index_definitions)
     with phase(times, "copy_s"):
         _copy(database_dsn, data, matrix, present)
-    index = _index(database_dsn, builds, dims)
-    next(index)  # each build's memory, from its rows
+    memories = _build_memories(database_dsn, builds, dims)
     with phase(times, "index_s"):
-        next(index, None)
+        _index(database_dsn, builds, memories)
     with phase(times, "nn_s"):
         nearest_within_owners(owners, data.probe_owners, matrix, present, data.k)
     times["floor_s"] = round(sum(times.values()), 2)

@@ -6,11 +6,11 @@ Only owners with at least `ann_min_rows` memories (default 100,000) go through t
 faster there, and approximate (measured recall@5 0.96 for a 50,000-row owner in 100,000 rows, HNSW, ef_search 400;
 1.0 for ivfflat, whose probes cover every list). Ties are broken by id on both paths.
 
-An HNSW index is built in parts of about `index_graph_rows` rows each (default 100,000): owners are split by a hash of
-their id, one partial index per part, and an owner's ANN search names its part, so that the planner takes that part's
-index. One graph over a million rows built 16 times slower than one over 100,000 here (each insertion walks a larger
-graph, mostly out of the CPU's caches); ten graphs of 100,000 build 10 times slower, and an owner's search filters
-past the other owners of its part only.
+An HNSW index is built in parts of at most about `index_graph_rows` rows each (default 100,000): owners are split by a
+hash of their id, one partial index per part, and an owner's ANN search names its part, so that the planner takes that
+part's index. One graph over a million rows built 16 times slower than one over 100,000 here (each insertion walks a
+larger graph, mostly out of the CPU's caches); ten graphs of 100,000 build 10 times slower, and an owner's search
+filters past the other owners of its part only.
 """
 
 from __future__ import annotations
@@ -248,9 +248,11 @@ class MemoryStore:
         return f"{max(512, -(-graph_rows * (4 * self.embedder.dims + 8 + 32 * 16 + 512) // (1 << 20)))}MB"
 
     def _hnsw_plan(self, conn: psycopg.Connection) -> tuple[int, int]:
-        """(parts, rows of the largest part) for the rows with a vector: about index_graph_rows rows a part."""
+        """(parts, rows of the largest part) for the rows with a vector: at most about index_graph_rows rows a part
+        (as many parts as that takes: 995,000 rows make ten graphs of 99,500, not nine of 110,600, whose build
+        costs more than its share, each insertion walking a larger graph)."""
         rows = conn.execute("SELECT count(*) FROM memories WHERE embedding IS NOT NULL").fetchone()[0]
-        parts = max(1, rows // max(1, self.settings.index_graph_rows))
+        parts = max(1, -(-rows // max(1, self.settings.index_graph_rows)))
         if parts == 1:
             return 1, rows
         largest = conn.execute(f"SELECT max(n) FROM (SELECT count(*) AS n FROM memories WHERE embedding IS NOT NULL"

@@ -110,7 +110,7 @@ CONFIGS = {
     "hnsw-exact-path": {"index": "hnsw"},
     "ivfflat-exact-path": {"index": "ivfflat"},
     "hnsw-ann-path": {"index": "hnsw", "ann_min_rows": SMALL_ANN_MIN_ROWS},
-    # The HNSW index in parts (3 here: "big" fills most of one), as after a bulk load of more than index_graph_rows.
+    # The HNSW index in parts (4 here: "big" fills most of one), as after a bulk load of more than index_graph_rows.
     "hnsw-ann-path-in-parts": {"index": "hnsw", "ann_min_rows": SMALL_ANN_MIN_ROWS, "index_graph_rows": 1000},
     "ivfflat-ann-path": {"index": "ivfflat", "ann_min_rows": SMALL_ANN_MIN_ROWS},
     # With probes = lists the planner prefers the owner's btree to ivfflat on this corpus; without that btree
@@ -189,7 +189,7 @@ def test_only_owners_with_ann_min_rows_may_use_the_vector_index(pg_server, loade
         store = MemoryStore(pool, settings)
         with pool.connection() as conn:
             parts = hnsw_parts(conn) if settings.index == "hnsw" else 1
-        assert parts == max(1, sum(OWNERS.values()) // settings.index_graph_rows), f"{config}: {parts} parts"
+        assert parts == max(1, -(-sum(OWNERS.values()) // settings.index_graph_rows)), f"{config}: {parts} parts"
         for owner in ("u1", "u11", "s05", "s30", "big", "mid"):
             with pool.connection() as conn:
                 before = index_scans(conn, index)

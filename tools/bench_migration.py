@@ -24,6 +24,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -130,8 +131,20 @@ def _migrate_parts(output: str) -> dict[str, float]:
 
 
 def bench_size(size: int, say: Callable[[str], None]) -> dict[str, object]:
-    driver = load_driver(load_target(None))
+    """One size on fresh databases; its folder (the snapshot: 1.6 GB at 1M, the app's log) is removed once it has
+    checked out, and kept, named in the error, when it has not."""
     work = Path(tempfile.mkdtemp(prefix=f"memtest-bench-{size}-"))
+    try:
+        result = _bench_size_in(work, size, say)
+    except BaseException:
+        say(f"bench_migration: kept {work} (the snapshot and the app's log) for a look")
+        raise
+    shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+def _bench_size_in(work: Path, size: int, say: Callable[[str], None]) -> dict[str, object]:
+    driver = load_driver(load_target(None))
     with provide_databases("embedded", workdir=Path("/tmp")) as servers:
         databases = servers.describe()
         pg_dsn = create_database(servers.pg_admin_dsn, "bench_replay")

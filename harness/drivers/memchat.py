@@ -352,10 +352,12 @@ class MemchatDriver(AppDriver):
 
     # -- the app's own tools -------------------------------------------------------------------------------------
     def load_legacy_store(self, app: RunningApp, records: Iterable[str], embedder: str) -> None:
-        # The worker's Redis db belongs to the running scenario (a worker runs one scenario at a time).
+        # The worker's Redis db belongs to the running scenario (a worker runs one scenario at a time). Emptied at
+        # once, freed on Redis's own thread: a synchronous FLUSHDB of the million memories an earlier scenario left
+        # took longer than the client's 5 s socket timeout.
         client = redis.Redis.from_url(str(app.redis_url), socket_connect_timeout=5)
         try:
-            client.flushdb()
+            client.flushdb(asynchronous=True)
         finally:
             client.close()
         # From its standard input, as the records are made: the tool checks each chunk before it writes it.

@@ -577,7 +577,7 @@ def _start_pgserver(pgdata: Path, stack: contextlib.ExitStack) -> str:
         for setting in ("fsync", "synchronous_commit", "full_page_writes"):
             conn.execute(sql.SQL("ALTER SYSTEM SET {} = off").format(sql.Identifier(setting)))
         # A bulk load or an index build of a million rows writes GBs of WAL: at the default 1GB it forces
-        # checkpoints that rewrite the same pages again and again mid-load, which made large loads superlinear.
+        # checkpoints mid-load (a 1M-row COPY alone took 11.6 s with them, 7.6 s without).
         conn.execute("ALTER SYSTEM SET max_wal_size = '16GB'")
         conn.execute("ALTER SYSTEM SET checkpoint_timeout = '30min'")
         conn.execute("SELECT pg_reload_conf()")

@@ -20,13 +20,12 @@ import math
 import random
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from faker import Faker
 
-from harness.app_tools import embed_texts_f32
+from harness.app_tools import STREAM_BLOCK, embed_texts_f32, stream_embed_f32
 from harness.recall import Hit
 from harness.sessions.text import CHARACTER_CLASSES, TextMaker
 from harness.snapshots.expectations import exact_ranking, owner_matrix
@@ -196,13 +195,14 @@ def _questions(rng: random.Random, by_owner: dict[str, list[int]], texts: list[s
     return out
 
 
-EMBED_CHUNK = 50_000  # memories embedded per run of the embed tool while the history is written
+PROGRESS_EVERY = 50_000  # memories written between two progress lines
 
 
 def stream_history(target: Target, *, nominal: int, seed: int, embedders: list[str], threshold: float, k: int,
-                   progress: Callable[[str], None] = lambda _: None, chunk: int = EMBED_CHUNK) -> History:
+                   progress: Callable[[str], None] = lambda _: None, chunk: int = STREAM_BLOCK) -> History:
     """`nominal + 3` memories and their probes, with vectors from the target's own `embed` tool; the memories an
-    iterator, embedded `chunk` at a time as they are read, so that a million never sit in memory at once.
+    iterator, embedded as they are read (blocks of `chunk` texts, on every core), so that a million never sit in
+    memory at once.
 
     The probes come first: only the asked owners' memories (at most 50 owners) are embedded for their exact
     expectations; every memory is embedded again, in order, as the history is streamed. Same seed, same history,
@@ -247,24 +247,16 @@ def stream_history(target: Target, *, nominal: int, seed: int, embedders: list[s
                     embedders, legacy, threshold, k, len(rows), len(probes), len(by_owner))
 
     def memories() -> Iterator[HistoricalMemory]:
-        # The next chunk is embedded (by the embed tool's processes) while this one is written: 1.1 s a chunk of
-        # 50,000 that the tool's processes and the writer each waited for the other.
-        with ThreadPoolExecutor(max_workers=1) as ahead:
-            embedding = ahead.submit(embed_texts_f32, target, texts[:chunk], legacy)
-            for first in range(0, len(rows), chunk):
-                vectors = embedding.result()
-                if first + chunk < len(rows):
-                    embedding = ahead.submit(embed_texts_f32, target, texts[first + chunk:first + 2 * chunk], legacy)
-                yield from chunk_memories(first, vectors)
-
-    def chunk_memories(first: int, vectors: list[bytes | None]) -> Iterator[HistoricalMemory]:
-        for i, vec in enumerate(vectors, first):
+        # Embedded as they are written, by the embed tool running on every core for the whole history.
+        vectors = stream_embed_f32(target, texts, legacy, block=chunk)
+        for i, vec in enumerate(vectors):
             owner, text, conversation = rows[i]
             created = _EPOCH + timedelta(seconds=rng.randrange(0, 700 * 86400))
             expires = (created + timedelta(days=3650)).isoformat() if rng.random() < 0.1 else None
             yield HistoricalMemory(ids[i], owner, text, created.isoformat(), expires, conversation, legacy, vec,
                                    vec is not None)
-        progress(f"embedded and wrote {min(first + chunk, len(rows)):,} of {len(rows):,} memories")
+            if (i + 1) % PROGRESS_EVERY == 0 or i + 1 == len(rows):
+                progress(f"embedded and wrote {i + 1:,} of {len(rows):,} memories")
 
     return History(header, memories(), probes)
 

@@ -112,8 +112,8 @@ def stream_embed_f32(target: Target, texts: Sequence[str], embedder: str, *, blo
     STREAM_RUN texts, started while the last one finishes) and reading its vectors as they come, while they are
     taken in order here. Running the tool once per chunk of 50,000 instead left the reader idle while the first
     chunk was embedded and the tools idle while the last was read (a generated million: 93 s, streamed 76 s).
-    Without `embed_f32`, embed_texts_f32 a chunk at
-    a time. A tool that fails, stops early or outlives `timeout` fails with its own last words."""
+    Without `embed_f32`, embed_texts_f32 a chunk at a time. A tool that fails, stops early or outlives `timeout`
+    fails with its own last words."""
     if "embed_f32" not in target.tools:
         chunk = block * 25
         for first in range(0, len(texts), chunk):

@@ -89,6 +89,14 @@ def test_a_stream_is_the_app_embedders_own_vectors() -> None:
         target, texts, "hash-ngram-v1")
 
 
+def test_a_stream_from_an_app_with_only_the_json_embed_tool_gives_that_tools_vectors_in_order() -> None:
+    texts = [f"My locker number is {n}." if n % 9 else ";)" for n in range(400)]  # three chunks of 175
+    target = load_target(None)
+    json_only = replace(target, tools={"embed": target.tools["embed"]})
+    assert list(stream_embed_f32(json_only, texts, "hash-ngram-v1", block=7)) == embed_texts_f32(
+        json_only, texts, "hash-ngram-v1")
+
+
 def test_a_stream_whose_tool_fails_fails_with_its_own_last_words() -> None:
     target = _embedder(fail="if n == 40: sys.exit('the embedder crashed on line 40')")
     with pytest.raises(ToolFailed, match="embed_f32 failed: the embedder crashed on line 40"):

@@ -19,6 +19,7 @@ pytest_plugins = [
     "harness.suite.run",
     "harness.suite.fixtures",
     "harness.suite.evidence",
+    "steps.records",
     "steps.common_steps",
     "steps.in_session_steps",
     "steps.cross_session_steps",

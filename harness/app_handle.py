@@ -83,12 +83,13 @@ class AppHandle:
 
     @property
     def recall_k(self) -> int:
-        return self.driver.recall_k(self.running)
+        """How many memories the app recalls for one question (target [recall] top_k)."""
+        return self.target.recall.top_k
 
     @property
     def threshold(self) -> float:
         """The similarity below which the app recalls nothing (target [recall] threshold)."""
-        return float(self.target.recall.get("threshold", 0.0))
+        return self.target.recall.threshold
 
     def describe(self) -> dict[str, str]:
         return self.driver.describe(self.running)

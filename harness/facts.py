@@ -1,9 +1,12 @@
-"""A fact as a user tells it ("My locker code is 5150."), and the question and answer that test it."""
+"""A fact as a scenario's user tells it ("My locker code is 5150."), and the question and answer that test it (the
+assistant's words for it: harness.language)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from harness.language import answer_reply, normalise_key
 
 _FACT = re.compile(r"^(?:actually,?\s+)?my\s+(?P<key>.+?)\s+is\s+(?P<value>.+?)\.?$", re.IGNORECASE)
 
@@ -34,4 +37,4 @@ class Fact:
 
     @property
     def answer(self) -> str:
-        return f"Your {self.key.lower()} is {self.value}."
+        return answer_reply(normalise_key(self.key), self.value)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,48 @@ class TargetError(Exception):
     pass
 
 
+LONG_MESSAGE = 4000  # the long messages typed to an app that declares no longest message
+UI_WAIT_S = 5.0  # Playwright's own expect timeout
+MEMORY_LISTINGS = ("every statement", "newest per fact")
+
+
+def _limit(doc: str, default: float | None = None) -> Any:
+    return field(default=default, metadata={"doc": doc})
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The app's promises with a time or a size in them ([limits]): the suite checks each just inside and just
+    outside its edge. None: the app declares none."""
+
+    retention_days: float | None = _limit("memories are forgotten this many days after they were told")
+    session_days: float | None = _limit("a sign-in lasts this many days")
+    longest_message: int | None = _limit("the longest message (in characters) the app accepts; longer ones are "
+                                         "refused")
+    longest_fact: int | None = _limit("the longest fact the generated sessions tell (a known defect of the app cuts "
+                                      "longer ones)")
+    conversation_page: int | None = _limit("conversations the app lists per page (0 or absent: all at once)")
+    memory_page: int | None = _limit("memories the app lists per page (0 or absent: all at once)")
+    clock_resolution_s: float = _limit("the resolution of the app's timestamps: items made within it may be listed "
+                                       "either way", 0.0)
+    ui_wait_s: float = _limit("the longest the app's page may take to show what a step waits for, on a busy machine "
+                              "(Playwright's expect timeout; 5 s when absent)", UI_WAIT_S)
+
+    @property
+    def longest_to_type(self) -> int:
+        """The longest message to type: the app's declared limit, else LONG_MESSAGE."""
+        return self.longest_message or LONG_MESSAGE
+
+
+@dataclass(frozen=True)
+class Recall:
+    """How the app recalls memories for a question ([recall])."""
+
+    top_k: int = 5  # memories recalled for one question
+    threshold: float = 0.0  # the similarity below which the app recalls nothing
+    memory_listing: str = MEMORY_LISTINGS[0]  # each statement a memory of its own, or one memory per fact
+
+
 @dataclass(frozen=True)
 class Target:
     name: str
@@ -33,9 +75,8 @@ class Target:
     tools: dict[str, list[str]] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     app: dict[str, Any] = field(default_factory=dict)  # the whole [app] table, for the driver's own keys
-    recall: dict[str, Any] = field(default_factory=dict)  # the app's recall settings (top_k, threshold)
-    # The app's promises with a time or a size in them: retention_days, session_days, longest_message, page sizes
-    limits: dict[str, Any] = field(default_factory=dict)
+    recall: Recall = field(default_factory=Recall)
+    limits: Limits = field(default_factory=Limits)
     # Index kinds by name ("hnsw", "no index"...) -> the app settings that make every owner's search use it
     index_kinds: dict[str, dict[str, str]] = field(default_factory=dict)
     # The app's fault catalogue: each fault -> the scenarios that must fail with it on ("<file>.feature: <title>")
@@ -59,16 +100,6 @@ class Target:
     def replays_history_of(self, size: int) -> bool:
         """Whether the replay scenarios put a history of `size` memories through this app's changes."""
         return not self.history_sizes or size in self.history_sizes
-
-    @property
-    def ui_wait_s(self) -> float:
-        """How long a step waits for the app's page to show a thing: the declared [limits] ui_wait_s, else 5 s."""
-        return float(self.limits.get("ui_wait_s") or UI_WAIT_S)
-
-    @property
-    def longest_message(self) -> int:
-        """The longest message to type: the app's declared limit, else LONG_MESSAGE."""
-        return int(self.limits.get("longest_message") or LONG_MESSAGE)
 
     def tool(self, name: str, **values: str) -> list[str]:
         """The command line of one of the app's tools (migrate, redis-load, ...), with {placeholders} filled in."""
@@ -128,20 +159,10 @@ def _read(path: Path, seen: tuple[Path, ...] = ()) -> dict:
     return _merged(_read(base, (*seen, path)), data)
 
 
-LONG_MESSAGE = 4000  # the long messages typed to an app that declares no longest message
-LIMITS = {"retention_days": "memories are forgotten this many days after they were told",
-          "session_days": "a sign-in lasts this many days",
-          "longest_message": "the longest message (in characters) the app accepts; longer ones are refused",
-          "longest_fact": "the longest fact the generated sessions tell (a known defect of the app cuts longer ones)",
-          "conversation_page": "conversations the app lists per page (0 or absent: all at once)",
-          "memory_page": "memories the app lists per page (0 or absent: all at once)",
-          "clock_resolution_s": "the resolution of the app's timestamps: items made within it may be listed either way",
-          "ui_wait_s": "the longest the app's page may take to show what a step waits for, on a busy machine"
-                       " (Playwright's expect timeout; 5 s when absent)"}
-UI_WAIT_S = 5.0  # Playwright's own expect timeout
+LIMITS = {f.name: f.metadata["doc"] for f in fields(Limits)}
 
 
-def _limits(data: dict) -> dict[str, Any]:
+def _limits(data: dict) -> Limits:
     """[limits], numbers only, known keys only; `retention_days` may still come from [recall] (older targets)."""
     limits = dict(data.get("limits", {}))
     if "retention_days" not in limits and "retention_days" in data.get("recall", {}):
@@ -153,7 +174,24 @@ def _limits(data: dict) -> dict[str, Any]:
             raise TargetError(f"[limits] {key} = {value!r} must be a number of at least 0 ({LIMITS[key]})")
     if limits.get("ui_wait_s", 1) == 0:  # Playwright reads a timeout of 0 as none: a step would wait forever
         raise TargetError("[limits] ui_wait_s = 0 would let a step wait forever; give a number of seconds, like 15")
-    return limits
+    return Limits(**limits)
+
+
+def _recall(data: dict) -> Recall:
+    """[recall]: top_k, threshold, memory_listing (and retention_days, read as a limit, from older targets)."""
+    recall = {k: v for k, v in data.get("recall", {}).items() if k != "retention_days"}
+    known = [f.name for f in fields(Recall)]
+    unknown = sorted(set(recall) - set(known))
+    if unknown:
+        raise TargetError(f"[recall] {unknown[0]} is not a recall setting the suite knows; known: {', '.join(known)}")
+    if recall.get("memory_listing", MEMORY_LISTINGS[0]) not in MEMORY_LISTINGS:
+        raise TargetError(f"[recall] memory_listing = {recall['memory_listing']!r} must be one of: "
+                          f"{', '.join(MEMORY_LISTINGS)}")
+    top_k = recall.get("top_k", Recall.top_k)
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+        raise TargetError(f"[recall] top_k = {top_k!r} must be a whole number of memories, at least 1")
+    return Recall(top_k, float(recall.get("threshold", Recall.threshold)),
+                  str(recall.get("memory_listing", Recall.memory_listing)))
 
 
 def _history_sizes(data: dict) -> tuple[int, ...]:
@@ -207,7 +245,7 @@ def load_target(path: str | Path | None = None) -> Target:
             health_path=app.get("health", "/healthz"), api=dict(data.get("api", {})),
             locators={k: dict(v) for k, v in data.get("locators", {}).items()},
             tools={k: list(v) for k, v in data.get("tools", {}).items()}, env=dict(app.get("env", {})),
-            app=app, recall=dict(data.get("recall", {})), limits=_limits(data),
+            app=app, recall=_recall(data), limits=_limits(data),
             index_kinds={k: {sk: str(sv) for sk, sv in v.items()} for k, v in data.get("index_kinds", {}).items()},
             fault_scenarios={str(k): [str(s) for s in v] for k, v in data.get("faults", {}).items()},
             known_defects={str(k): str(v) for k, v in data.get("known_defects", {}).items()},

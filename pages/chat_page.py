@@ -6,17 +6,11 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from playwright.sync_api import Locator, expect
 
+from harness.turn import Turn
 from pages.base import BasePage, css_of
-
-
-@dataclass(frozen=True)
-class Turn:
-    role: str  # "user" or "assistant"
-    text: str
 
 
 class ChatPage(BasePage):

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.drivers.base import Capability
-from steps.world import NAME, LeftSession, World
+from steps.records import LeftSession, Talk
+from steps.world import NAME, World
 
 
 @when(parsers.re(f"^{NAME}'s account is deleted$"), target_fixture="left_session")
 def account_deleted(world: World, name: str) -> LeftSession:
+    """Deleted by the app's admin; what her browser held and what the account held just before are kept."""
     actor = world.actors[name]
     held = actor.held_session()
     left = LeftSession(name, actor.account, held, f"{name}'s account was deleted",
@@ -23,6 +25,7 @@ def account_deleted(world: World, name: str) -> LeftSession:
 
 @then(parsers.re(f"^the app's store holds nothing of {NAME}'s account$"))
 def store_holds_nothing(world: World, left_session: LeftSession, name: str) -> None:
+    """No row of the deleted account's user, conversations or memories in the app's store (database access)."""
     world.app.require(Capability.DATABASE_ACCESS)
     assert left_session.name == name, f"{name}'s account was not deleted; {left_session.name}'s was"
     conversations, memories = list(left_session.conversation_ids), list(left_session.memory_ids)
@@ -32,45 +35,54 @@ def store_holds_nothing(world: World, left_session: LeftSession, name: str) -> N
     assert not left, f"after {name}'s account was deleted, the app's store still holds rows of it: {left}"
 
 
-@when(parsers.re(f"^a new account is opened with {NAME}'s e-mail address and signs in$"))
-def same_address_again(world: World, name: str) -> None:
+@when(parsers.re(f"^a new account is opened with {NAME}'s e-mail address and signs in$"), target_fixture="talk")
+def same_address_again(world: World, talk: Talk, name: str) -> Talk:
+    """A new account with the deleted account's address, signed in; "she" is its user from now on."""
     old = world.forget(name)
     again = world.create_user(name)  # the same words and tag: the same address as the deleted account
     assert again.account.email.lower() == old.account.email.lower(), (
         f"the new account got {again.account.email}, not the deleted account's {old.account.email}")
     again.sign_in()
+    return talk.new_account(name)
 
 
 @then("she has no conversations and no memories")
-def nothing_inherited(world: World) -> None:
-    actor = world.speaking()
+def nothing_inherited(world: World, talk: Talk) -> None:
+    """Nothing listed on the page or through the API."""
+    actor = world.actors[talk.speaker]
     conversations, memories = actor.session.conversation_ids(), [m.text for m in actor.session.memories()]
     listed = actor.conversations_listed()
     assert not conversations and not memories and not listed, (
         f"{actor.name}'s new account inherited conversations {conversations or listed} and memories {memories}")
 
 
-@when(parsers.parse('she asks in a new conversation "{question}"'))
-def she_asks(world: World, question: str) -> None:
-    actor = world.speaking()
+@when(parsers.parse('she asks in a new conversation "{question}"'), target_fixture="talk")
+def she_asks(world: World, talk: Talk, question: str) -> Talk:
+    """One question, in a new conversation."""
+    actor = world.actors[talk.speaker]
     actor.start_new_conversation()
-    actor.say(question)
+    return talk.new_conversation(actor.name).after(actor.say(question))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Refusals:
     """What the sign-in page said to each attempt that had to fail."""
 
-    said: dict[str, str] = field(default_factory=dict)  # which attempt -> the page's words
+    said: tuple[tuple[str, str], ...] = ()  # (which attempt, the page's words)
+
+    def plus(self, attempt: str, words: str) -> Refusals:
+        return Refusals((*self.said, (attempt, words)))
 
 
 @pytest.fixture
 def refusals() -> Refusals:
+    """No attempt yet; each attempt hands on a new one (target_fixture="refusals")."""
     return Refusals()
 
 
 @given(parsers.re(f"^{NAME} has an account$"))
 def has_account(world: World, name: str) -> None:
+    """An account of the app, not signed in anywhere."""
     world.actor(name)
 
 
@@ -80,21 +92,24 @@ def refused_sign_in(world: World, email: str, password: str) -> str:
     return stranger.refused_sign_in(email, password)
 
 
-@when(parsers.re(f"^someone signs in as {NAME} with a wrong password$"))
-def wrong_password(world: World, refusals: Refusals, name: str) -> None:
+@when(parsers.re(f"^someone signs in as {NAME} with a wrong password$"), target_fixture="refusals")
+def wrong_password(world: World, refusals: Refusals, name: str) -> Refusals:
+    """Her address and a wrong password, on the sign-in page of a new browser."""
     account = world.actors[name].account
-    refusals.said["a wrong password"] = refused_sign_in(world, account.email, account.password + "x")
+    return refusals.plus("a wrong password", refused_sign_in(world, account.email, account.password + "x"))
 
 
-@when("someone signs in with an address nobody has")
-def unknown_address(world: World, refusals: Refusals) -> None:
-    refusals.said["an address nobody has"] = refused_sign_in(world, world.data.email("nobody", world.tag),
-                                                             world.data.password())
+@when("someone signs in with an address nobody has", target_fixture="refusals")
+def unknown_address(world: World, refusals: Refusals) -> Refusals:
+    """An address of no account, on the sign-in page of a new browser."""
+    return refusals.plus("an address nobody has", refused_sign_in(world, world.data.email("nobody", world.tag),
+                                                                  world.data.password()))
 
 
 @then("both are refused with the same words, and neither is signed in")
 def refused_alike(refusals: Refusals) -> None:
-    said = refusals.said
+    """The page says the same to both (it reveals no account), and says something."""
+    said = dict(refusals.said)
     assert len(said) == 2 and all(said.values()), f"the sign-in page said nothing to some attempts: {said}"
     assert len(set(said.values())) == 1, (
         f"the sign-in page tells a wrong password from an unknown address (it reveals who has an account): {said}")

@@ -3,17 +3,19 @@ that close mid-write, signing out, and time passing."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from pytest_bdd import given, parsers, then, when
 
+from harness.actor import Actor
 from harness.drivers.base import Capability
 from harness.facts import Fact
 from harness.held_session import HeldSession
 from harness.polling import wait_until
-from steps.world import NAME, Actor, LeftSession, World
+from steps.records import LeftSession, Talk
+from steps.world import NAME, World
 
 # Longer than Chromium waits for a closing page to answer (500 ms), as on a loaded machine or a heavy page.
 BUSY_PAGE_S = 1.0
@@ -21,45 +23,55 @@ BUSY_PAGE_S = 1.0
 
 @given(parsers.re(f"^{NAME} signs in through the login form in her own browser profile$"))
 def sign_in_with_profile(world: World, name: str) -> None:
+    """A browser profile of her own (kept on disk, as a person's), signed in through the login form."""
     world.actor(name).sign_in_with_own_profile()
 
 
 @when(parsers.re(f"^{NAME} signs in through the login form$"))
 def sign_in_with_form(world: World, name: str) -> None:
+    """Through the sign-in form the page shows now."""
     world.actors[name].log_in_through_form()
 
 
-@when(parsers.re(f"^{NAME} closes the browser$"))
-def close_browser(world: World, name: str) -> None:
+@when(parsers.re(f"^{NAME} closes the browser$"), target_fixture="talk")
+def close_browser(world: World, talk: Talk, name: str) -> Talk:
+    """Every tab put away, then the browser quits; the conversation she had open is noted for later steps."""
     actor = world.actors[name]
-    actor.note_conversation()
+    noted = actor.conversation_id()
     actor.close_browser()
+    return talk.noting(name, noted)
 
 
 @when(parsers.re(f"^{NAME} opens the browser again with the same profile$"))
 def reopen_browser(world: World, name: str) -> None:
+    """The browser launched again on her profile, at the app's start address."""
     world.actors[name].open_browser_again()
 
 
 @when(parsers.re(f"^{NAME} closes the page right after the reply$"))
 def close_page(world: World, name: str) -> None:
+    """The tab closed at once: whatever the page still meant to write must leave now."""
     world.actors[name].close_page()
 
 
 @given(parsers.re(f"^{NAME}'s computer is so busy that her pages are slow to answer$"))
 def busy_computer(world: World, name: str) -> None:
+    """From now on her pages still have a second of work when their tab closes (longer than Chromium waits)."""
     world.actor(name).use_busy_computer(BUSY_PAGE_S)
 
 
-@when(parsers.re(f"^{NAME} opens the app in a fresh browser profile$"))
-def fresh_profile(world: World, name: str) -> None:
+@when(parsers.re(f"^{NAME} opens the app in a fresh browser profile$"), target_fixture="talk")
+def fresh_profile(world: World, talk: Talk, name: str) -> Talk:
+    """A new profile that holds nothing of the app; the conversation she had open is noted for later steps."""
     actor = world.actors[name]
-    actor.note_conversation()
+    noted = actor.conversation_id()
     actor.open_fresh_profile()
+    return talk.noting(name, noted)
 
 
 @then(parsers.re(f"^{NAME} is still signed in$"))
 def still_signed_in(world: World, name: str) -> None:
+    """Signed in, as herself (the identity the app shows)."""
     actor = world.actors[name]
     assert actor.is_signed_in(), f"{name} was asked to sign in again"
     shown, expected = actor.identity_shown(), world.app.shown_identity(actor.account)
@@ -68,23 +80,25 @@ def still_signed_in(world: World, name: str) -> None:
 
 @then(parsers.re(f"^{NAME} is asked to sign in$"))
 def asked_to_sign_in(world: World, name: str) -> None:
+    """The sign-in page (or, through the API, the app refuses her client's session)."""
     world.actors[name].expect_asked_to_sign_in()
 
 
 @then("her conversation is listed")
-def conversation_listed(world: World) -> None:
-    actor = world.speaking()
+def conversation_listed(world: World, talk: Talk) -> None:
+    """The conversation noted before is in her list, and the list is exactly her conversations."""
+    actor, noted = world.actors[talk.speaker], talk.of(talk.speaker).noted
     listed = actor.conversations_listed()
-    assert actor.noted_conversation in listed, (
-        f"{actor.name}'s conversation {actor.noted_conversation} is not in her list {listed}")
+    assert noted in listed, f"{actor.name}'s conversation {noted} is not in her list {listed}"
     own = actor.session.conversation_ids()
     assert listed == own, f"{actor.name}'s list shows {listed}, her conversations are {own}"
 
 
 @given(parsers.parse('her long-term memory soon holds "{sentence}"'))
 @then(parsers.parse('her long-term memory soon holds "{sentence}"'))
-def memory_soon_holds(world: World, sentence: str) -> None:
-    actor = world.speaking()
+def memory_soon_holds(world: World, talk: Talk, sentence: str) -> None:
+    """Within seconds her memory list is exactly that one memory."""
+    actor = world.actors[talk.speaker]
     stored = wait_until(lambda: [m.text for m in actor.session.memories()], lambda texts: sentence in texts,
                         timeout=5, what=f"{actor.name}'s memory holding {sentence!r}")
     assert stored == [sentence], f"{actor.name}'s memory should hold exactly [{sentence!r}], holds {stored}"
@@ -92,21 +106,24 @@ def memory_soon_holds(world: World, sentence: str) -> None:
 
 @given("an app whose clock the test can move")
 def movable_clock(world: World) -> None:
+    """The app with a clock the test moves (the same app for every scenario that asks for it)."""
     world.use_app(world.app.with_settings(Capability.MOVABLE_CLOCK, clock="settable"))
 
 
 @given(parsers.re(f'^{NAME} told the assistant "(?P<sentence>.+)" (?P<days>\\d+) days ago$'),
-       converters={"days": int})
-def told_days_ago(world: World, name: str, sentence: str, days: int) -> None:
+       converters={"days": int}, target_fixture="talk")
+def told_days_ago(world: World, talk: Talk, name: str, sentence: str, days: int) -> Talk:
+    """The memory stored through the app's API, then the app's clock moved on by that many days."""
     actor = world.actors[name]
     actor.session.remember([sentence])
-    actor.told.append(Fact.parse(sentence))
     world.app.advance_clock(days)
     actor.come_back()  # after so long she may have to sign in again
+    return talk.stored(name, Fact.parse(sentence))
 
 
 @when(parsers.re(f"^{NAME} signs out$"), target_fixture="left_session")
 def signs_out(world: World, name: str) -> LeftSession:
+    """Through the page's own control; what her browser held before is kept, as a copied cookie would be."""
     actor = world.actors[name]
     return LeftSession(name, actor.account, actor.sign_out(), f"{name} signed out")
 
@@ -126,16 +143,12 @@ WORKING_DAY = timedelta(hours=8)  # the least users expect a sign-in to last
 SLACK = timedelta(minutes=5)  # the seconds between the app granting a session and the suite reading it, and more
 
 
-@dataclass
-class SecondBrowsers:
-    """The other browsers a person signed in on, by the person's name."""
+@dataclass(frozen=True)
+class SecondBrowser:
+    """The same person signed in on a second browser: another actor of the same account."""
 
-    actors: dict[str, Actor] = field(default_factory=dict)
-
-
-@pytest.fixture
-def second_browsers() -> SecondBrowsers:
-    return SecondBrowsers()
+    name: str
+    actor: Actor
 
 
 @dataclass(frozen=True)
@@ -147,12 +160,13 @@ class BeforeRestart:
 
 
 def promised_session(world: World) -> timedelta | None:
-    days = world.app.target.limits.get("session_days")
+    days = world.app.target.limits.session_days
     return timedelta(days=days) if days else None
 
 
 @then(parsers.re(f"^the sign-in the app gave {NAME} lasts at least a working day, and as long as the app promises$"))
 def sign_in_lasts(world: World, name: str) -> None:
+    """The lifetime of the cookie or token her browser holds: at least 8 hours, and the app's [limits] session_days."""
     actor = world.actors[name]
     lifetime = HeldSession.of(actor.held_session(), world.app.base_url).lifetime(datetime.now(UTC))
     promised = promised_session(world)
@@ -167,6 +181,7 @@ def sign_in_lasts(world: World, name: str) -> None:
 
 @then(parsers.re(f"^{NAME}'s session is kept out of the page's address and out of reach of its scripts$"))
 def session_kept_out_of_reach(world: World, name: str) -> None:
+    """No session token in any page's address, none readable by the page's scripts (HttpOnly cookies only)."""
     actor = world.actors[name]
     held = HeldSession.of(actor.held_session(), world.app.base_url)
     assert held.tokens, f"{name}'s browser holds nothing that looks like a session of the app"
@@ -178,6 +193,7 @@ def session_kept_out_of_reach(world: World, name: str) -> None:
 
 @when("the app's sign-in lifetime has all but passed")
 def lifetime_all_but_passed(world: World) -> None:
+    """The app's clock moved to an hour before the sign-in lifetime it promises ([limits] session_days) ends."""
     promised = promised_session(world)
     if promised is None:
         pytest.skip(f"needs the sign-in lifetime the app promises: {world.app.target.path.name} has no [limits] "
@@ -187,49 +203,62 @@ def lifetime_all_but_passed(world: World) -> None:
 
 @when(parsers.re(r"^(?P<hours>\d+) more hours pass$"), converters={"hours": int})
 def hours_pass(world: World, hours: int) -> None:
+    """The app's clock moved on."""
     world.app.advance_clock(hours / 24)
 
 
 @when(parsers.re(f"^{NAME} opens the app again$"))
 def opens_app_again(world: World, name: str) -> None:
+    """The app's start address opened again in her browser (through the API: her client starts again)."""
     world.actors[name].reload()
 
 
-@given(parsers.re(f"^{NAME} signs in through the login form on a second browser$"))
-@when(parsers.re(f"^{NAME} signs in through the login form on a second browser$"))
-def signs_in_on_second_browser(world: World, second_browsers: SecondBrowsers, name: str) -> None:
+@given(parsers.re(f"^{NAME} signs in through the login form on a second browser$"), target_fixture="second_browser")
+@when(parsers.re(f"^{NAME} signs in through the login form on a second browser$"), target_fixture="second_browser")
+def signs_in_on_second_browser(world: World, name: str) -> SecondBrowser:
+    """A second browser profile of hers, signed in through the login form: a session of its own."""
     second = world.new_actor(name, world.actors[name].account)
     second.sign_in_with_own_profile()
-    second_browsers.actors[name] = second
+    return SecondBrowser(name, second)
+
+
+def on_second_browser(second_browser: SecondBrowser, name: str) -> Actor:
+    assert second_browser.name == name, f"{name} has no second browser; {second_browser.name} has"
+    return second_browser.actor
 
 
 @then(parsers.re(f"^{NAME}'s two browsers hold different sessions$"))
-def different_sessions(world: World, second_browsers: SecondBrowsers, name: str) -> None:
+def different_sessions(world: World, second_browser: SecondBrowser, name: str) -> None:
+    """No session token of one browser is the other's."""
     first, second = (HeldSession.of(a.held_session(), world.app.base_url).tokens
-                     for a in (world.actors[name], second_browsers.actors[name]))
+                     for a in (world.actors[name], on_second_browser(second_browser, name)))
     assert first and second, f"{name}'s browsers hold no session of the app"
     shared = set(first) & set(second)
     assert not shared, f"{name}'s two sign-ins were given the same session (one stolen token is both)"
 
 
-@when(parsers.re(f'^{NAME} tells the assistant "(?P<sentence>.+)" on the second browser$'))
-def tells_on_second_browser(second_browsers: SecondBrowsers, name: str, sentence: str) -> None:
-    second_browsers.actors[name].tell(sentence)
+@when(parsers.re(f'^{NAME} tells the assistant "(?P<sentence>.+)" on the second browser$'), target_fixture="talk")
+def tells_on_second_browser(second_browser: SecondBrowser, talk: Talk, name: str, sentence: str) -> Talk:
+    """One turn stating a fact, in her second browser."""
+    return talk.after(on_second_browser(second_browser, name).say(sentence), Fact.parse(sentence))
 
 
 @when(parsers.re(f"^{NAME} signs out on the second browser$"), target_fixture="left_session")
-def signs_out_on_second_browser(second_browsers: SecondBrowsers, name: str) -> LeftSession:
-    second = second_browsers.actors[name]
+def signs_out_on_second_browser(second_browser: SecondBrowser, name: str) -> LeftSession:
+    """Through the second browser's page; what it held before is kept, as a copied cookie would be."""
+    second = on_second_browser(second_browser, name)
     return LeftSession(name, second.account, second.sign_out(), f"{name} signed out on her second browser")
 
 
 @given("an app of its own that the test can restart")
 def restartable_app(world: World) -> None:
+    """An app on data of its own, which the scenario may stop and start again."""
     world.use_app(world.app.fresh(Capability.RESTART))
 
 
 @when("the app restarts on its data", target_fixture="before_restart")
 def app_restarts(world: World) -> BeforeRestart:
+    """Every actor's memories and conversations read, then the app stopped and started on the same data."""
     before = BeforeRestart({n: [(m.id, m.text) for m in a.session.memories()] for n, a in world.actors.items()},
                            {n: a.session.conversation_ids() for n, a in world.actors.items()})
     world.use_app(world.app.restarted())
@@ -238,6 +267,7 @@ def app_restarts(world: World) -> BeforeRestart:
 
 @then(parsers.re(f"^everything {NAME} had before the restart is still there$"))
 def still_there_after_restart(world: World, before_restart: BeforeRestart, name: str) -> None:
+    """Her memories (ids and texts) and conversations, exactly as before the restart."""
     actor = world.actors[name]
     memories = [(m.id, m.text) for m in actor.session.memories()]
     assert memories == before_restart.memories[name], (

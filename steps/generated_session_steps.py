@@ -9,11 +9,12 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness import report
+from harness.actor import Actor
 from harness.answers import AnswerCheck
 from harness.drivers.base import Capability
 from harness.sessions.actions import script
-from harness.sessions.generator import Limits, generate
-from harness.sessions.runner import GeneratedSession, Person, SessionRunner
+from harness.sessions.generator import generate
+from harness.sessions.runner import GeneratedSession, SessionRunner
 from harness.suite_options import ROOT
 from steps.world import World
 
@@ -37,15 +38,14 @@ def left_out_kinds(world: World) -> dict[str, str]:
 @given(parsers.re(r"^a seeded session of (?P<count>\d+) actions by (?P<users>\d+) users$"),
        converters={"count": int, "users": int}, target_fixture="generated_session")
 def seeded_session(world: World, answers: AnswerCheck, count: int, users: int) -> GeneratedSession:
+    """Drawn from the run's seed alone (--seed), within the target's [limits]; what the app cannot act out is left
+    out with one line each."""
     left_out = left_out_kinds(world)
     if "let time pass" not in left_out:
         world.use_app(world.app.with_settings(Capability.MOVABLE_CLOCK, clock="settable"))
-    limits = world.app.target.limits
-    plan = generate(str(world.data.seed), count, users, left_out,
-                    limits=Limits(limits.get("retention_days"), limits.get("session_days"),
-                                  world.app.target.longest_message, limits.get("longest_fact")))
+    plan = generate(str(world.data.seed), count, users, left_out, limits=world.app.target.limits)
 
-    def join(name: str, email_local: str, tag: str, domain: str) -> Person:
+    def join(name: str, email_local: str, tag: str, domain: str) -> Actor:
         actor = world.create_user(name, email_local, domain=domain, tag=tag)
         actor.sign_in_to_stay()
         return actor
@@ -58,11 +58,13 @@ def seeded_session(world: World, answers: AnswerCheck, count: int, users: int) -
 
 @when("the users act it out, each in their own browser")
 def act_out(generated_session: GeneratedSession, pytestconfig: pytest.Config) -> None:
+    """Each action acted out in turn, compared with the model after each; a difference is shrunk (--shrink-seconds)."""
     generated_session.act_out(shrink_budget_s=pytestconfig.getoption("--shrink-seconds"))
 
 
 @then("everything each user was told is remembered exactly as the model says")
 def remembered_as_modelled(world: World, generated_session: GeneratedSession) -> None:
+    """No difference: else the seed, the first difference and the actions that reproduce it."""
     plan = generated_session.plan
     SUMMARIES.mkdir(parents=True, exist_ok=True)
     name = f"{world.app.target.name}-seed{plan.seed}-{len(plan.actions)}x{len(plan.users)}.json"

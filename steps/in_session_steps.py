@@ -4,40 +4,50 @@ from __future__ import annotations
 
 from pytest_bdd import parsers, then, when
 
+from steps.records import Talk
 from steps.world import NAME, World
 
 
-@when(parsers.re(f"^{NAME} opens the conversation again from its address$"))
-def reopen_by_address(world: World, name: str) -> None:
+@when(parsers.re(f"^{NAME} opens the conversation again from its address$"), target_fixture="talk")
+def reopen_by_address(world: World, talk: Talk, name: str) -> Talk:
+    """The open conversation's address typed into the browser (or asked of the API by its id): the app answers 200."""
     actor = world.actors[name]
-    status = actor.open_by_address(actor.note_conversation())
+    conversation_id = actor.conversation_id()
+    status = actor.open_by_address(conversation_id)
     assert status == 200, f"{name} opened her conversation by its address and the app answered {status}"
+    return talk.noting(name, conversation_id)
 
 
 @when(parsers.re(f"^{NAME} opens the conversation from the conversation list$"))
-def reopen_from_list(world: World, name: str) -> None:
-    actor = world.actors[name]
-    actor.open_from_list(actor.noted_conversation)
-    assert actor.conversation_id() == actor.noted_conversation
+def reopen_from_list(world: World, talk: Talk, name: str) -> None:
+    """The conversation noted before (by its address, or before closing the browser), clicked in her list."""
+    actor, noted = world.actors[name], talk.of(name).noted
+    actor.open_from_list(noted)
+    assert actor.conversation_id() == noted
 
 
 @then("the history shows every turn of the conversation in order")
-def history_in_order(world: World) -> None:
-    actor = world.speaking()
-    shown = actor.history()
-    assert shown == actor.turns, (
-        f"{actor.name}'s history differs from what was said.\nexpected: {actor.turns}\nshown:    {shown}")
+def history_in_order(world: World, talk: Talk) -> None:
+    """The open conversation as shown, exactly the turns said and answered in it, in order."""
+    actor = world.actors[talk.speaker]
+    shown, said = actor.history(), list(talk.of(actor.name).turns)
+    assert shown == said, f"{actor.name}'s history differs from what was said.\nexpected: {said}\nshown:    {shown}"
 
 
-@when(parsers.re(f"^{NAME} chats about other things for (?P<count>\\d+) exchanges$"), converters={"count": int})
-def small_talk(world: World, name: str, count: int) -> None:
+@when(parsers.re(f"^{NAME} chats about other things for (?P<count>\\d+) exchanges$"), converters={"count": int},
+      target_fixture="talk")
+def small_talk(world: World, talk: Talk, name: str, count: int) -> Talk:
     """Turns that state no fact and ask none: sentences of the scenario's seeded faker."""
     actor = world.actors[name]
     for _ in range(count):
-        actor.say(world.fake.sentence(nb_words=8))
+        talk = talk.after(actor.say(world.fake.sentence(nb_words=8)))
+    return talk
 
 
 @when(parsers.re(f'^{NAME} types "(?P<before>[^"]*)", composes "(?P<characters>[^"]+)" from "(?P<reading>[^"]+)" '
-                 'with an input method and confirms it, types "(?P<after>[^"]*)" and sends the message$'))
-def types_with_input_method(world: World, name: str, before: str, characters: str, reading: str, after: str) -> None:
-    world.actors[name].say_composed(before, reading, characters, after)
+                 'with an input method and confirms it, types "(?P<after>[^"]*)" and sends the message$'),
+      target_fixture="talk")
+def types_with_input_method(world: World, talk: Talk, name: str, before: str, characters: str, reading: str,
+                            after: str) -> Talk:
+    """Typed partly with an input method (Chinese, Japanese): Enter confirms the characters, a second one sends."""
+    return talk.after(world.actors[name].say_composed(before, reading, characters, after))

@@ -6,13 +6,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.order import Span, out_of_order
-from steps.world import NAME, Listing, World
+from steps.records import Listing
+from steps.world import NAME, World
 
 LEAST_VOLUME = 100  # more than the pages apps commonly use (20, 50, 60, 100), where a target declares none
 
@@ -24,18 +25,18 @@ class RefusedMessage:
     error: str  # what the page said
 
 
-def past_a_page(world: World, name: str) -> int:
+def past_a_page(page: int | None) -> int:
     """One more than a page of the list: its declared page size, else more than the pages apps commonly use."""
-    return int(world.app.target.limits.get(name) or LEAST_VOLUME) + 1
+    return (page or LEAST_VOLUME) + 1
 
 
-@dataclass
+@dataclass(frozen=True)
 class Seeded:
     """What a step stored for a user, and when (the span of the request that stored each, on the suite's clock)."""
 
     name: str
-    conversations: dict[str, Span] = field(default_factory=dict)
-    memories: dict[str, Span] = field(default_factory=dict)
+    conversations: dict[str, Span]
+    memories: dict[str, Span]
 
 
 @given(parsers.re(f"^{NAME} has more memories and conversations than a page of the app's lists holds$"),
@@ -45,7 +46,8 @@ def more_than_a_page(world: World, name: str) -> Seeded:
     of its memory list besides, stored directly, one request each."""
     actor = world.actor(name)
     session = actor.session
-    seeded = Seeded(name)
+    conversations: dict[str, Span] = {}
+    memories: dict[str, Span] = {}
 
     def seeding(call: Callable[[str], object]) -> Callable[[str], tuple[object, Span]]:
         def timed(sentence: str) -> tuple[object, Span]:
@@ -53,22 +55,22 @@ def more_than_a_page(world: World, name: str) -> Seeded:
             return call(sentence), (started, time.monotonic())
         return timed
 
-    notes = [f"My note number {n} is {world.fake.word()}." for n in range(past_a_page(world, "conversation_page"))]
-    spare = [f"My spare key {n} is {world.fake.word()}-{n}." for n in range(past_a_page(world, "memory_page"))]
+    limits = world.app.target.limits
+    notes = [f"My note number {n} is {world.fake.word()}." for n in range(past_a_page(limits.conversation_page))]
+    spare = [f"My spare key {n} is {world.fake.word()}-{n}." for n in range(past_a_page(limits.memory_page))]
     # As many at once as the app's driver says it serves (calls made side by side may be listed either way).
     with ThreadPoolExecutor(world.app.driver.seeding_concurrency) as pool:
         for sentence, (conversation, span) in zip(notes, pool.map(seeding(session.seed_conversation), notes),
                                                   strict=True):
-            seeded.conversations[str(conversation)] = seeded.memories[sentence] = span
+            conversations[str(conversation)] = memories[sentence] = span
         for sentence, (_, span) in zip(spare, pool.map(seeding(lambda s: session.remember([s])), spare),
                                        strict=True):
-            seeded.memories[sentence] = span
-    world.speaker = name
-    return seeded
+            memories[sentence] = span
+    return Seeded(name, conversations, memories)
 
 
 def resolution(world: World) -> float:
-    return float(world.app.target.limits.get("clock_resolution_s", 0))
+    return world.app.target.limits.clock_resolution_s
 
 
 @then(parsers.re(f"^{NAME} sees every one of (?:his|her|their) conversations, the most recent first$"))
@@ -96,11 +98,11 @@ def lists_every_memory(world: World, seeded: Seeded, name: str) -> None:
 
 
 def longest(world: World) -> int:
-    limit = world.app.target.limits.get("longest_message")
+    limit = world.app.target.limits.longest_message
     if not limit:
         pytest.skip(f"needs the longest message the app accepts: {world.app.target.path.name} has no [limits] "
                     "longest_message")
-    return int(limit)
+    return limit
 
 
 @when(parsers.re(f"^{NAME} sends a message one character longer than the app accepts$"),

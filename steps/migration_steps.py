@@ -21,6 +21,7 @@ from harness.snapshots import snapshot_path, write_snapshot
 from harness.snapshots.generate import stream_history
 from harness.snapshots.importer import import_history
 from harness.suite_options import ROOT
+from steps.records import Talk
 from steps.world import NAME, World
 
 
@@ -238,11 +239,12 @@ def move_embedding_model(world: World, embedder: str) -> None:
 
 
 @then(parsers.re(f"^searching {NAME}'s memory for each of them finds it first$"))
-def search_finds_each(world: World, name: str) -> None:
-    actor = world.actors[name]
+def search_finds_each(world: World, talk: Talk, name: str) -> None:
+    """Each fact she told, searched by its question: that fact's memory comes first."""
+    actor, told = world.actors[name], talk.of(name).told
     missing = []
-    for fact in actor.told:
+    for fact in told:
         hits = actor.session.search(fact.question, k=world.app.recall_k)
         if not hits or hits[0].text != fact.sentence:
             missing.append(f"  {fact.question!r}: expected {fact.sentence!r} first, got {hits[:2]}")
-    assert not missing, f"{len(missing)} of {len(actor.told)} memories are not found first:\n" + "\n".join(missing)
+    assert not missing, f"{len(missing)} of {len(told)} memories are not found first:\n" + "\n".join(missing)

@@ -12,12 +12,13 @@ import pytest
 
 from harness.app_launcher import RunningApp
 from harness.drivers import load_driver, shipped_drivers
-from harness.drivers.base import Capability, ChatTurn, DriverError, Hit
+from harness.drivers.base import Capability, DriverError, Hit
 from harness.drivers.letta import LettaDriver, _is_turn, letta_pg_uri
 from harness.drivers.open_webui import MISCONFIGURATIONS, OpenWebUIDriver, hits_of, shown_branch, tokens_in
 from harness.drivers.open_webui_store import MemoryRow, count_by_owner, epoch, insert_memories, iso, read_memories
 from harness.model_server.client import ModelServer
 from harness.target import load_target
+from harness.turn import Turn
 
 
 def test_every_shipped_target_loads_its_driver() -> None:
@@ -50,8 +51,8 @@ def test_the_shown_branch_follows_parents_from_the_current_message() -> None:
         "a1b": {"role": "assistant", "content": "Regenerated, not shown.", "parentId": "u1"},
         "u2": {"role": "user", "content": "What is my dog?", "parentId": "a1"},
         "a2": {"role": "assistant", "content": "Your dog is Rex.", "parentId": "u2"}}}
-    assert shown_branch(history) == [ChatTurn("user", "My dog is Rex."), ChatTurn("assistant", "Noted."),
-                                     ChatTurn("user", "What is my dog?"), ChatTurn("assistant", "Your dog is Rex.")]
+    assert shown_branch(history) == [Turn("user", "My dog is Rex."), Turn("assistant", "Noted."),
+                                     Turn("user", "What is my dog?"), Turn("assistant", "Your dog is Rex.")]
     assert shown_branch({}) == []
 
 

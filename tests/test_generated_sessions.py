@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.drivers.base import Memory
-from harness.model_server.language import asked_key, facts_in
+from harness.language import asked_key, facts_in, normalise_key
 from harness.sessions.actions import (
     Ask,
     Chat,
@@ -23,7 +23,7 @@ from harness.sessions.actions import (
     script,
 )
 from harness.sessions.generator import _ASK, _CORRECT, _TELL, ALL_KINDS, EDGE_KEYS, FACT_KEYS, Limits, generate
-from harness.sessions.model import EVERY_STATEMENT, NEWEST_PER_FACT, NotApplicable, SessionModel, normalise_key
+from harness.sessions.model import EVERY_STATEMENT, NEWEST_PER_FACT, NotApplicable, SessionModel
 from harness.sessions.runner import SessionRunner
 from harness.sessions.shrink import shrink
 from harness.sessions.text import CHAT_CLASSES, SCRIPTS, VALUE_CLASSES, TextMaker

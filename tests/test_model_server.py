@@ -30,7 +30,8 @@ import httpx
 import numpy as np
 import pytest
 
-from harness.model_server import agent, embeddings, language, memory_review
+from harness import language
+from harness.model_server import agent, embeddings, memory_review
 from harness.model_server.agent import Step
 from harness.model_server.server import answer as server_answer
 from harness.model_server.server import build_app, complete

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.target import DEFAULT_TARGET, Target, TargetError, fill, load_target
+from harness.target import DEFAULT_TARGET, Limits, Recall, Target, TargetError, fill, load_target
 from tools import suite_runs
 
 MINIMAL = """\
@@ -44,8 +44,9 @@ def test_shipped_target_loads() -> None:
     assert target.path == DEFAULT_TARGET
     assert target.name == "memchat"
     assert target.driver == "memchat"
-    assert target.recall == {"threshold": 0.25, "top_k": 5, "memory_listing": "every statement"}
-    assert target.limits == {"retention_days": 365, "session_days": 30, "longest_message": 4000}
+    assert target.recall == Recall(top_k=5, threshold=0.25, memory_listing="every statement")
+    assert target.limits == Limits(retention_days=365, session_days=30, longest_message=4000)
+    assert (target.limits.ui_wait_s, target.limits.clock_resolution_s, target.limits.conversation_page) == (5, 0, None)
     assert target.index_kinds["hnsw"] == {"index": "hnsw", "ann-min-rows": "1"}
     assert set(target.index_kinds) >= {"no index", "hnsw", "ivfflat"}
     assert target.start_command[:3] == ["{python}", "-m", "memchat"]
@@ -216,7 +217,7 @@ def test_limits_are_numbers_the_suite_knows_and_retention_may_still_come_from_re
     base = head + "\n" + rest.partition("\n\n")[2]  # the memchat target without its [limits] table
     older = tmp_path / "older.toml"
     older.write_text(base.replace("[recall]\n", "[recall]\nretention_days = 90\n"), encoding="utf-8")
-    assert load_target(older).limits == {"retention_days": 90}
+    assert load_target(older).limits == Limits(retention_days=90)
     for bad, says in (("session_hours = 8", "session_hours is not a limit the suite knows"),
                       ('longest_message = "4000"', "must be a number"),
                       ("ui_wait_s = 0", "would let a step wait forever")):
@@ -225,6 +226,21 @@ def test_limits_are_numbers_the_suite_knows_and_retention_may_still_come_from_re
         with pytest.raises(TargetError, match=says):
             load_target(path)
 
+
+
+def test_recall_settings_are_typed_with_one_default_each(tmp_path: Path) -> None:
+    text = (DEFAULT_TARGET.parent / "memchat.toml").read_text(encoding="utf-8")
+    head, _, rest = text.partition("\n[recall]\n")
+    base = head + "\n" + rest.partition("\n\n")[2]  # the memchat target without its [recall] table
+    path = tmp_path / "recall.toml"
+    path.write_text(base, encoding="utf-8")
+    assert load_target(path).recall == Recall(top_k=5, threshold=0.0, memory_listing="every statement")
+    for bad, says in (("k = 5", "k is not a recall setting the suite knows"),
+                      ("top_k = 0", "must be a whole number of memories"),
+                      ('memory_listing = "all"', "must be one of: every statement, newest per fact")):
+        path.write_text(base + f"\n[recall]\n{bad}\n", encoding="utf-8")
+        with pytest.raises(TargetError, match=says):
+            load_target(path)
 
 def test_the_reference_app_declares_its_changes_by_name() -> None:
     changes = load_target().changes
@@ -272,8 +288,8 @@ def test_a_target_says_how_long_its_page_may_take_to_show_a_thing() -> None:
     keeps; a locator may still ask for longer than its target."""
     from pages.base import BasePage
 
-    assert load_target("open-webui-pgvector").ui_wait_s == 20  # inherited by extends
-    assert load_target("memchat").ui_wait_s == 5
+    assert load_target("open-webui-pgvector").limits.ui_wait_s == 20  # inherited by extends
+    assert load_target("memchat").limits.ui_wait_s == 5
     page = BasePage(None, "http://app", {"slow": {"css": "#s", "shows_within_s": 30}, "plain": {"css": "#p"}},  # type: ignore[arg-type]
                     {})
     assert page.shows_within_ms("slow") == 30000

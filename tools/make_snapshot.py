@@ -131,8 +131,8 @@ def main() -> int:
         recall = load_target(args.target).recall
     except TargetError as e:
         raise SystemExit(f"make_snapshot: {e}") from None
-    args.threshold = float(recall.get("threshold", 0.0)) if args.threshold is None else args.threshold
-    args.k = int(recall.get("top_k", 5)) if args.k is None else args.k
+    args.threshold = recall.threshold if args.threshold is None else args.threshold
+    args.k = recall.top_k if args.k is None else args.k
     if args.import_file is not None:
         return import_outside(args)
     if args.memories is not None:

@@ -22,6 +22,7 @@ from harness.app_tools import embed_texts_f32
 from harness.legacy_store import MigrationCounts
 from harness.recall import Hit
 from harness.target import Target
+from harness.turn import Turn
 
 
 class Capability(StrEnum):
@@ -60,12 +61,6 @@ class Account:
     @property
     def label(self) -> str:
         return f"{self.name} <{self.email}>"
-
-
-@dataclass(frozen=True)
-class ChatTurn:
-    role: str  # "user" or "assistant"
-    text: str
 
 
 @dataclass(frozen=True)
@@ -151,7 +146,7 @@ class UserSession(ABC):
         """The user's conversations, newest first."""
 
     @abstractmethod
-    def turns(self, conversation_id: str) -> list[ChatTurn]:
+    def turns(self, conversation_id: str) -> list[Turn]:
         """Every turn of one of the user's conversations, oldest first, text exactly as stored."""
 
     @abstractmethod
@@ -262,10 +257,6 @@ class AppDriver(ABC):
     def settle(self, app: RunningApp, session: UserSession, turns_sent: int) -> None:  # noqa: B027
         """Wait until the memory writes the app makes on its own after a user's turns have landed (apps that write
         memories server-side, later). Waits for the app's work, never decides what it should have written."""
-
-    def recall_k(self, app: RunningApp) -> int:
-        """How many memories the app recalls for one question."""
-        return int(self.target.recall.get("top_k", 5))
 
     # -- faults: the regressions or misconfigurations the kill matrix switches on ----------------------------------
     def fault_catalogue(self) -> list[dict[str, str]]:

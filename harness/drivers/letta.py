@@ -62,7 +62,6 @@ from harness.drivers.base import (
     ApiAnswer,
     AppDriver,
     Capability,
-    ChatTurn,
     DriverError,
     Hit,
     Memory,
@@ -77,6 +76,7 @@ from harness.model_server.agent import found_memories, is_app_event
 from harness.model_server.client import start_model_server
 from harness.model_server.server import CHAT_MODEL
 from harness.target import Target, fill
+from harness.turn import Turn
 
 EMBEDDER = "text-embedding-3-small"  # the model server's embedding model under OpenAI's name, 1536 dimensions
 STORED_DIMS = 4096  # Letta pads every vector to its column's size (letta.constants.MAX_EMBEDDING_DIM)
@@ -176,8 +176,8 @@ class LettaSession(UserSession):
         return list(self._pages(f"/v1/conversations/{conversation_id}/messages", {"order": "asc"}, PAGE,
                                 f"reading {self.account.label}'s conversation {conversation_id}"))
 
-    def turns(self, conversation_id: str) -> list[ChatTurn]:
-        return [ChatTurn("user" if m["message_type"] == "user_message" else "assistant", _content(m))
+    def turns(self, conversation_id: str) -> list[Turn]:
+        return [Turn("user" if m["message_type"] == "user_message" else "assistant", _content(m))
                 for m in self._messages(conversation_id) if _is_turn(m)]
 
     def ask_for_conversation(self, conversation_id: str) -> ApiAnswer:
@@ -596,9 +596,6 @@ class LettaDriver(AppDriver):
                 "SELECT s.indexrelname, s.idx_scan FROM pg_stat_user_indexes s JOIN pg_class c ON c.oid = s.indexrelid"
                 " JOIN pg_am am ON am.oid = c.relam WHERE am.amname IN ('hnsw', 'ivfflat')").fetchall()
         return {name: int(scans) for name, scans in rows}
-
-    def recall_k(self, app: RunningApp) -> int:
-        return int(self.target.recall.get("top_k", 10))
 
 
 DRIVER = LettaDriver

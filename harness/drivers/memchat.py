@@ -25,7 +25,6 @@ from harness.drivers.base import (
     ApiAnswer,
     AppDriver,
     Capability,
-    ChatTurn,
     DriverError,
     Hit,
     Memory,
@@ -39,6 +38,7 @@ from harness.drivers.base import (
 from harness.http_clients import tls
 from harness.legacy_store import MigrationCounts
 from harness.target import Target, fill
+from harness.turn import Turn
 
 
 def _check(resp: httpx.Response, what: str) -> dict:
@@ -69,9 +69,9 @@ class MemchatSession(UserSession):
         resp = self.http.get(self.target.path_of("messages", conversation_id=conversation_id))
         return ApiAnswer(resp.status_code, resp.text)
 
-    def turns(self, conversation_id: str) -> list[ChatTurn]:
+    def turns(self, conversation_id: str) -> list[Turn]:
         resp = self.http.get(self.target.path_of("messages", conversation_id=conversation_id))
-        return [ChatTurn(m["role"], m["text"]) for m in _check(resp, "reading messages")["messages"]]
+        return [Turn(m["role"], m["text"]) for m in _check(resp, "reading messages")["messages"]]
 
     def memories(self) -> list[Memory]:
         data = _check(self.http.get(self.target.api["memories"]), "listing memories")

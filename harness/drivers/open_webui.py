@@ -42,7 +42,6 @@ from harness.drivers.base import (
     ApiAnswer,
     AppDriver,
     Capability,
-    ChatTurn,
     DriverError,
     Hit,
     Memory,
@@ -67,6 +66,7 @@ from harness.model_server.client import ModelServer, start_model_server
 from harness.polling import wait_until
 from harness.recall import SCORE_TOLERANCE
 from harness.target import Target, fill
+from harness.turn import Turn
 
 ADMIN_FILE = "memtest-admin.json"  # beside the app's data: the admin's credentials and the secret key
 SETTLE_SECONDS = 10.0  # a review lands 0.1-0.5 s after the reply here
@@ -109,7 +109,7 @@ def _check(resp: httpx.Response, what: str) -> dict | list:
     return resp.json()
 
 
-def shown_branch(history: dict) -> list[ChatTurn]:
+def shown_branch(history: dict) -> list[Turn]:
     """The turns on screen, oldest first: from the current message back to the first through parentId (a chat's
     history is a tree, since a reply can be regenerated or a message edited)."""
     messages, current = history.get("messages") or {}, history.get("currentId")
@@ -117,7 +117,7 @@ def shown_branch(history: dict) -> list[ChatTurn]:
     while current and current not in seen:
         seen.add(current)
         message = messages[current]
-        chain.append(ChatTurn(message["role"], message.get("content", "")))
+        chain.append(Turn(message["role"], message.get("content", "")))
         current = message.get("parentId")
     return list(reversed(chain))
 
@@ -188,7 +188,7 @@ class OpenWebUISession(UserSession):
         resp = self.http.get(f"/api/v1/chats/{conversation_id}")
         return ApiAnswer(resp.status_code, resp.text)
 
-    def turns(self, conversation_id: str) -> list[ChatTurn]:
+    def turns(self, conversation_id: str) -> list[Turn]:
         chat = _check(self.http.get(f"/api/v1/chats/{conversation_id}"), "reading a chat")["chat"]
         return shown_branch(chat.get("history") or {})
 

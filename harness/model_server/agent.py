@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from harness.model_server import language
+from harness import language
 
 # Letta's own user-role messages; a user's message that happens to be such JSON would be mistaken for one.
 APP_EVENTS = frozenset({"heartbeat", "login", "system_alert", "user_login"})

@@ -68,7 +68,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from harness.model_server.language import Fact, facts_in, sentences
+from harness.language import Fact, facts_in, sentences
 
 REVIEWER_SYSTEM = "You are Open WebUI's private memory reviewer. Return only valid JSON."
 REVIEW_PROMPT_START = "Review the completed conversation turn and decide whether long-term memory should change."

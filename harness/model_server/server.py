@@ -22,7 +22,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from harness.model_server import agent, embeddings, language, memory_review
+from harness import language
+from harness.model_server import agent, embeddings, memory_review
 from harness.model_server.agent import Step
 
 CHAT_MODEL = "memtest-assistant"

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from faker import Faker
 
+from harness.language import normalise_key
 from harness.sessions.actions import (
     Action,
     Ask,
@@ -28,8 +29,9 @@ from harness.sessions.actions import (
     SignOutAndIn,
     Tell,
 )
-from harness.sessions.model import SessionModel, normalise_key
+from harness.sessions.model import SessionModel
 from harness.sessions.text import CHAT_CLASSES, SCRIPTS, VALUE_CLASSES, TextMaker
+from harness.target import Limits
 
 # The facts users tell: one line each, as people name the things they want remembered.
 FACT_KEYS = ("locker code", "gate code", "dentist", "plumber", "gym class", "book club", "favourite tea", "bike shop",
@@ -62,16 +64,6 @@ _EMAIL_SUFFIXES = ("", "1", "-1", "11", "_1", "1a")  # near-colliding addresses:
 _EMAIL_SHAPES = (("{local}", "x.test"), ("{local}.smith", "mail.x.test"), ("{Local}", "x.test"),
                  ("{local}-o-neil", "my-company.test"), ("{local}_{n}", "x.io"),
                  ("{local}.a.very.long.local.part", "sub.domain.x.test"))
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What the target declares of its promises with a time or a size in them ([limits])."""
-
-    retention_days: float | None = 365
-    session_days: float | None = None  # how long a sign-in lasts (None: not declared, never reached)
-    longest_message: int | None = None  # code points; messages at this length must come back exactly
-    longest_fact: int | None = None  # the longest sentence of a fact to tell (an app's known defect may cut longer)
 
 
 @dataclass(frozen=True)
@@ -118,7 +110,7 @@ class _Draws:
         self.keys = rng.sample(EDGE_KEYS, len(EDGE_KEYS))
         self.tells, self.corrects, self.asks = (rng.sample(t, len(t)) for t in (_TELL, _CORRECT, _ASK))
         # Each script once at the longest message: half as small talk, half as a fact's value.
-        scripts = rng.sample([f"near the limit ({s})" for s in SCRIPTS], len(SCRIPTS)) if limits.longest_message else []
+        scripts = rng.sample([f"near the limit ({s})" for s in SCRIPTS], len(SCRIPTS))
         self.long_chats, self.long_values = scripts[::2], scripts[1::2]
         edges = ["just inside the retention", "just outside the retention"] if limits.retention_days else []
         edges += ["just inside the session", "just outside the session"] if limits.session_days else []
@@ -222,10 +214,10 @@ def _said(model: SessionModel, name: str, draws: _Draws, limits: Limits, key: st
     """One fact: a value of the next class to cover, worded in the next way to cover."""
     fake, text = draws.fake, draws.text
     template = draws.first(draws.corrects if correction else draws.tells, _CORRECT if correction else _TELL)
-    if draws.long_values and limits.longest_message and room is None:
+    if draws.long_values and room is None:
         value_class = draws.long_values.pop(0)
         script = value_class[value_class.index("(") + 1:-1]
-        longest = min(limits.longest_message, limits.longest_fact or limits.longest_message)
+        longest = min(limits.longest_to_type, limits.longest_fact or limits.longest_to_type)
         length = longest - len(template.format(key=typed, value=""))
         value = text.near_limit(script, length)[:-1].rstrip(" .!?") or "x"
     else:
@@ -255,8 +247,7 @@ def _tell(name: str, model: SessionModel, draws: _Draws, limits: Limits, several
             key, typed = found
         taken.add(key)
         said = _said(model, name, draws, limits, key, typed, correction and i == 0, room=None if several == 1 else 0)
-        if facts and limits.longest_message and sum(len(f.sentence) + 1 for f in (*facts, said)) > (
-                limits.longest_message - 200):
+        if facts and sum(len(f.sentence) + 1 for f in (*facts, said)) > limits.longest_to_type - 200:
             break  # the message is as long as the app takes (less room for small talk before it)
         facts.append(said)
     if not facts:
@@ -271,7 +262,7 @@ def _tell(name: str, model: SessionModel, draws: _Draws, limits: Limits, several
     tell = Tell(name, key=first.key, value=first.value, sentence=first.sentence, prefix=prefix, separator=separator,
                 value_class=first.value_class, correction=first.correction, more=tuple(facts[1:]),
                 joiner=fake.random_element((" ", "\n", " ")))
-    if limits.longest_message and len(tell.message) > limits.longest_message:
+    if len(tell.message) > limits.longest_to_type:
         return None  # several long values: the message would be refused
     return tell
 
@@ -305,7 +296,7 @@ def _draw(kind: str, name: str, model: SessionModel, draws: _Draws, limits: Limi
         if draws.long_chats:
             text_class = draws.long_chats.pop(0)
             script = text_class[text_class.index("(") + 1:-1]
-            return Chat(name, text=text.near_limit(script, limits.longest_message or 1000), text_class=text_class)
+            return Chat(name, text=text.near_limit(script, limits.longest_to_type), text_class=text_class)
         text_class = text.next_class(CHAT_CLASSES)
         return Chat(name, text=text.small_talk(text_class), text_class=text_class)
     if kind == "start a conversation":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.language import NOTED, answer_reply, told_reply
 from harness.sessions.actions import (
     Action,
     Ask,
@@ -19,25 +20,18 @@ from harness.sessions.actions import (
     SignOutAndIn,
     Tell,
 )
+from harness.target import MEMORY_LISTINGS
+from harness.turn import Turn
 
-EVERY_STATEMENT = "every statement"  # each fact as told is a memory of its own, oldest first
-NEWEST_PER_FACT = "newest per fact"  # one memory per fact, holding its newest statement, in the order first told
-MEMORY_POLICIES = (EVERY_STATEMENT, NEWEST_PER_FACT)
-NOTED = "Noted."
-
-
-def normalise_key(key: str) -> str:
-    """A fact's key as every shipped assistant matches it: lower case, single spaces, British "favourite"."""
-    return " ".join(key.lower().replace("favorite", "favourite").split())
+EVERY_STATEMENT, NEWEST_PER_FACT = MEMORY_LISTINGS  # each statement a memory, oldest first; or one per fact
 
 
 class NotApplicable(Exception):
     """The action cannot happen in this state (a deleted user acting, a conversation that does not exist)."""
 
 
-def told_reply(tell: Tell) -> str:
-    told = " and your ".join(f"{s.key} is {s.value}" for s in tell.statements)
-    return f"Got it. I'll remember that your {told}."
+def reply_to(tell: Tell) -> str:
+    return told_reply((s.key, s.value) for s in tell.statements)
 
 
 @dataclass(frozen=True)
@@ -52,7 +46,7 @@ class Statement:
 
 @dataclass
 class UserState:
-    conversations: list[list[tuple[str, str]]] = field(default_factory=list)  # (role, text) turns, in order
+    conversations: list[list[Turn]] = field(default_factory=list)  # their turns, in order
     activity: list[int] = field(default_factory=list)  # per conversation: the action number of its last turn
     current: int | None = None  # the conversation on screen; None: a new one, not yet started
     statements: list[Statement] = field(default_factory=list)
@@ -64,8 +58,8 @@ class UserState:
 class SessionModel:
     def __init__(self, users: list[str], retention_days: float | None = None,
                  memory_policy: str = EVERY_STATEMENT, session_days: float | None = None) -> None:
-        if memory_policy not in MEMORY_POLICIES:
-            raise ValueError(f"unknown memory policy {memory_policy!r}; known: {', '.join(MEMORY_POLICIES)}")
+        if memory_policy not in MEMORY_LISTINGS:
+            raise ValueError(f"unknown memory policy {memory_policy!r}; known: {', '.join(MEMORY_LISTINGS)}")
         self.users = {name: UserState() for name in users}
         self.retention_days = retention_days
         self.memory_policy = memory_policy
@@ -127,7 +121,7 @@ class SessionModel:
         for said in tell.statements:
             if not said.correction and any(s.key == said.key and self._remembered(user, s) for s in user.statements):
                 raise NotApplicable(f"{tell.user} already told her {said.key}: that is a correction")
-        reply = told_reply(tell)
+        reply = reply_to(tell)
         conversation = self._turn(user, tell.message, reply)
         user.statements += [Statement(said.key, said.value, said.sentence, self.day, conversation, self.seq)
                             for said in tell.statements]
@@ -143,7 +137,7 @@ class SessionModel:
             user.conversations.append([])
             user.activity.append(self.seq)
             user.current = len(user.conversations) - 1
-        user.conversations[user.current] += [("user", text), ("assistant", reply)]
+        user.conversations[user.current] += [Turn("user", text), Turn("assistant", reply)]
         user.activity[user.current] = self.seq
         return user.current
 
@@ -157,9 +151,7 @@ class SessionModel:
         user = self.users[name]
         usable = [s for s in user.statements if s.key == key
                   and (s.conversation == user.current or self._remembered(user, s))]
-        if not usable:
-            return f"I don't remember your {key}."
-        return f"Your {key} is {max(usable, key=lambda s: s.seq).value}."
+        return answer_reply(key, max(usable, key=lambda s: s.seq).value if usable else None)
 
     def memories(self, name: str) -> list[str]:
         """The user's long-term memories as the app must list them, oldest first."""
@@ -189,7 +181,7 @@ class SessionModel:
             newest[s.key] = s
         return [(first[key].seq, newest[key].seq) for key in newest if self._remembered(user, newest[key])]
 
-    def conversations(self, name: str) -> list[list[tuple[str, str]]]:
+    def conversations(self, name: str) -> list[list[Turn]]:
         return self.users[name].conversations if self.users[name].alive else []
 
     def listed(self, name: str) -> list[int]:

@@ -3,10 +3,10 @@ turn; after every other action, the acting user's memories, their conversation l
 conversation through the API, the history shown when a conversation is reopened, the list shown after signing in
 again; every few actions and at the end, every user's state, and that nobody's API opens another's conversation.
 
-The runner acts through `Person`s (a user in a browser, or through the app's API) that the scenario's world gives it,
-and asks the app itself through its handle. After a turn it goes straight on, as users do: an app that still has to
-persist what the turn said must do it before the page is closed or the next question is asked, not while a test
-waits."""
+The runner acts through `Actor`s (harness.actor: a user in a browser, or through the app's API) that the scenario's
+world gives it, and asks the app itself through its handle. After a turn it goes straight on, as users do: an app
+that still has to persist what the turn said must do it before the page is closed or the next question is asked, not
+while a test waits."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from playwright.sync_api import Error as PlaywrightError
 
+from harness.actor import Actor
 from harness.answers import AnswerCheck
 from harness.app_handle import AppHandle
 from harness.drivers.base import Account, Capability, Memory, UserSession
@@ -39,7 +40,7 @@ from harness.sessions.actions import (
     script,
 )
 from harness.sessions.generator import Plan
-from harness.sessions.model import NotApplicable, SessionModel, told_reply
+from harness.sessions.model import NotApplicable, SessionModel, reply_to
 from harness.sessions.shrink import shrink
 
 FULL_CHECK_EVERY = 10  # actions between two checks of every user (the acting user is checked after each)
@@ -47,65 +48,8 @@ MEMORY_WAIT_S = 10  # how long the app may take to list a memory once the turn t
 SEARCHES_PER_CHECK = 6  # memories searched by their own text at each check of a user, newest first, then in turn
 
 
-class Person(Protocol):
-    """One of the session's users, as the runner acts through them."""
-
-    name: str
-    account: Account
-    recalled: list[str]  # the memories the app showed it recalled for the last reply
-
-    @property
-    def session(self) -> UserSession: ...
-
-    def say(self, text: str) -> str:
-        """One turn; the reply."""
-
-    def conversation_id(self) -> str:
-        """The open conversation's id, once the app has given it one."""
-
-    def start_new_conversation(self) -> None: ...
-
-    def open_from_list(self, conversation_id: str) -> None:
-        """Open one of the user's conversations from their list."""
-
-    def history(self) -> list[tuple[str, str]]:
-        """The open conversation's turns as shown, (role, text), oldest first."""
-
-    def reopen_browser(self) -> None:
-        """Close the browser as a person does and open it again on the same profile."""
-
-    def sign_out(self) -> dict:
-        """Sign out; the session the user held before (as a browser's storage state)."""
-
-    def sign_in_again(self) -> None:
-        """Through the sign-in form."""
-
-    def is_signed_in(self, expected: bool = True) -> bool:
-        """Signed in, or shown the sign-in page (anything else fails); `expected`: what the caller expects."""
-
-    def reload(self) -> None:
-        """Open the app's start address again, as a person coming back to it."""
-
-    def drop_api_session(self) -> None:
-        """Forget the user's API session (time passed; the next read signs in anew)."""
-
-    def identity_shown(self) -> str: ...
-
-    def conversations_listed(self, count: int) -> list[str]:
-        """The conversation list as shown, once it shows `count` (or what it shows by then)."""
-
-    def held_session(self) -> dict:
-        """The session the user's browser holds now (its storage state), as a copied cookie or token would be."""
-
-    def leave(self) -> None:
-        """Close the browser and the API session for good."""
-
-    def settle(self) -> None:
-        """Let the app finish the memory writes it makes on its own after this user's turns."""
-
-
-# Opens a person: (name, e-mail local part, tag that makes the address unique to one run, domain) -> signed in.
-Join = Callable[[str, str, str, str], Person]
+# Opens an actor: (name, e-mail local part, tag that makes the address unique to one run, domain) -> signed in.
+Join = Callable[[str, str, str, str], Actor]
 
 
 @dataclass(frozen=True)
@@ -130,9 +74,9 @@ class Difference:
 
 @dataclass
 class Member:
-    """One of the session's users as the app knows them: the person and their conversations' ids."""
+    """One of the session's users as the app knows them: the actor and their conversations' ids."""
 
-    person: Person
+    actor: Actor
     ids: list[str] = field(default_factory=list)  # the app's id of the model's n-th conversation
 
 
@@ -144,10 +88,9 @@ class SessionRunner:
         self.join = join
         self.answers = answers
         self.new_tag = new_tag
-        recall = app.target.recall
-        self.retention_days = app.target.limits.get("retention_days", recall.get("retention_days"))
-        self.session_days = app.target.limits.get("session_days")
-        self.memory_listing = recall.get("memory_listing", "every statement")
+        self.retention_days = app.target.limits.retention_days
+        self.session_days = app.target.limits.session_days
+        self.memory_listing = app.target.recall.memory_listing
         self.members: dict[str, Member] = {}
         self.model = self.new_model()
         self.tag = ""  # makes this run's addresses unique (a shrinking replay opens new accounts)
@@ -157,7 +100,7 @@ class SessionRunner:
         # The app's timestamps of its memories have this resolution: memories it made within it may be listed
         # either way. When each was made is known as a span of the suite's clock: from the start of the action that
         # told it to the first check that saw it listed (an app that writes memories after the turn says no more).
-        self.resolution_s = float(app.target.limits.get("clock_resolution_s", 0))
+        self.resolution_s = app.target.limits.clock_resolution_s
         self._action_started: dict[int, float] = {}  # the model's action number -> when the suite began acting it
         self._first_listed: dict[int, float] = {}  # the action number of a memory's newest statement -> first seen
 
@@ -177,7 +120,7 @@ class SessionRunner:
     def run(self, actions: list[Action]) -> Difference | None:
         """Act the actions out with new accounts and browsers; the first difference from the model, if any."""
         for member in self.members.values():
-            member.person.leave()
+            member.actor.leave()
         for account in self._accounts:  # a replay must not find an earlier run's users (nor recall their memories)
             self.app.delete_user(account)
         self._accounts = []
@@ -201,9 +144,9 @@ class SessionRunner:
         return self._check_everyone(len(actions), actions[-1] if actions else None)
 
     def _join(self, name: str) -> Member:
-        person = self.join(name, self.plan.email_locals[name], self.tag, self.plan.email_domains.get(name, "x.test"))
-        self._accounts.append(person.account)
-        return Member(person)
+        actor = self.join(name, self.plan.email_locals[name], self.tag, self.plan.email_domains.get(name, "x.test"))
+        self._accounts.append(actor.account)
+        return Member(actor)
 
     def _step(self, number: int, action: Action) -> Difference | None:
         if isinstance(action, PassTime):
@@ -238,18 +181,18 @@ class SessionRunner:
         """After time passed, everyone whose sign-in is still within the session lifetime is signed in, everyone
         else is asked to sign in (and does)."""
         for name in [n for n in self.plan.users if self.model.alive(n)]:
-            person = self.members[name].person
-            person.drop_api_session()
-            person.reload()
+            actor = self.members[name].actor
+            actor.drop_api_session()
+            actor.reload()
             expired = self.model.session_expired(name)
-            signed_in = person.is_signed_in(expected=not expired)
+            signed_in = actor.is_signed_in(expected=not expired)
             if signed_in == expired:
                 return Difference(number, action, f"{name}'s sign-in after {action.days:g} days",
                                   "asked to sign in" if expired else "still signed in",
                                   "still signed in" if signed_in else "asked to sign in")
             if expired:
-                person.sign_in_again()
-                if not person.is_signed_in():
+                actor.sign_in_again()
+                if not actor.is_signed_in():
                     return Difference(number, action, f"{name}'s sign-in", "signed in", "asked to sign in")
                 self.model.signed_in_again(name)
         return None
@@ -258,77 +201,77 @@ class SessionRunner:
         member = self.members[action.user]
         for i, tell in enumerate(action.tells):
             if i or not was_new:
-                member.person.start_new_conversation()
-            reply = member.person.say(tell.message)
-            member.ids.append(member.person.conversation_id())
-            if not self.answers.matches(reply, told_reply(tell)):
+                member.actor.start_new_conversation()
+            reply = member.actor.say(tell.message).reply
+            member.ids.append(member.actor.conversation_id())
+            if not self.answers.matches(reply, reply_to(tell)):
                 return Difference(number, action, f"{action.user}'s answer in new conversation {i + 1}",
-                                  told_reply(tell), reply)
+                                  reply_to(tell), reply)
         return None
 
     def _turn(self, number: int, action: Tell | Ask | Chat, expected: str,
               starts_conversation: bool) -> Difference | None:
         member = self.members[action.user]
-        reply = member.person.say(action.typed)
+        exchange = member.actor.say(action.typed)
         if starts_conversation:
-            member.ids.append(member.person.conversation_id())
-        if not self.answers.matches(reply, expected):
-            return Difference(number, action, f"{action.user}'s answer", expected, reply)
+            member.ids.append(member.actor.conversation_id())
+        if not self.answers.matches(exchange.reply, expected):
+            return Difference(number, action, f"{action.user}'s answer", expected, exchange.reply)
         own = set(self.model.memories(action.user))
-        foreign = [t for t in member.person.recalled if t not in own]
+        foreign = [t for t in exchange.recalled if t not in own]
         if foreign:
             return Difference(number, action, f"{action.user}'s recalled memories", sorted(own),
-                              member.person.recalled)
+                              list(exchange.recalled))
         return self._check_everyone(number, action) if number % FULL_CHECK_EVERY == 0 else None
 
     def _new_conversation(self, number: int, action: Action) -> Difference | None:
-        self.members[action.user].person.start_new_conversation()
+        self.members[action.user].actor.start_new_conversation()
         return None
 
     def _reopen(self, number: int, action: Reopen) -> Difference | None:
         member = self.members[action.user]
-        member.person.open_from_list(member.ids[action.conversation - 1])
-        shown = member.person.history()
+        member.actor.open_from_list(member.ids[action.conversation - 1])
+        shown = member.actor.history()
         expected = list(self.model.conversations(action.user)[action.conversation - 1])
         if shown != expected:
             return Difference(number, action, f"{action.user}'s history on the page", expected, shown)
         return None
 
     def _reopen_browser(self, number: int, action: Action) -> Difference | None:
-        self.members[action.user].person.reopen_browser()
+        self.members[action.user].actor.reopen_browser()
         return self._signed_in(number, action, self.members[action.user])
 
     def _sign_out_and_in(self, number: int, action: Action) -> Difference | None:
-        person = self.members[action.user].person
-        held = person.sign_out()
+        actor = self.members[action.user].actor
+        held = actor.sign_out()
         difference = self._old_session_refused(number, action, held, "signing out")
         if difference:
             return difference
-        person.sign_in_again()
+        actor.sign_in_again()
         return self._signed_in(number, action, self.members[action.user])
 
     def _delete_account(self, number: int, action: Action) -> Difference | None:
-        person = self.members[action.user].person
-        held = person.held_session()
-        had = (person.session.conversation_ids(), [m.id for m in person.session.memories()])
-        self.app.delete_user(person.account)
-        person.leave()
+        actor = self.members[action.user].actor
+        held = actor.held_session()
+        had = (actor.session.conversation_ids(), [m.id for m in actor.session.memories()])
+        self.app.delete_user(actor.account)
+        actor.leave()
         return (self._old_session_refused(number, action, held, "the account's deletion")
-                or self._nothing_left(number, action, person.account, had))
+                or self._nothing_left(number, action, actor.account, had))
 
     def _rejoin(self, number: int, action: Action) -> Difference | None:
         self.members[action.user] = self._join(action.user)
         return None
 
     def _signed_in(self, number: int, action: Action, member: Member) -> Difference | None:
-        person = member.person
-        if not person.is_signed_in():
+        actor = member.actor
+        if not actor.is_signed_in():
             return Difference(number, action, f"{action.user}'s sign-in", "signed in", "asked to sign in")
-        shown, expected = person.identity_shown(), self.app.shown_identity(person.account)
+        shown, expected = actor.identity_shown(), self.app.shown_identity(actor.account)
         if shown != expected:
             return Difference(number, action, f"{action.user}'s identity on the page", expected, shown)
         expected_list = [member.ids[i] for i in self.model.listed(action.user)]
-        listed = person.conversations_listed(len(expected_list))
+        listed = actor.conversations_listed(len(expected_list))
         if listed != expected_list:
             return Difference(number, action, f"{action.user}'s conversation list on the page", expected_list, listed)
         return None
@@ -356,9 +299,9 @@ class SessionRunner:
         if not self.model.alive(name):
             return None
         member = self.members[name]
-        session = member.person.session
+        session = member.actor.session
         expected_memories = self.model.memories(name)
-        member.person.settle()
+        member.actor.settle()
         try:
             memories = wait_until(session.memories, lambda found: self._listed_as_modelled(name, found),
                                   timeout=MEMORY_WAIT_S, what=f"{name}'s memories matching the model")
@@ -376,7 +319,7 @@ class SessionRunner:
         if listed != expected_ids:
             return Difference(number, action, f"{name}'s conversations", expected_ids, listed)
         for index, turns in enumerate(self.model.conversations(name)):
-            stored = [(t.role, t.text) for t in session.turns(member.ids[index])]
+            stored = session.turns(member.ids[index])
             if stored != turns:
                 return Difference(number, action, f"{name}'s turns of conversation {index + 1}", turns, stored)
         return None
@@ -430,7 +373,7 @@ class SessionRunner:
             if other == name:
                 continue
             for conversation in self.members[other].ids:
-                answer = self.members[name].person.session.ask_for_conversation(conversation)
+                answer = self.members[name].actor.session.ask_for_conversation(conversation)
                 if not answer.refused:
                     return Difference(number, action, f"{name}'s request for {other}'s conversation", "refused",
                                       f"HTTP {answer.status}")

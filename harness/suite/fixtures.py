@@ -148,8 +148,8 @@ def test_data(suite_info: dict, worker_id: str) -> TestData:
 def ui_wait_s(target: Target) -> float:
     """How long every `expect` of the pages waits for the app's page by default (its target's [limits] ui_wait_s):
     an app that renders much in the browser needs more than Playwright's 5 s on a busy CI runner."""
-    expect.set_options(timeout=target.ui_wait_s * 1000)
-    return target.ui_wait_s
+    expect.set_options(timeout=target.limits.ui_wait_s * 1000)
+    return target.limits.ui_wait_s
 
 
 @pytest.fixture

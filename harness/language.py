@@ -1,6 +1,8 @@
 """The assistant's language: which sentences state a fact about the user, which ask for one, and the replies.
 
-The acceptance scenarios compare replies byte for byte, so the reply templates here are part of the contract.
+The one place it is written: the suite's model server answers with it, and the generated sessions' model predicts
+the answers from it. The acceptance scenarios compare replies byte for byte, so the reply templates here are part of
+the contract.
 """
 
 from __future__ import annotations
@@ -29,8 +31,22 @@ class Fact:
     sentence: str  # the whole sentence as typed (stripped): what a memory stores
 
 
+NOTED = "Noted."  # the reply to a message that states no fact and asks none
+
+
 def normalise_key(key: str) -> str:
+    """A fact's key as the assistant matches it: lower case, single spaces, British "favourite"."""
     return " ".join(key.lower().replace("favorite", "favourite").split())
+
+
+def told_reply(told: Iterable[tuple[str, str]]) -> str:
+    """The reply to a message that states facts: (key, value) each, in the order stated."""
+    return "Got it. I'll remember that your " + " and your ".join(f"{key} is {value}" for key, value in told) + "."
+
+
+def answer_reply(key: str, value: str | None) -> str:
+    """The reply to a question about `key`: its value, or that there is none to give."""
+    return f"Your {key} is {value}." if value is not None else f"I don't remember your {key}."
 
 
 def sentences(text: str) -> list[str]:
@@ -78,15 +94,15 @@ def reply(user_messages: list[str], remembered: list[Fact]) -> str:
     3. else a memory.
     """
     if not user_messages:
-        return "Noted."
+        return NOTED
     text = user_messages[-1]
     key = asked_key(text)
     if key:
         stated = {f.sentence for message in user_messages for f in facts_in(message)}
         elsewhere = next((f for f in remembered if f.key == key and f.sentence not in stated), None)
         fact = elsewhere or latest_fact(key, user_messages) or next((f for f in remembered if f.key == key), None)
-        return f"Your {key} is {fact.value}." if fact else f"I don't remember your {key}."
+        return answer_reply(key, fact.value if fact else None)
     told = facts_in(text)
     if told:
-        return "Got it. I'll remember that your " + " and your ".join(f"{f.key} is {f.value}" for f in told) + "."
-    return "Noted."
+        return told_reply((f.key, f.value) for f in told)
+    return NOTED

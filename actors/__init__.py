@@ -1,0 +1,18 @@
+"""The users of a scenario, each an implementation of the one `harness.actor.Actor` protocol: in a browser, through
+the page objects, where the target has a web page; else through the app's API (its driver)."""
+
+from __future__ import annotations
+
+from actors.api import ApiActor
+from actors.base import Stage
+from actors.browser import BrowserActor
+from harness.actor import Actor
+from harness.drivers.base import Account
+
+
+def actor_for(name: str, account: Account, stage: Stage) -> Actor:
+    """An actor of the account, acting on the stage's app: in a browser where its target has a web page."""
+    return (BrowserActor if stage.app.target.has_pages else ApiActor)(name, account, stage)
+
+
+__all__ = ["ApiActor", "BrowserActor", "Stage", "actor_for"]

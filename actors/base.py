@@ -1,0 +1,81 @@
+"""What browser and API actors share: who they are, their API session on the scenario's current app, and how many
+turns they sent (what an app that writes memories later may still be writing from)."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Protocol
+
+from harness.actor import Exchange
+from harness.app_handle import AppHandle
+from harness.browser_sessions import BrowserSessions
+from harness.drivers.base import Account, UserSession
+
+_SIGN_INS = ThreadPoolExecutor(2, thread_name_prefix="api-sign-in")  # API sessions signed in while browsers work
+
+
+class Stage(Protocol):
+    """Where a scenario's actors act: the app it runs now (a scenario may move on to another) and its browsers."""
+
+    @property
+    def app(self) -> AppHandle: ...
+
+    @property
+    def browsers(self) -> BrowserSessions: ...
+
+
+class ActorBase:
+    def __init__(self, name: str, account: Account, stage: Stage) -> None:
+        self.name = name
+        self.account = account
+        self._stage = stage
+        self._session: UserSession | None = None
+        self._session_app: AppHandle | None = None
+        self._signing_in: Future[UserSession] | None = None  # the API session being signed in meanwhile
+        self._turns_sent = 0  # in any conversation: what the app may still be writing memories from
+
+    @property
+    def app(self) -> AppHandle:
+        return self._stage.app
+
+    @property
+    def session(self) -> UserSession:
+        """The user's API session on the scenario's app (signed in again when the scenario moved to another app)."""
+        self._take_prepared()
+        if self._session is None or self._session_app is not self.app:
+            if self._session is not None:
+                self._session.close()
+            self._session = self.app.session(self.account)
+            self._session_app = self.app
+        return self._session
+
+    def prepare_session(self) -> None:
+        """Sign the user's API session in on a thread while the browser works: signing in costs the app a password
+        hash (50 ms here), which the first step that reads through the API would otherwise wait for."""
+        if self._session is None and self._signing_in is None:
+            self._signing_in = _SIGN_INS.submit(self.app.session, self.account)
+            self._session_app = self.app
+
+    def _take_prepared(self) -> None:
+        if self._signing_in is not None:
+            signing_in, self._signing_in = self._signing_in, None
+            self._session = signing_in.result()  # a failed sign-in fails here, in the step that needs it
+
+    def _answered(self, text: str, reply: str, recalled: list[str]) -> Exchange:
+        self._turns_sent += 1
+        return Exchange(self.name, text, reply, tuple(recalled))
+
+    def settle(self) -> None:
+        """Let the app finish the memory writes it makes on its own after this user's turns (an app that makes none
+        has nothing to wait for, and no API session is signed in for it)."""
+        if self.app.writes_memories_later and self._turns_sent:
+            self.app.settle(self.session, self._turns_sent)
+
+    def drop_api_session(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._take_prepared()
+        if self._session is not None:
+            self._session.close()
+            self._session = None

@@ -1,0 +1,211 @@
+"""A user in a browser: what they do is done through the page objects, as a person does it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from playwright.sync_api import Page
+
+from actors.base import ActorBase
+from harness.actor import Exchange
+from harness.turn import Turn
+from pages.chat_page import ChatPage
+from pages.conversation_list import ConversationList
+from pages.login_page import LoginPage
+
+
+class BrowserActor(ActorBase):
+    page: Page | None = None
+    profile: Path | None = None  # the browser profile of their own, once they have one
+    busy_for: float = 0  # seconds of work their pages still have when a tab closes (a busy computer)
+    _talking: bool = False  # whether the open page's conversation has turns (else it is a new, empty one)
+
+    # -- the pages they see ----------------------------------------------------------------------------------------
+    def _open_page(self) -> Page:
+        if self.page is None:
+            raise AssertionError(f"{self.name} has no browser open")
+        return self.page
+
+    @property
+    def chat(self) -> ChatPage:
+        return ChatPage(self._open_page(), self.app.base_url, self.app.target.locators, self.app.target.api)
+
+    @property
+    def sidebar(self) -> ConversationList:
+        return ConversationList(self._open_page(), self.app.base_url, self.app.target.locators, self.app.target.api)
+
+    @property
+    def login(self) -> LoginPage:
+        return LoginPage(self._open_page(), self.app.base_url, self.app.target.locators, self.app.target.api)
+
+    # -- signing in and out ----------------------------------------------------------------------------------------
+    def sign_in(self) -> None:
+        """A browser already signed in (the app's own sign-in state, cached), on a new conversation."""
+        self.page = self._stage.browsers.signed_in(f"{self.app.base_url}|{self.account.id}",
+                                                   lambda: self.app.browser_state(self.session))
+        self.chat.open_new()
+
+    def sign_in_to_stay(self) -> None:
+        self.sign_in_with_own_profile()
+
+    def sign_in_with_own_profile(self) -> None:
+        self.prepare_session()
+        self.profile = self._stage.browsers.new_profile()
+        self._open_own_browser()
+        self.login.open().log_in(self.account.email, self.account.password)
+        self.chat.expect_signed_in()
+
+    def log_in_through_form(self) -> None:
+        self.login.log_in(self.account.email, self.account.password)
+        self.chat.expect_signed_in()
+
+    def log_in_as(self, email: str) -> None:
+        self.login.open().log_in(email, self.account.password)
+        self.chat.expect_signed_in()
+
+    def refused_sign_in(self, email: str, password: str) -> str:
+        self.login.open().log_in(email, password)
+        return self.login.refusal()
+
+    def sign_in_again(self) -> None:
+        self.login.open().log_in(self.account.email, self.account.password)
+        self.chat.after_sign_in()
+
+    def sign_out(self) -> dict:
+        """Sign out through the page; the session the browser held before."""
+        held = self.held_session()
+        self.chat.sign_out()
+        self.login.expect_shown()
+        return held
+
+    def is_signed_in(self, expected: bool = True) -> bool:
+        """Signed in (the chat shows who), or asked to sign in; anything else fails. Where signed in is `expected`
+        (just after signing in, the page may still be on its way) it waits for the chat; else for either."""
+        if expected:
+            try:
+                self.chat.expect_signed_in()
+            except AssertionError:
+                if self.login.is_shown():
+                    return False
+                raise
+            return True
+        if not self.chat.ready_or_asked_to_sign_in():
+            return False
+        self.chat.expect_signed_in()
+        return True
+
+    def expect_asked_to_sign_in(self) -> None:
+        self.login.expect_shown()
+
+    def identity_shown(self) -> str:
+        return self.chat.signed_in_as()
+
+    def held_session(self) -> dict:
+        """What the browser holds of the session now (cookies and local storage), as a copied one would."""
+        return dict(self._open_page().context.storage_state())
+
+    def come_back(self) -> None:
+        self.drop_api_session()
+        self.reload()
+        if not self.is_signed_in(expected=False):
+            self.sign_in_again()
+            self.chat.expect_signed_in()
+
+    # -- browsers and pages ----------------------------------------------------------------------------------------
+    def _open_own_browser(self) -> None:
+        """Launch the browser on the actor's profile, as a person opening their browser."""
+        assert self.profile is not None, f"{self.name} has no browser profile of their own"
+        self.page = self._stage.browsers.open_profile(self.profile)
+
+    def open_browser_again(self) -> None:
+        self._open_own_browser()
+        self.chat.go_home()
+
+    def open_new_browser(self) -> None:
+        self.page = self._stage.browsers.anonymous()
+
+    def open_fresh_profile(self) -> None:
+        self.profile = self._stage.browsers.new_profile()
+        self.open_browser_again()
+
+    def close_browser(self) -> None:
+        if self.page is not None:
+            self._stage.browsers.close_browser(self.page.context)
+            self.page = None
+
+    def reopen_browser(self) -> None:
+        self.close_browser()
+        self.open_browser_again()
+
+    def use_busy_computer(self, busy_for: float) -> None:
+        """Untraced from now on, since a trace would keep a closing page alive that a real browser cuts off."""
+        self.busy_for = busy_for
+        self._stage.browsers.trace_nothing()
+
+    def close_page(self) -> None:
+        """pagehide fires; a page busy for longer than the browser waits (about half a second in Chromium) is closed
+        without its pagehide."""
+        page = self._open_page()
+        if self.busy_for:
+            self.chat.start_busy_work(self.busy_for)
+        page.close()
+        self.page = None
+
+    def reload(self) -> None:
+        self.chat.go_home()
+
+    def shown_text(self) -> str:
+        return self.chat.page_text()
+
+    # -- conversations ---------------------------------------------------------------------------------------------
+    def say(self, text: str) -> Exchange:
+        reply, recalled = self.chat.send_and_read(text)
+        self._talking = True
+        return self._answered(text, reply, recalled)
+
+    def say_composed(self, before: str, reading: str, characters: str, after: str) -> Exchange:
+        reply = self.chat.send_composed(before, reading, characters, after)
+        self._talking = True
+        return self._answered(before + characters + after, reply, self.chat.recalled_in_last_reply())
+
+    def send_refused(self, text: str) -> str:
+        return self.chat.send_refused(text)
+
+    def submit(self, text: str) -> Callable[[], Exchange]:
+        waiter = self.chat.submit(text)
+        self._talking = True
+        return lambda: self._answered(text, waiter(), self.chat.recalled_in_last_reply())
+
+    def conversation_id(self) -> str:
+        return self.chat.conversation_id()
+
+    def start_new_conversation(self) -> None:
+        """Through the app's own control where a page of the app is open (the page flushes its pending writes
+        first), else at the app's start address; then the memory writes the app makes on its own have landed."""
+        if self.page is None or not self.page.url.startswith(self.app.base_url):
+            self.chat.open_new()
+        elif self._talking or not self.chat.is_at_home():  # else already on a new, empty conversation
+            self.sidebar.start_new()
+            self.chat.expect_ready()
+        self.settle()  # a later question may rely on what the app still writes on its own
+        self._talking = False
+
+    def open_by_address(self, conversation_id: str) -> int:
+        return self.chat.open_conversation(conversation_id)
+
+    def open_from_list(self, conversation_id: str) -> None:
+        if not self._open_page().url.startswith(self.app.base_url):
+            self.chat.open_new()
+        self.sidebar.open_by_id(conversation_id)
+
+    def history(self) -> list[Turn]:
+        return self.chat.history()
+
+    def conversations_listed(self, count: int | None = None) -> list[str]:
+        return self.sidebar.ids() if count is None else self.sidebar.ids_once_listed(count)
+
+    # -- leaving ---------------------------------------------------------------------------------------------------
+    def leave(self) -> None:
+        self.close_browser()
+        self.close()

@@ -1,0 +1,172 @@
+"""What a user of a scenario does, whatever they reach the app through: the one `Actor` protocol.
+
+The steps and the generated-session runner act through it; its implementations live in the top-level `actors`
+package (a user in a browser, through the page objects, or a user of an app without a web page, through its API).
+What only a browser can do, an API actor refuses by skipping the scenario with one line.
+
+An actor keeps only what it needs to act (its browser, its API session, the conversation it has open); what a
+step learns from acting (a reply, what was recalled for it) is handed back as a frozen record for the steps to pass on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from harness.drivers.base import Account, UserSession
+from harness.turn import Turn
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One turn a user took and what the assistant answered."""
+
+    name: str  # who said it
+    said: str  # exactly as sent
+    reply: str
+    recalled: tuple[str, ...] = ()  # the memories the app showed it recalled for the reply
+
+    @property
+    def turns(self) -> tuple[Turn, Turn]:
+        return Turn("user", self.said), Turn("assistant", self.reply)
+
+
+class Actor(Protocol):
+    """One user of a scenario: a name in the Gherkin and an account of the app."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def account(self) -> Account: ...
+
+    @property
+    def session(self) -> UserSession:
+        """The user's own API session on the scenario's app (signed in on first use)."""
+        ...
+
+    # -- signing in and out ----------------------------------------------------------------------------------------
+    def sign_in(self) -> None:
+        """Signed in the quickest way the app allows, on a new conversation."""
+
+    def sign_in_to_stay(self) -> None:
+        """Signed in where the user will stay: a browser profile of their own where the app has a page."""
+
+    def sign_in_with_own_profile(self) -> None:
+        """A browser profile of the user's own, signed in through the login form, as a person does once."""
+
+    def log_in_through_form(self) -> None:
+        """Through the sign-in form the page shows now."""
+
+    def log_in_as(self, email: str) -> None:
+        """Through the sign-in page, with the address typed as given."""
+
+    def refused_sign_in(self, email: str, password: str) -> str:
+        """What the sign-in page says to a sign-in it must refuse."""
+        ...
+
+    def sign_in_again(self) -> None:
+        """Through the sign-in form (or the API) anew, after the session ended."""
+
+    def sign_out(self) -> dict:
+        """Sign out; the session the user held before (a browser's storage state, or what an API client presents)."""
+        ...
+
+    def is_signed_in(self, expected: bool = True) -> bool:
+        """Signed in, or asked to sign in (anything else fails); `expected`: what the caller expects."""
+        ...
+
+    def expect_asked_to_sign_in(self) -> None: ...
+
+    def identity_shown(self) -> str:
+        """Who the app shows as signed in."""
+        ...
+
+    def held_session(self) -> dict:
+        """What the user holds of the session now, as a copied cookie or token would be."""
+        ...
+
+    def come_back(self) -> None:
+        """Open the app again after time passed, signing in again if the app ended the sign-in meanwhile."""
+
+    # -- browsers and pages ----------------------------------------------------------------------------------------
+    def open_browser_again(self) -> None:
+        """The browser closed before, opened again on the same profile at the app's start address."""
+
+    def open_new_browser(self) -> None:
+        """A browser that holds no session of the app (it must sign in)."""
+
+    def open_fresh_profile(self) -> None:
+        """A new browser profile at the app's start address."""
+
+    def close_browser(self) -> None:
+        """Close like a person closing the browser: every tab put away, then the browser quits."""
+
+    def reopen_browser(self) -> None:
+        """Close the browser and open it again on the same profile, at the app's start address."""
+
+    def use_busy_computer(self, busy_for: float) -> None:
+        """From now on the pages still have `busy_for` seconds of work when their tab closes."""
+
+    def close_page(self) -> None:
+        """Close the tab right away: whatever the page still meant to write must leave now."""
+
+    def reload(self) -> None:
+        """Open the app's start address again, as a person coming back to it."""
+
+    def shown_text(self) -> str:
+        """Everything the user's screen (or the last answer of the API) shows now."""
+        ...
+
+    # -- conversations ---------------------------------------------------------------------------------------------
+    def say(self, text: str) -> Exchange:
+        """One turn in the open conversation (a new one if none is open)."""
+        ...
+
+    def say_composed(self, before: str, reading: str, characters: str, after: str) -> Exchange:
+        """One turn typed partly with an input method: `characters` composed from `reading`, then confirmed."""
+        ...
+
+    def send_refused(self, text: str) -> str:
+        """A message the app must refuse: what the page says instead of an answer."""
+        ...
+
+    def submit(self, text: str) -> Callable[[], Exchange]:
+        """Send without waiting for the reply (users at the same time): a function that waits for it."""
+        ...
+
+    def conversation_id(self) -> str:
+        """The open conversation's id, once the app has given it one."""
+        ...
+
+    def start_new_conversation(self) -> None:
+        """A new conversation, once the memory writes the app makes on its own have landed."""
+
+    def open_by_address(self, conversation_id: str) -> int:
+        """The HTTP status the app answered the conversation's address with."""
+        ...
+
+    def open_from_list(self, conversation_id: str) -> None:
+        """Open one of the user's conversations from their list."""
+
+    def history(self) -> list[Turn]:
+        """The open conversation's turns as shown, oldest first."""
+        ...
+
+    def conversations_listed(self, count: int | None = None) -> list[str]:
+        """The conversation list as shown (once it shows `count`, or what it shows by then)."""
+        ...
+
+    # -- the app's own writes, and leaving -------------------------------------------------------------------------
+    def settle(self) -> None:
+        """Let the app finish the memory writes it makes on its own after this user's turns."""
+
+    def drop_api_session(self) -> None:
+        """Forget the user's API session (time passed; the next read signs in anew)."""
+
+    def leave(self) -> None:
+        """Close the browser and the API session for good."""
+
+    def close(self) -> None:
+        """Close the API session (at the end of the scenario)."""

@@ -13,6 +13,7 @@ from steps.world import NAME, LeftSession, World
 
 @when(parsers.re(f"^{NAME}'s account is deleted$"), target_fixture="left_session")
 def account_deleted(world: World, name: str) -> LeftSession:
+    """Deletes the user's account, after noting the session it held and its conversations and memories."""
     actor = world.actors[name]
     held = actor.held_session()
     left = LeftSession(name, actor.account, held, f"{name}'s account was deleted",
@@ -23,6 +24,7 @@ def account_deleted(world: World, name: str) -> LeftSession:
 
 @then(parsers.re(f"^the app's store holds nothing of {NAME}'s account$"))
 def store_holds_nothing(world: World, left_session: LeftSession, name: str) -> None:
+    """The app's store holds no row of the deleted account, its conversations or its memories."""
     world.app.require(Capability.DATABASE_ACCESS)
     assert left_session.name == name, f"{name}'s account was not deleted; {left_session.name}'s was"
     conversations, memories = list(left_session.conversation_ids), list(left_session.memory_ids)
@@ -34,6 +36,7 @@ def store_holds_nothing(world: World, left_session: LeftSession, name: str) -> N
 
 @when(parsers.re(f"^a new account is opened with {NAME}'s e-mail address and signs in$"))
 def same_address_again(world: World, name: str) -> None:
+    """A new account is opened with the deleted account's e-mail address, and signs in."""
     old = world.forget(name)
     again = world.create_user(name)  # the same words and tag: the same address as the deleted account
     assert again.account.email.lower() == old.account.email.lower(), (
@@ -43,6 +46,7 @@ def same_address_again(world: World, name: str) -> None:
 
 @then("she has no conversations and no memories")
 def nothing_inherited(world: World) -> None:
+    """The new account has no conversations and no memories, through the API and on the page."""
     actor = world.speaking()
     conversations, memories = actor.session.conversation_ids(), [m.text for m in actor.session.memories()]
     listed = actor.conversations_listed()
@@ -52,6 +56,7 @@ def nothing_inherited(world: World) -> None:
 
 @when(parsers.parse('she asks in a new conversation "{question}"'))
 def she_asks(world: World, question: str) -> None:
+    """The user who acted last starts a new conversation and asks the question."""
     actor = world.speaking()
     actor.start_new_conversation()
     actor.say(question)
@@ -71,6 +76,7 @@ def refusals() -> Refusals:
 
 @given(parsers.re(f"^{NAME} has an account$"))
 def has_account(world: World, name: str) -> None:
+    """Creates the user's account (if the scenario has none yet)."""
     world.actor(name)
 
 
@@ -82,18 +88,21 @@ def refused_sign_in(world: World, email: str, password: str) -> str:
 
 @when(parsers.re(f"^someone signs in as {NAME} with a wrong password$"))
 def wrong_password(world: World, refusals: Refusals, name: str) -> None:
+    """Someone signs in on the sign-in page as the user with a wrong password; the page's words are kept."""
     account = world.actors[name].account
     refusals.said["a wrong password"] = refused_sign_in(world, account.email, account.password + "x")
 
 
 @when("someone signs in with an address nobody has")
 def unknown_address(world: World, refusals: Refusals) -> None:
+    """Someone signs in with an address no account has; the page's words are kept."""
     refusals.said["an address nobody has"] = refused_sign_in(world, world.data.email("nobody", world.tag),
                                                              world.data.password())
 
 
 @then("both are refused with the same words, and neither is signed in")
 def refused_alike(refusals: Refusals) -> None:
+    """The sign-in page refused both attempts, with the same words."""
     said = refusals.said
     assert len(said) == 2 and all(said.values()), f"the sign-in page said nothing to some attempts: {said}"
     assert len(set(said.values())) == 1, (

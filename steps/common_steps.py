@@ -25,18 +25,21 @@ def each_question_answered(actor: Actor, facts: list[Fact], answers: AnswerCheck
 
 @given(parsers.re(f"^{NAME} is signed in$"))
 def given_signed_in(world: World, name: str) -> None:
+    """Signs the user in (their account created first if the scenario has none yet), on a new conversation."""
     world.actor(name).sign_in()
 
 
 @given(parsers.re(f"^{NAME} starts a new conversation$"))
 @when(parsers.re(f"^{NAME} starts a new conversation$"))
 def new_conversation(world: World, name: str) -> None:
+    """Starts a new conversation, once the memory writes the app makes on its own after a turn have landed."""
     world.actors[name].start_new_conversation()
 
 
 @given(parsers.re(f'^{NAME} tells the assistant "(?P<sentence>.+)"$'))
 @when(parsers.re(f'^{NAME} tells the assistant "(?P<sentence>.+)"$'))
 def tells(world: World, name: str, sentence: str) -> None:
+    """Sends a fact ("My <thing> is <value>.", or "Actually, my ...") as one turn; later steps ask about it."""
     world.actors[name].tell(sentence)
 
 
@@ -72,6 +75,7 @@ def tells_longest_fact(world: World, name: str, script: str) -> None:
 
 @then("in a new conversation the assistant answers her question about the last of them")
 def answers_last_in_new_conversation(world: World, answers: AnswerCheck) -> None:
+    """Starts a new conversation and asks about the last fact told; the answer gives its value."""
     actor = world.speaking()
     actor.start_new_conversation()
     each_question_answered(actor, actor.told[-1:], answers)
@@ -79,11 +83,13 @@ def answers_last_in_new_conversation(world: World, answers: AnswerCheck) -> None
 
 @when(parsers.re(f'^{NAME} (?:says|asks) "(?P<text>.+)"$'))
 def says(world: World, name: str, text: str) -> None:
+    """Sends the text as one turn (a question, small talk); the reply is kept for the Then steps."""
     world.actors[name].say(text)
 
 
 @when(parsers.re(f"^{NAME} tells the assistant these facts(?: one right after the other)?:$"))
 def tells_facts(world: World, name: str, datatable: list[list[str]]) -> None:
+    """Tells each row of the table (columns fact and value) as a sentence of its own, one turn each."""
     actor = world.actors[name]
     header, *rows = datatable
     for row in rows:
@@ -93,6 +99,7 @@ def tells_facts(world: World, name: str, datatable: list[list[str]]) -> None:
 
 @then(parsers.parse('the assistant answers "{answer}"'))
 def assistant_answers(world: World, answers: AnswerCheck, answer: str) -> None:
+    """The last reply is the answer given (exactly, or containing it with --answer-check contains)."""
     actor = world.speaking()
     assert answers.matches(actor.last_reply, answer), (
         f"{actor.name} expected the assistant to answer {answer!r} but it answered {actor.last_reply!r}"
@@ -101,12 +108,14 @@ def assistant_answers(world: World, answers: AnswerCheck, answer: str) -> None:
 
 @then("the assistant answers each of her questions about them correctly")
 def answers_each_question(world: World, answers: AnswerCheck) -> None:
+    """Asks about every fact the user told, in the open conversation; each answer gives its value."""
     actor = world.speaking()
     each_question_answered(actor, actor.told, answers)
 
 
 @then("in a new conversation the assistant answers each of her questions about them correctly")
 def answers_in_new_conversation(world: World, answers: AnswerCheck) -> None:
+    """Starts a new conversation and asks about every fact the user told; each answer gives its value."""
     actor = world.speaking()
     actor.start_new_conversation()
     each_question_answered(actor, actor.told, answers)
@@ -114,6 +123,7 @@ def answers_in_new_conversation(world: World, answers: AnswerCheck) -> None:
 
 @given(parsers.re(f"^{NAME}'s long-term memory holds:$"))
 def memory_holds(world: World, name: str, datatable: list[list[str]]) -> None:
+    """Stores the table's sentences (one column under a header) in the user's memory through the app's API."""
     actor = world.actors[name]
     sentences = [row[0] for row in datatable[1:]]
     actor.session.remember(sentences)
@@ -123,6 +133,7 @@ def memory_holds(world: World, name: str, datatable: list[list[str]]) -> None:
 
 @then("her long-term memory holds exactly these facts, in the order she told them")
 def memory_holds_exactly(world: World) -> None:
+    """Once the app's own writes have landed, the user's memory lists exactly the facts told, in order."""
     actor = world.speaking()
     expected = [f.sentence for f in actor.told]
     actor.settle()

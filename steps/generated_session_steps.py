@@ -37,6 +37,7 @@ def left_out_kinds(world: World) -> dict[str, str]:
 @given(parsers.re(r"^a seeded session of (?P<count>\d+) actions by (?P<users>\d+) users$"),
        converters={"count": int, "users": int}, target_fixture="generated_session")
 def seeded_session(world: World, answers: AnswerCheck, count: int, users: int) -> GeneratedSession:
+    """Draws a session of that many actions by that many users from the run's seed, of the kinds the app supports."""
     left_out = left_out_kinds(world)
     if "let time pass" not in left_out:
         world.use_app(world.app.with_settings(Capability.MOVABLE_CLOCK, clock="settable"))
@@ -58,11 +59,13 @@ def seeded_session(world: World, answers: AnswerCheck, count: int, users: int) -
 
 @when("the users act it out, each in their own browser")
 def act_out(generated_session: GeneratedSession, pytestconfig: pytest.Config) -> None:
+    """The users act the session out, compared with the model after every action; a failure is shrunk."""
     generated_session.act_out(shrink_budget_s=pytestconfig.getoption("--shrink-seconds"))
 
 
 @then("everything each user was told is remembered exactly as the model says")
 def remembered_as_modelled(world: World, generated_session: GeneratedSession) -> None:
+    """No difference from the model; else the seed, the action, the difference and the shrunk actions."""
     plan = generated_session.plan
     SUMMARIES.mkdir(parents=True, exist_ok=True)
     name = f"{world.app.target.name}-seed{plan.seed}-{len(plan.actions)}x{len(plan.users)}.json"

@@ -9,6 +9,7 @@ from steps.world import NAME, World
 
 @when(parsers.re(f"^{NAME} opens the conversation again from its address$"))
 def reopen_by_address(world: World, name: str) -> None:
+    """Opens the user's open conversation again by its address; the app must serve it (HTTP 200)."""
     actor = world.actors[name]
     status = actor.open_by_address(actor.note_conversation())
     assert status == 200, f"{name} opened her conversation by its address and the app answered {status}"
@@ -16,6 +17,7 @@ def reopen_by_address(world: World, name: str) -> None:
 
 @when(parsers.re(f"^{NAME} opens the conversation from the conversation list$"))
 def reopen_from_list(world: World, name: str) -> None:
+    """Opens the conversation noted before from the user's conversation list; that one must open."""
     actor = world.actors[name]
     actor.open_from_list(actor.noted_conversation)
     assert actor.conversation_id() == actor.noted_conversation
@@ -23,6 +25,7 @@ def reopen_from_list(world: World, name: str) -> None:
 
 @then("the history shows every turn of the conversation in order")
 def history_in_order(world: World) -> None:
+    """The conversation's history shows every turn sent and answered, in order, exactly as said."""
     actor = world.speaking()
     shown = actor.history()
     assert shown == actor.turns, (
@@ -40,4 +43,5 @@ def small_talk(world: World, name: str, count: int) -> None:
 @when(parsers.re(f'^{NAME} types "(?P<before>[^"]*)", composes "(?P<characters>[^"]+)" from "(?P<reading>[^"]+)" '
                  'with an input method and confirms it, types "(?P<after>[^"]*)" and sends the message$'))
 def types_with_input_method(world: World, name: str, before: str, characters: str, reading: str, after: str) -> None:
+    """Types a message partly with an input method (characters composed, then confirmed) and sends it."""
     world.actors[name].say_composed(before, reading, characters, after)

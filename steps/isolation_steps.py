@@ -58,12 +58,14 @@ def heard(actor: Actor, answer: str, answers: AnswerCheck) -> None:
 
 @given(parsers.re(f"^{NAME} and {OTHER} are signed in, each in their own browser$"))
 def both_signed_in(world: World, name: str, other: str) -> None:
+    """Signs both users in, each in a browser of their own (their accounts created first if needed)."""
     for who in (name, other):
         world.actor(who).sign_in()
 
 
 @when("at the same time they tell the assistant their secrets:")
 def tell_secrets_at_once(world: World, datatable: list[list[str]]) -> None:
+    """Every user of the table (columns user and secret) sends their secret before any reply is read."""
     rows = [dict(zip(datatable[0], r, strict=True)) for r in datatable[1:]]
     pending = [(world.actors[row["user"]], row["secret"]) for row in rows]
     waiters = [(actor, secret, actor.submit(secret)) for actor, secret in pending]  # all send before any reply
@@ -74,6 +76,7 @@ def tell_secrets_at_once(world: World, datatable: list[list[str]]) -> None:
 
 @when(parsers.parse('each of them starts a new conversation and asks "{question}"'))
 def each_asks(world: World, question: str) -> None:
+    """Every user starts a new conversation and asks the question."""
     for actor in world.actors.values():
         actor.start_new_conversation()
         actor.say(question)
@@ -81,11 +84,13 @@ def each_asks(world: World, question: str) -> None:
 
 @then(parsers.re(f'^{NAME} hears "(?P<answer>.+)"$'))
 def hears(world: World, answers: AnswerCheck, name: str, answer: str) -> None:
+    """The user's last reply is the answer given."""
     heard(world.actors[name], answer, answers)
 
 
 @then("the memories recalled for each of them are only their own")
 def each_only_own(world: World) -> None:
+    """What was recalled for each user, on the page and through the API, is their own (by memory id)."""
     everyone = list(world.actors.values())
     for actor in everyone:
         only_own_memories(actor, everyone)
@@ -93,6 +98,7 @@ def each_only_own(world: World) -> None:
 
 @when(parsers.re(f"^{NAME} opens {OTHER}'s conversation by its address$"), target_fixture="foreign_visit")
 def open_foreign_conversation(world: World, name: str, other: str) -> ForeignVisit:
+    """The user opens the other user's open conversation by its address."""
     intruder, owner = world.actors[name], world.actors[other]
     conversation_id = owner.note_conversation()
     return ForeignVisit(name, other, conversation_id, intruder.open_by_address(conversation_id))
@@ -100,6 +106,7 @@ def open_foreign_conversation(world: World, name: str, other: str) -> ForeignVis
 
 @then(parsers.re(f"^nothing of {NAME}'s conversation is shown to {OTHER}$"))
 def nothing_shown(world: World, foreign_visit: ForeignVisit, name: str, other: str) -> None:
+    """No turn of the owner's conversation is on the other user's screen, whatever the app answered."""
     assert (foreign_visit.owner, foreign_visit.intruder) == (name, other), f"{other} did not open {name}'s conversation"
     assert foreign_visit.status in (200, 401, 403, 404), (
         f"opening {name}'s conversation answered {other} {foreign_visit.status}")
@@ -132,6 +139,7 @@ def made_up_session_refused(world: World, name: str) -> None:
 
 @given(parsers.re(f"^{NAME} has (?P<count>\\d+) conversations?$"), converters={"count": int})
 def has_conversations(world: World, name: str, count: int) -> None:
+    """Seeds that many conversations for the user through the app's API, each telling one fact."""
     actor = world.actor(name)
     for i in range(count):
         seed_told(actor, f"My note number {i} is {world.fake.word()}.")
@@ -139,6 +147,7 @@ def has_conversations(world: World, name: str, count: int) -> None:
 
 @when(parsers.re(f"^{NAME} looks at (?:his|her|their) conversation list$"), target_fixture="listing")
 def looks_at_list(world: World, name: str) -> Listing:
+    """The user signs in and reads the conversation list the app shows, once it lists all of theirs."""
     actor = world.actors[name]
     actor.sign_in()
     return Listing(name, actor.conversations_listed(len(actor.session.conversation_ids())))
@@ -146,6 +155,7 @@ def looks_at_list(world: World, name: str) -> Listing:
 
 @then(parsers.re(f"^{NAME} sees exactly (?:his|her|their) own conversations$"))
 def sees_own(world: World, listing: Listing, name: str) -> None:
+    """The list shows exactly the conversations seeded for the user, the newest first."""
     assert listing.name == name, f"{name} did not look at a conversation list; {listing.name} did"
     own = list(reversed(world.actors[name].conversations))  # newest first
     assert listing.ids == own, f"{name}'s list shows {listing.ids}, expected exactly {own}"
@@ -158,6 +168,7 @@ def _email_parts(address: str) -> tuple[str, str]:
 
 @given(parsers.re('^a user signed up as "(?P<address>[^"]+)" who told the assistant "(?P<sentence>.+)"$'))
 def signed_up_user(world: World, address: str, sentence: str) -> None:
+    """Creates the first (then the second) user with that address, made unique to the run, who told the sentence."""
     role = "First" if "First" not in world.actors else "Second"
     local, domain = _email_parts(address)
     seed_told(world.create_user(role, email_local=local, domain=domain), sentence)
@@ -165,6 +176,7 @@ def signed_up_user(world: World, address: str, sentence: str) -> None:
 
 @when(parsers.parse('the second user signs in with the address typed as "{typed}"'))
 def second_signs_in(world: World, typed: str) -> None:
+    """The second user signs in with the address typed so; the app must open their own account."""
     actor = world.actors["Second"]
     local, domain = _email_parts(typed)
     actor.open_new_browser()
@@ -175,6 +187,7 @@ def second_signs_in(world: World, typed: str) -> None:
 
 @when(parsers.parse('the second user asks in a new conversation "{question}"'))
 def second_asks(world: World, question: str) -> None:
+    """The second user starts a new conversation and asks the question."""
     actor = world.actors["Second"]
     actor.start_new_conversation()
     actor.say(question)
@@ -182,16 +195,19 @@ def second_asks(world: World, question: str) -> None:
 
 @then(parsers.parse('the second user hears "{answer}"'))
 def second_hears(world: World, answers: AnswerCheck, answer: str) -> None:
+    """The second user's last reply is the answer given."""
     heard(world.actors["Second"], answer, answers)
 
 
 @then("the memories recalled for the second user are only their own")
 def second_only_own(world: World) -> None:
+    """What was recalled for the second user, on the page and through the API, is their own (by memory id)."""
     only_own_memories(world.actors["Second"], list(world.actors.values()))
 
 
 @given("users whose ids differ by one character, each with their own memories:")
 def near_colliding_ids(world: World, datatable: list[list[str]]) -> None:
+    """Creates a user per row with an id the test chooses (the row's suffix) and stores the row's memory."""
     for suffix, memory in datatable[1:]:
         actor = world.create_user(f"Owner{suffix}", user_id=f"{world.tag}-{suffix}")
         actor.session.remember([memory])
@@ -200,6 +216,7 @@ def near_colliding_ids(world: World, datatable: list[list[str]]) -> None:
 
 @then(parsers.parse('searching the memory of each user for "{question}" finds only that user\'s memories'))
 def each_finds_own(world: World, question: str) -> None:
+    """Searching each user's memory for the question finds exactly that user's memories, in order."""
     for actor in world.actors.values():
         hits = actor.session.search(question, k=10)
         own = [f.sentence for f in actor.told]

@@ -418,7 +418,9 @@ def markdown(areas: list[Area]) -> str:
                 does = step.does or "(no docstring: give the step function one)"
                 lines += _wrapped(f"{does} (`{step.function}`)", "  - ", "    ")
                 for param in phrase.params:
-                    example = f", e.g. {_code(param.sample)}" if param.sample is not None else ""
+                    # "any text" needs no example, and one sample would mislead for a name, a model, a folder
+                    example = (f", e.g. {_code(param.sample)}" if param.sample is not None
+                               and not param.description.startswith("any text") else "")
                     lines += _wrapped(f"{_code(f'<{param.name}>')}: {param.description}{example}", "  - ", "    ")
                 if step.datatable:
                     lines.append("  - takes a data table below the line")

@@ -49,7 +49,7 @@ LETTA := .tools/letta
 LETTA_VERSION := 0.16.8
 LETTA_STAMP := $(LETTA)/.installed-$(LETTA_VERSION)-$(shell sha1sum targets/letta.pins.txt | cut -c1-12)
 
-.PHONY: browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui letta test-letta
+.PHONY: browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui letta test-letta steps
 
 setup: $(STAMP) $(BROWSER_STAMP)
 
@@ -104,6 +104,12 @@ report: setup $(ALLURE)
 
 lint: setup
 	.venv/bin/ruff check .
+
+# The step catalogue, docs/steps.md, written from the step modules conftest.py lists (tools/step_catalogue.py). It
+# reads their source and imports them, no app, browser or database: the packages are all it needs of set-up.
+# .ci/run fails when the committed file differs from what this writes.
+steps: $(STAMP)
+	$(PY) -m tools.step_catalogue
 
 clean:
 	rm -rf reports test-results .pytest_cache

@@ -45,6 +45,7 @@ def _declared(world: World, change_name: str) -> Change:
                   r'"<change>"'), converters={"size": lambda text: int(text.replace(",", ""))})
 def history_before_change(world: World, migration: MigrationRun, change_name: str, size: int,
                           tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Generates a history of that many memories (plus 3) and puts it into a fresh app as it is before the change."""
     change = _declared(world, change_name)
     world.app.require(NEEDS[change.kind])
     if change.kind != "migration":
@@ -70,6 +71,7 @@ def history_before_change(world: World, migration: MigrationRun, change_name: st
 
 @when('the app goes through the change "<change>"')
 def go_through_change(world: World, migration: MigrationRun, change_name: str) -> None:
+    """The app goes through the declared change the way its operators do it (the driver's procedure)."""
     change = _declared(world, change_name)
     app, counts = world.app.go_through(change, migration.newer_store)
     world.use_app(app)

@@ -75,6 +75,7 @@ def resolution(world: World) -> float:
 
 @then(parsers.re(f"^{NAME} sees every one of (?:his|her|their) conversations, the most recent first$"))
 def sees_every_conversation(world: World, seeded: Seeded, listing: Listing, name: str) -> None:
+    """The list shows every conversation seeded for the user and no other, newest first, as the API does."""
     assert listing.name == name == seeded.name, f"{name} did not look at the list of what was stored for her"
     missing = [c for c in seeded.conversations if c not in listing.ids]
     foreign = [c for c in listing.ids if c not in seeded.conversations]
@@ -89,6 +90,7 @@ def sees_every_conversation(world: World, seeded: Seeded, listing: Listing, name
 
 @then(parsers.re(f"^{NAME}'s long-term memory lists every one of (?:his|her|their) memories, oldest first$"))
 def lists_every_memory(world: World, seeded: Seeded, name: str) -> None:
+    """The user's memory lists every memory seeded for them, and no other, oldest first."""
     listed = [m.text for m in world.actors[name].session.memories()]
     missing = [m for m in seeded.memories if m not in listed]
     assert not missing and len(listed) == len(seeded.memories), (
@@ -108,6 +110,7 @@ def longest(world: World) -> int:
 @when(parsers.re(f"^{NAME} sends a message one character longer than the app accepts$"),
       target_fixture="refused_message")
 def sends_too_long(world: World, name: str) -> RefusedMessage:
+    """Sends a message one character longer than [limits] longest_message (skipped where none is declared)."""
     actor = world.actors[name]
     text = ("My essay is " + "far too long " * 1000)[:longest(world)] + "."
     return RefusedMessage(name, text, actor.send_refused(text))
@@ -115,12 +118,14 @@ def sends_too_long(world: World, name: str) -> RefusedMessage:
 
 @then(parsers.re(f"^{NAME} is told the message was not sent$"))
 def told_not_sent(refused_message: RefusedMessage, name: str) -> None:
+    """The page said something instead of sending the message."""
     assert refused_message.name == name
     assert refused_message.error.strip(), f"the page said nothing when {name}'s too long message was not sent"
 
 
 @then("nothing of that message is kept")
 def nothing_kept(world: World, refused_message: RefusedMessage) -> None:
+    """No turn of any conversation and no memory of the user holds a part of the refused message."""
     actor = world.actors[refused_message.name]
     piece = refused_message.text[:40]
     kept = [(cid, t.text[:60]) for cid in actor.session.conversation_ids() for t in actor.session.turns(cid)

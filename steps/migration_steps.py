@@ -32,12 +32,14 @@ def migration() -> MigrationRun:
 
 @given(parsers.parse('the legacy Redis store holds the golden snapshot "{name}"'))
 def golden_snapshot(world: World, migration: MigrationRun, name: str) -> None:
+    """Loads the snapshot (a name in snapshots/ or a path) into the app's legacy store with its own tool."""
     migration.load_history(world.app, snapshot_path(name), world.tag)
 
 
 @given(parsers.re(r"the legacy Redis store holds a generated history of (?P<size>[\d,]+) memories"),
        converters={"size": lambda text: int(text.replace(",", ""))})
 def generated_history(world: World, migration: MigrationRun, size: int, tmp_path: Path) -> None:
+    """Generates a history of that many memories (plus 3) with the app's embedder, into the legacy store."""
     world.app.require(Capability.MIGRATION_TOOLS)
     world.app.require_stores()
     if size >= 10_000:  # into an empty store, as a real migration: an index grown row by row costs minutes
@@ -74,6 +76,7 @@ CAPTURED_FACTS = ("My locker code is 12-{n}-7.", "My dentist is Doctor Okafor {n
 
 @given("users have told the app facts in several conversations")
 def users_told_facts(world: World) -> None:
+    """In an app of its own, three users (Ana, Ana1, Ben) each store sixteen memories through its memory API."""
     world.app.require(Capability.DATABASE_ACCESS)
     world.app.require(Capability.MIGRATION_TOOLS)  # the snapshot is replayed through them, later
     world.use_app(world.app.fresh())  # a store of its own
@@ -86,6 +89,7 @@ def users_told_facts(world: World) -> None:
 
 @when("the app's memory is captured as a snapshot, with questions sampled from it")
 def capture_snapshot(world: World, migration: MigrationRun, tmp_path: Path) -> None:
+    """Captures the app's memories and what it answers now as a snapshot, with 16 questions sampled."""
     path = tmp_path / "captured.jsonl.gz"
     with allure.step("capture the app's memories and what it answers now"):
         header = capture(world.app, path, questions=None, sample=16, seed=world.data.seed, k=world.app.recall_k,
@@ -97,6 +101,7 @@ def capture_snapshot(world: World, migration: MigrationRun, tmp_path: Path) -> N
 
 @when("the snapshot is replayed into a fresh store through the migration")
 def replay_captured(world: World, migration: MigrationRun) -> None:
+    """Loads the captured snapshot into a fresh app's legacy store and migrates it in batches of 7."""
     world.use_app(world.app.fresh())
     assert migration.captured is not None, "nothing was captured"
     migration.load_history(world.app, migration.captured, world.tag)
@@ -105,6 +110,7 @@ def replay_captured(world: World, migration: MigrationRun) -> None:
 
 @given(parsers.parse("the legacy Redis store holds {count:d} generated memories of one owner"))
 def generated_memories(world: World, migration: MigrationRun, count: int) -> None:
+    """Loads that many generated memories of one owner into the legacy store, with questions about them."""
     fake = world.fake
     kinds = ["order number", "locker code", "gate code", "flight", "dentist", "plumber", "gym class", "book club",
              "favourite tea", "bike shop", "tax advisor", "car plate", "library card", "seat", "wifi password",
@@ -122,6 +128,7 @@ def generated_memories(world: World, migration: MigrationRun, count: int) -> Non
 
 @given(parsers.parse('an app that searches owners with many memories through an "{index}" index'))
 def app_with_index(world: World, index: str) -> None:
+    """The scenario goes on with an app that searches owners of 200 memories or more through that index kind."""
     world.app.require(Capability.MIGRATION_TOOLS)  # before starting an app the scenario could not load
     world.use_app(world.app.with_settings(Capability.APP_SETTINGS, index=index, **{"ann-min-rows": "200"}))
 
@@ -131,6 +138,7 @@ def app_with_index(world: World, index: str) -> None:
 @when(parsers.parse('the memories are migrated to PostgreSQL in batches of {size:d} with the "{embedder}" '
                     "embedding model"))
 def migrate(world: World, migration: MigrationRun, size: int, embedder: str) -> None:
+    """Creates the owners, then migrates the legacy store with the app's tool, in those batches, with that model."""
     world.app.require(Capability.MIGRATION_TOOLS)
     if world.app.health.get("embedder") != embedder:
         world.use_app(world.app.with_settings(Capability.APP_SETTINGS, embedder=embedder))
@@ -148,6 +156,7 @@ def migrate(world: World, migration: MigrationRun, size: int, embedder: str) -> 
 
 @then("the migration reports every memory read and written")
 def every_memory_written(world: World, migration: MigrationRun) -> None:
+    """The migration's own counts: every memory read and written, none skipped."""
     counts, total = migration.last_counts, migration.total
     if (counts.read, counts.written, counts.skipped) != (total, total, 0):
         named = ""
@@ -160,6 +169,7 @@ def every_memory_written(world: World, migration: MigrationRun) -> None:
 
 @then("the second migration writes nothing and skips every memory as already present")
 def second_run_changes_nothing(migration: MigrationRun) -> None:
+    """The last migration read every memory, wrote none and found every one already present."""
     counts, total = migration.last_counts, migration.total
     assert (counts.read, counts.written, counts.already_present) == (total, 0, total), (
         f"running the migration again read {counts.read}, wrote {counts.written} and found "
@@ -168,6 +178,7 @@ def second_run_changes_nothing(migration: MigrationRun) -> None:
 
 @then("every historical memory is recalled for its owner and for nobody else")
 def every_memory_recalled(world: World, migration: MigrationRun) -> None:
+    """Every memory is there, its owner's, with its text and vector, recalled by its own text; no other owner's hit."""
     checks = migration.replay_checks(world.app)
     leaks, lost = checks.leaks(migration.replay), len(checks.memories.lost)
     assert not lost and not leaks, (
@@ -177,6 +188,7 @@ def every_memory_recalled(world: World, migration: MigrationRun) -> None:
 
 @then("every historical memory keeps its conversation and its creation and expiry times")
 def every_field_kept(world: World, migration: MigrationRun) -> None:
+    """Every memory keeps its conversation, creation and expiry times, as far as the app keeps them."""
     checks = migration.replay_checks(world.app)
     if not checks.memories.kept_fields:
         pytest.skip(f"{world.app.target.name} keeps none of a memory's conversation, creation and expiry times "
@@ -186,6 +198,7 @@ def every_field_kept(world: World, migration: MigrationRun) -> None:
 
 @when("one migrated memory's vector is removed from the store by hand")
 def remove_one_vector(world: World, migration: MigrationRun) -> None:
+    """Removes the vector of one migrated memory, drawn by the scenario's seed, from the store."""
     history = migration.replay
     assert history is not None, "no history was loaded"
     embeddable = [i for i, ok in enumerate(history.embeddable) if ok]
@@ -196,6 +209,7 @@ def remove_one_vector(world: World, migration: MigrationRun) -> None:
 
 @then("the replay names exactly that memory as lost, and only it")
 def replay_names_the_removed_one(world: World, migration: MigrationRun) -> None:
+    """The replay names that memory as lost, and no other."""
     checks = migration.replay_checks(world.app)
     named = [line.split()[0] for line in checks.memories.lost]
     assert named == [migration.removed], (f"the vector of {migration.removed} was removed by hand; the replay named "
@@ -204,6 +218,7 @@ def replay_names_the_removed_one(world: World, migration: MigrationRun) -> None:
 
 @then("every golden question recalls the expected memories, in order, with the expected scores")
 def golden_questions(world: World, migration: MigrationRun) -> None:
+    """Every golden question (probe) of the history recalls its expected memories, in order, with their scores."""
     checks = migration.replay_checks(world.app)
     failing = checks.probes.failing
     assert not failing, (f"{len(failing)} of {len(checks.probes.outcomes)} golden questions recalled differently\n"
@@ -213,6 +228,7 @@ def golden_questions(world: World, migration: MigrationRun) -> None:
 @then(parsers.parse("{count:d} questions of that owner recall exactly what a full scan of the owner's memories "
                     "ranks first"))
 def questions_match_full_scan(world: World, migration: MigrationRun, count: int) -> None:
+    """That many questions recall, through the app's search, what an exact scan of the owner's memories ranks first."""
     app, k = world.app, world.app.recall_k
     questions = migration.questions[:count]
     vectors = [np.frombuffer(v, dtype="<f4").astype(np.float64) if v is not None else None
@@ -229,18 +245,20 @@ def questions_match_full_scan(world: World, migration: MigrationRun, count: int)
 
 @given(parsers.parse('an app of its own running the "{embedder}" embedding model'))
 def own_app(world: World, embedder: str) -> None:
+    """The scenario goes on with an app of its own, on fresh data, running that embedding model."""
     world.app.require(Capability.EMBEDDING_MODEL_CHANGE)
     world.use_app(world.app.fresh(embedder=embedder))
 
 
 @when(parsers.parse('the app moves to the "{embedder}" embedding model following the upgrade procedure'))
 def move_embedding_model(world: World, embedder: str) -> None:
+    """The app moves to that embedding model by its own procedure for it (the driver's)."""
     world.use_app(world.app.change_embedding_model(embedder))
 
 
 @then(parsers.re(f"^searching {NAME}'s memory for each of them finds it first$"))
 def search_finds_each(world: World, talk: Talk, name: str) -> None:
-    """Each fact she told, searched by its question: that fact's memory comes first."""
+    """Searching the user's memory for each fact they told finds that fact's memory first."""
     actor, told = world.actors[name], talk.of(name).told
     missing = []
     for fact in told:

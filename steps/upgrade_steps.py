@@ -64,6 +64,7 @@ def _migrate_onto(world: World, migration: MigrationRun, version: VersionRun, si
                     '"{index_there}" there'))
 def migrated_onto_both(world: World, migration: MigrationRun, pgvector_versions: PgvectorVersions,
                        index_here: str, index_there: str, second_postgres) -> None:  # noqa: ANN001
+    """Migrates the golden snapshot onto this run's and the other provider's pgvector, with each index kind."""
     for capability in (Capability.MIGRATION_TOOLS, Capability.DATABASE_ACCESS, Capability.APP_SETTINGS):
         world.app.require(capability)
     if second_postgres.apps is None:
@@ -88,6 +89,7 @@ def migrated_onto_both(world: World, migration: MigrationRun, pgvector_versions:
 
 @then("every golden question recalls the same memories on both versions, in order, with the same scores")
 def same_recall_on_both(migration: MigrationRun, pgvector_versions: PgvectorVersions) -> None:
+    """Every golden question recalls the same ids, in the same order, with the same scores on both versions."""
     snapshot = migration.snapshot
     assert snapshot is not None and pgvector_versions.runs, "no snapshot was migrated onto two versions"
     for version in pgvector_versions.runs:
@@ -104,6 +106,7 @@ def same_recall_on_both(migration: MigrationRun, pgvector_versions: PgvectorVers
 
 @then("each version searched every owner through the index it was given")
 def index_really_used(world: World, pgvector_versions: PgvectorVersions) -> None:
+    """Each version's own index-scan counter shows that every golden question went through its index."""
     for version in pgvector_versions.runs:
         probes = sum(1 for hits in version.hits.values() if hits)  # a question that recalled something was searched
         app = version.app

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from harness.app_handle import AppHandle
-from harness.browser import BrowserChoice, without_screencast
+from harness.browser import BrowserChoice
 from harness.browser_sessions import BrowserSessions
 from harness.test_data import TestData
 from steps.world import World
 
 pytest_plugins = [
     "harness.suite.run",
-    "harness.suite.fixtures",
     "harness.suite.evidence",
+    "harness.suite.fixtures",
     "steps.records",
     "steps.common_steps",
     "steps.in_session_steps",
@@ -62,11 +62,3 @@ def browser_type_launch_args(browser_type_launch_args: dict, suite_info: dict) -
 def connect_options(suite_info: dict) -> dict | None:
     """A Playwright browser server instead of a browser launched here (--browser-ws)."""
     return {"endpoint": suite_info["browser_ws"]} if suite_info.get("browser_ws") else None
-
-
-@pytest.fixture
-def _artifacts_recorder(_artifacts_recorder, request: pytest.FixtureRequest):  # noqa: ANN001, ANN201
-    """Traces and screenshots kept on failure, tracing without screencast frames (unless --trace-screencast)."""
-    if request.config.getoption("--tracing") != "off" and not request.config.getoption("--trace-screencast"):
-        without_screencast(_artifacts_recorder, title=request.node.nodeid)
-    return _artifacts_recorder

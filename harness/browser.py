@@ -100,26 +100,3 @@ def chromium_version(executable: Path | None) -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return out.strip() or "unknown"
-
-
-def without_screencast(recorder: object, title: str) -> None:
-    """Make pytest-playwright's recorder trace contexts with DOM snapshots and network but no screencast frames.
-
-    The frames cost about a quarter of a browser scenario's time here; a failing scenario still gets its screenshots
-    (--screenshot) and a trace whose snapshots show every step's page. `--trace-screencast` keeps the frames.
-    """
-    start = recorder.on_did_create_browser_context
-
-    def on_did_create(context) -> None:  # noqa: ANN001 - a Playwright BrowserContext
-        # The recorder's own start, but for its trace (it keeps the context's pages, for screenshots): a trace
-        # started and stopped to start it again lighter cost 25 ms a browser. It is stopped and saved as before.
-        tracing = recorder._capture_trace
-        recorder._capture_trace = False
-        try:
-            start(context)
-        finally:
-            recorder._capture_trace = tracing
-        if tracing:
-            context.tracing.start(title=title, screenshots=False, snapshots=True, sources=False)
-
-    recorder.on_did_create_browser_context = on_did_create

@@ -153,7 +153,7 @@ class Bare:
     conversations, the history turn by turn, the answer exactly, the app's own memory writes settled before asking.
     Traced (the default) it records the evidence the suite records of every browser: the trace (DOM snapshots and
     network, no screencast), saved when a browser closes mid-scenario with a screenshot of each of its pages
-    (pytest-playwright's --screenshot=only-on-failure takes them then, not knowing yet whether the scenario will fail),
+    (the suite takes them then, with --screenshot=only-on-failure, not knowing yet whether the scenario will fail),
     and dropped at the end, as for a passing scenario. Untraced, it records nothing."""
 
     def __init__(self, pw: Playwright, app: AppHandle, traced: bool = True) -> None:

@@ -1,5 +1,6 @@
 """What a scenario's report carries besides its steps: each outline example named with its values, each step with
-its own parameters only, and a failure's evidence (page URLs, and pytest-playwright's screenshots and traces)."""
+its own parameters only, and a failure's evidence (page URLs, and the browsers' screenshots, traces and videos that
+harness.browser_evidence kept)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,16 @@ from pathlib import Path
 import pytest
 
 from harness import report
+
+CALL_REPORT = pytest.StashKey[pytest.TestReport]()  # the outcome of a scenario's steps
+KEPT_EVIDENCE = pytest.StashKey[list[tuple[str, Path]]]()  # (kind, path) of the browser evidence kept
+SKIPPED_IN_SETUP = pytest.StashKey[bool]()
+
+
+def scenario_failed(item: pytest.Item) -> bool:
+    """Whether the scenario's steps failed, or never ran because its set-up failed (a skip is no failure)."""
+    call = item.stash.get(CALL_REPORT, None)
+    return call.failed if call is not None else not item.stash.get(SKIPPED_IN_SETUP, False)
 
 
 def from_the_gherkin(value: object) -> bool:
@@ -50,11 +61,18 @@ def pytest_bdd_step_error(request: pytest.FixtureRequest, feature, scenario, ste
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):  # noqa: ANN201
-    """After pytest-playwright has kept a failed test's screenshots and traces (its wrapper is trylast, so inner to
-    this one), and before Allure writes the result (its listener registers after this plugin, so it is outer)."""
+    """The steps' outcome, for the browsers' teardown to decide what evidence to keep; after the teardown, the kept
+    evidence onto the Allure result (its listener registers after this plugin, so it writes the result after this),
+    and, as pytest-playwright does, into the report's properties (JUnit XML lists them)."""
     outcome = yield
     rep = outcome.get_result()
-    if rep.when == "teardown":
-        kept = [(name.removeprefix("playwright_"), str(Path(item.config.invocation_params.dir, path)))
-                for name, path in rep.user_properties if name.startswith("playwright_")]
-        report.attach_artifacts(kept)
+    if rep.when == "call":
+        item.stash[CALL_REPORT] = rep
+    elif rep.when == "setup" and rep.skipped:
+        item.stash[SKIPPED_IN_SETUP] = True
+    elif rep.when == "teardown":
+        kept = item.stash.get(KEPT_EVIDENCE, [])
+        report.attach_artifacts([(kind, str(path)) for kind, path in kept])
+        base = item.config.invocation_params.dir
+        rep.user_properties += [(f"playwright_{kind}", str(path.relative_to(base) if path.is_relative_to(base)
+                                                               else path)) for kind, path in kept]

@@ -14,16 +14,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import BrowserType, expect
 
 from harness.answers import AnswerCheck
 from harness.app_factory import AppFactory
 from harness.app_handle import AppHandle
 from harness.app_launcher import AppLaunchError
+from harness.browser_evidence import BrowserEvidence, EvidenceOptions, folder_for
 from harness.browser_sessions import BrowserSessions
 from harness.databases import DatabaseServers, ProviderError, provide_databases, redis_url_for_db
 from harness.drivers import load_driver
 from harness.drivers.base import AppDriver, DriverError
+from harness.suite.evidence import KEPT_EVIDENCE, scenario_failed
 from harness.suite.run import SESSION
 from harness.suite_options import ROOT
 from harness.target import Target, load_target
@@ -152,18 +154,24 @@ def ui_wait_s(target: Target) -> float:
     return target.limits.ui_wait_s
 
 
+def evidence_options(config: pytest.Config) -> EvidenceOptions:
+    """pytest-playwright's own options for what to keep (pytest.ini sets them), and --trace-screencast."""
+    return EvidenceOptions(config.getoption("--tracing"), config.getoption("--screenshot"),
+                           config.getoption("--video"), config.getoption("--full-page-screenshot"),
+                           config.getoption("--trace-screencast"))
+
+
 @pytest.fixture
-def browsers(request: pytest.FixtureRequest, suite_info: dict, browser_type,  # noqa: ANN001
-             browser_type_launch_args: dict, browser_context_args: dict,
-             _artifacts_recorder, ui_wait_s: float) -> Iterator[BrowserSessions]:  # noqa: ANN001
-    # pytest-playwright's new_context needs its shared browser: asked for only when a scenario opens a plain
-    # context, so scenarios that use persistent profiles alone do not launch a second browser.
-    sessions = BrowserSessions(lambda **kw: request.getfixturevalue("new_context")(**kw), browser_type,
-                               browser_type_launch_args, browser_context_args, _artifacts_recorder,
-                               remote=bool(suite_info.get("browser_ws")),
-                               untraced_context=lambda **kw: request.getfixturevalue("browser").new_context(**kw))
+def browsers(request: pytest.FixtureRequest, suite_info: dict, browser_type: BrowserType,
+             browser_type_launch_args: dict, browser_context_args: dict, ui_wait_s: float) -> Iterator[BrowserSessions]:
+    """The scenario's browsers, on pytest-playwright's documented fixtures: its shared `browser` (launched only
+    when a scenario opens a plain context, so that scenarios on persistent profiles alone launch no second browser),
+    `browser_type` for profiles, and the launch and context arguments. Its evidence is kept by the outcome of the
+    scenario's steps (harness.suite.evidence reads it)."""
+    nodeid = request.node.nodeid
+    evidence = BrowserEvidence(evidence_options(request.config),
+                               folder_for(Path(request.config.getoption("--output")).absolute(), nodeid), nodeid)
+    sessions = BrowserSessions(lambda: request.getfixturevalue("browser"), browser_type, browser_type_launch_args,
+                               browser_context_args, evidence, remote=bool(suite_info.get("browser_ws")))
     yield sessions
-    call = getattr(request.node, "rep_call", None)  # set by pytest-playwright's report hook
-    always = [request.config.getoption(o) for o in ("--tracing", "--screenshot", "--video")]
-    sessions.close_all(keep_evidence=call is None or not call.passed or "on" in always
-                       or always[2] == "retain-on-failure")
+    request.node.stash[KEPT_EVIDENCE] = sessions.close_all(failed=scenario_failed(request.node))

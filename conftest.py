@@ -5,15 +5,17 @@ has, torn down after it."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from harness.app_handle import AppHandle
-from harness.browser import BrowserChoice
 from harness.browser_sessions import BrowserSessions
 from harness.test_data import TestData
 from steps.world import World
+
+if TYPE_CHECKING:  # imported as a plugin below: importing it here first would keep pytest from rewriting it
+    from harness.suite.run import RunInfo
 
 pytest_plugins = [
     "harness.suite.run",
@@ -49,16 +51,14 @@ def base_url(app_under_test: AppHandle) -> str:
 
 
 @pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args: dict, suite_info: dict) -> dict:
+def browser_type_launch_args(browser_type_launch_args: dict, suite_info: RunInfo) -> dict:
     """The Chromium the run found (Playwright's own or Debian's), quiet and offline."""
-    choice = BrowserChoice(Path(suite_info["browser"]) if suite_info["browser"] else None,
-                           suite_info["browser_source"])
-    launch = choice.launch_args()
+    launch = suite_info.browser.launch_args()
     return {**browser_type_launch_args, **launch,
             "args": [*browser_type_launch_args.get("args", []), *launch["args"]]}
 
 
 @pytest.fixture(scope="session")
-def connect_options(suite_info: dict) -> dict | None:
+def connect_options(suite_info: RunInfo) -> dict | None:
     """A Playwright browser server instead of a browser launched here (--browser-ws)."""
-    return {"endpoint": suite_info["browser_ws"]} if suite_info.get("browser_ws") else None
+    return {"endpoint": suite_info.browser_ws} if suite_info.browser_ws else None

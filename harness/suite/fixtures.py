@@ -26,14 +26,15 @@ from harness.databases import DatabaseServers, ProviderError, provide_databases,
 from harness.drivers import load_driver
 from harness.drivers.base import AppDriver, DriverError
 from harness.suite.evidence import KEPT_EVIDENCE, scenario_failed
-from harness.suite.run import SESSION
+from harness.suite.run import SESSION, RunInfo
 from harness.suite_options import ROOT
 from harness.target import Target, load_target
 from harness.test_data import TestData
 
 
 @pytest.fixture(scope="session")
-def suite_info(pytestconfig: pytest.Config) -> dict:
+def suite_info(pytestconfig: pytest.Config) -> RunInfo:
+    """What the run found at its start (harness.suite.run.RunInfo)."""
     info = pytestconfig.stash.get(SESSION, None)
     if info is None:
         pytest.skip("run the acceptance suite as `pytest features/`")
@@ -41,8 +42,8 @@ def suite_info(pytestconfig: pytest.Config) -> dict:
 
 
 @pytest.fixture(scope="session")
-def target(suite_info: dict) -> Target:
-    return load_target(Path(suite_info["target"]))
+def target(suite_info: RunInfo) -> Target:
+    return load_target(Path(suite_info.target))
 
 
 @pytest.fixture(scope="session")
@@ -56,16 +57,17 @@ def worker_index(worker_id: str) -> int:
 
 
 @pytest.fixture(scope="session")
-def apps(suite_info: dict, driver: AppDriver, worker_id: str, worker_index: int) -> Iterator[AppFactory | None]:
+def apps(suite_info: RunInfo, driver: AppDriver, worker_id: str,
+         worker_index: int) -> Iterator[AppFactory | None]:
     """Apps the suite starts for this worker; None when the suite targets an app it did not start (--base-url):
     its databases, if given, serve the migration scenarios, but the suite starts no app of its own then."""
-    servers = suite_info.get("servers")
-    if servers is None or suite_info["base_url"]:
+    servers = suite_info.servers
+    if servers is None or suite_info.base_url:
         yield None
         return
-    factory = AppFactory(driver, servers["pg_admin_dsn"], redis_url_for_db(servers["redis_url"], worker_index + 1),
-                         db_prefix=f"memtest_{suite_info['run']}_{worker_id}".lower(),
-                         base_settings={"faults": suite_info["faults"]} if suite_info["faults"] else {},
+    factory = AppFactory(driver, servers.pg_admin_dsn, redis_url_for_db(servers.redis_url, worker_index + 1),
+                         db_prefix=f"memtest_{suite_info.run}_{worker_id}".lower(),
+                         base_settings={"faults": suite_info.faults} if suite_info.faults else {},
                          log_dir=ROOT / "reports" / "app-logs")
     yield factory
     factory.close()
@@ -81,15 +83,15 @@ class SecondPostgres:
 
 
 @pytest.fixture(scope="session")
-def second_postgres(suite_info: dict, driver: AppDriver, worker_id: str, worker_index: int,
+def second_postgres(suite_info: RunInfo, driver: AppDriver, worker_id: str, worker_index: int,
                     apps: AppFactory | None) -> Iterator[SecondPostgres]:
     """Started on first use, for the scenarios that compare two pgvector versions; None (with the reason) where
     only one provider is available."""
-    servers = suite_info.get("servers")
+    servers = suite_info.servers
     if servers is None or apps is None:
         yield SecondPostgres(None, None, "needs an app the suite starts on databases it provides")
         return
-    other = "embedded" if servers["provider"] != "embedded" else "testcontainers"
+    other = "embedded" if servers.provider != "embedded" else "testcontainers"
     with contextlib.ExitStack() as stack:
         try:
             second = stack.enter_context(provide_databases(other))
@@ -97,8 +99,8 @@ def second_postgres(suite_info: dict, driver: AppDriver, worker_id: str, worker_
             yield SecondPostgres(None, None, f"needs a second PostgreSQL with another pgvector version, from "
                                              f"{other} (`make engine` provides one here); it could not start: {e}")
             return
-        factory = AppFactory(driver, second.pg_admin_dsn, redis_url_for_db(servers["redis_url"], worker_index + 1),
-                             db_prefix=f"memtest_{suite_info['run']}_{worker_id}_second".lower(),
+        factory = AppFactory(driver, second.pg_admin_dsn, redis_url_for_db(servers.redis_url, worker_index + 1),
+                             db_prefix=f"memtest_{suite_info.run}_{worker_id}_second".lower(),
                              base_settings=apps.base_settings, log_dir=apps.log_dir)
         stack.callback(factory.close)
         apps.companions.append(factory)
@@ -119,20 +121,20 @@ def _scenario_apps(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def app_under_test(request: pytest.FixtureRequest, suite_info: dict, driver: AppDriver,
+def app_under_test(request: pytest.FixtureRequest, suite_info: RunInfo, driver: AppDriver,
                    apps: AppFactory | None) -> AppHandle:
     """The app the scenarios share: started by the suite, or the one at --base-url."""
     try:
         if apps is None:
-            running = driver.attach(suite_info["base_url"], request.config.getoption("--admin-token"))
-            servers = suite_info.get("servers") or {}
-            running.pg_dsn, running.redis_url = servers.get("pg_admin_dsn"), servers.get("redis_url")
+            running = driver.attach(str(suite_info.base_url), request.config.getoption("--admin-token"))
+            if suite_info.servers is not None:
+                running.pg_dsn, running.redis_url = suite_info.servers.pg_admin_dsn, suite_info.servers.redis_url
         else:
             running = apps.shared()
     except (AppLaunchError, DriverError) as e:
         pytest.exit(str(e), returncode=3)
     app = AppHandle(driver, running, apps)
-    request.config.stash[SESSION]["app_health"] = app.describe()
+    suite_info.app_health = app.describe()
     return app
 
 
@@ -142,8 +144,8 @@ def answers(pytestconfig: pytest.Config) -> AnswerCheck:
 
 
 @pytest.fixture(scope="session")
-def test_data(suite_info: dict, worker_id: str) -> TestData:
-    return TestData(suite_info["seed"], worker_id)
+def test_data(suite_info: RunInfo, worker_id: str) -> TestData:
+    return TestData(suite_info.seed, worker_id)
 
 
 @pytest.fixture(scope="session")
@@ -162,7 +164,7 @@ def evidence_options(config: pytest.Config) -> EvidenceOptions:
 
 
 @pytest.fixture
-def browsers(request: pytest.FixtureRequest, suite_info: dict, browser_type: BrowserType,
+def browsers(request: pytest.FixtureRequest, suite_info: RunInfo, browser_type: BrowserType,
              browser_type_launch_args: dict, browser_context_args: dict, ui_wait_s: float) -> Iterator[BrowserSessions]:
     """The scenario's browsers, on pytest-playwright's documented fixtures: its shared `browser` (launched only
     when a scenario opens a plain context, so that scenarios on persistent profiles alone launch no second browser),
@@ -172,6 +174,6 @@ def browsers(request: pytest.FixtureRequest, suite_info: dict, browser_type: Bro
     evidence = BrowserEvidence(evidence_options(request.config),
                                folder_for(Path(request.config.getoption("--output")).absolute(), nodeid), nodeid)
     sessions = BrowserSessions(lambda: request.getfixturevalue("browser"), browser_type, browser_type_launch_args,
-                               browser_context_args, evidence, remote=bool(suite_info.get("browser_ws")))
+                               browser_context_args, evidence, remote=bool(suite_info.browser_ws))
     yield sessions
     request.node.stash[KEPT_EVIDENCE] = sessions.close_all(failed=scenario_failed(request.node))

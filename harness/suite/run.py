@@ -11,6 +11,8 @@ import gc
 import json
 import secrets
 import signal
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -32,7 +34,38 @@ from harness.scenarios import ScenarioRef, UnknownScenario, check_exist
 from harness.suite_options import SuiteOptions, add_options, runs_acceptance_suite
 from harness.target import Target, TargetError, load_target
 
-SESSION = pytest.StashKey[dict]()
+
+@dataclass
+class RunInfo:
+    """What the run found once, at its start: the app, the browser, the databases. Handed to pytest-xdist's workers
+    as JSON; a worker adds the app's health, which goes back to the controller for the report's environment."""
+
+    target: str  # the target file
+    target_name: str
+    seed: int
+    run: str  # makes this run's database names unique
+    faults: str  # the faults switched on in the app the suite starts ("" for none)
+    browser: BrowserChoice
+    chromium: str  # what the browser says it is
+    browser_ws: str | None = None  # a Playwright browser server instead of a browser launched here
+    base_url: str | None = None  # an app the suite did not start
+    servers: DatabaseServers | None = None  # the databases the suite provides (none for an app given by --base-url)
+    app_health: dict[str, str] = field(default_factory=dict)  # what the app under test says of itself
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), default=str)
+
+    @classmethod
+    def from_json(cls, text: str) -> RunInfo:
+        data = json.loads(text)
+        browser = data.pop("browser")
+        servers = data.pop("servers")
+        executable = browser["executable"]
+        return cls(**data, browser=BrowserChoice(Path(executable) if executable else None, browser["source"]),
+                   servers=DatabaseServers(**servers) if servers else None)
+
+
+SESSION = pytest.StashKey[RunInfo]()
 RUN = pytest.StashKey[contextlib.ExitStack]()
 
 # Scenarios that run only when asked for: the long form of the generated sessions (the nightly job), and the replays
@@ -48,7 +81,7 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def start_run(config: pytest.Config) -> dict:
+def start_run(config: pytest.Config) -> RunInfo:
     """Everything that must exist once per run, or a one-line usage error."""
     opts = SuiteOptions.from_config(config)
     try:
@@ -71,12 +104,9 @@ def start_run(config: pytest.Config) -> dict:
         known_defects(target)
     except (TargetError, DriverError, BrowserNotFound, AppLaunchError, ToolFailed, UnknownScenario) as e:
         raise pytest.UsageError(str(e)) from None
-    info: dict = {"target": str(target.path), "target_name": target.name, "seed": opts.seed,
-                  "run": secrets.token_hex(3), "faults": opts.faults,
-                  "browser": str(browser.executable or ""), "browser_source": browser.source,
-                  "chromium": "served by a Playwright browser server" if opts.browser_ws
-                  else chromium_version(browser.executable),
-                  "browser_ws": opts.browser_ws, "base_url": opts.base_url}
+    info = RunInfo(str(target.path), target.name, opts.seed, secrets.token_hex(3), opts.faults, browser,
+                   "served by a Playwright browser server" if opts.browser_ws else chromium_version(browser.executable),
+                   browser_ws=opts.browser_ws, base_url=opts.base_url)
     if not opts.base_url or (opts.pg_dsn and opts.redis_url):
         stack = contextlib.ExitStack()
         try:
@@ -86,7 +116,7 @@ def start_run(config: pytest.Config) -> dict:
             stack.close()
             raise pytest.UsageError(str(e)) from None
         config.stash[RUN] = stack
-        info["servers"] = servers.__dict__.copy()
+        info.servers = servers
         if servers.provider == "testcontainers":
             # Without Ryuk (disabled where its image cannot be pulled) nothing else removes the containers: a run
             # that is terminated unwinds as if interrupted, and pytest_unconfigure removes them.
@@ -97,7 +127,7 @@ def start_run(config: pytest.Config) -> dict:
 def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         if "memtest" in config.workerinput:
-            config.stash[SESSION] = json.loads(config.workerinput["memtest"])
+            config.stash[SESSION] = RunInfo.from_json(config.workerinput["memtest"])
         return
     if runs_acceptance_suite(config):
         config.stash[SESSION] = start_run(config)
@@ -106,7 +136,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:  # noqa: ANN001 - xdist's WorkerController
     if SESSION in node.config.stash:
-        node.workerinput["memtest"] = json.dumps(node.config.stash[SESSION])
+        node.workerinput["memtest"] = node.config.stash[SESSION].to_json()
 
 
 KNOWN_DEFECT = "known defect of the app"  # how a report and its categories tell these apart
@@ -123,7 +153,7 @@ def known_defects(target: Target) -> dict[ScenarioRef, str]:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     info = config.stash.get(SESSION, None)
     if info is not None:
-        target = load_target(info["target"])
+        target = load_target(info.target)
         try:
             defects = known_defects(target)
         except UnknownScenario as e:
@@ -153,21 +183,19 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     info = config.stash.get(SESSION, None)
     if not info:
         return []
-    lines = []
-    if "servers" in info:
-        lines.append(DatabaseServers(**info["servers"]).describe())
-    lines.append(f"browser: {info['chromium']} ({info['browser_source']})")
-    where = info["base_url"] or "started by the suite"
-    lines.append(f"app: {info['target_name']} ({where}); faults: {info['faults'] or 'none'}"
-                 f"; seed: {info['seed']} (--seed to change)")
+    lines = [info.servers.describe()] if info.servers else []
+    lines.append(f"browser: {info.chromium} ({info.browser.source})")
+    lines.append(f"app: {info.target_name} ({info.base_url or 'started by the suite'}); faults: "
+                 f"{info.faults or 'none'}; seed: {info.seed} (--seed to change)")
     return lines
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error) -> None:  # noqa: ANN001 - xdist's WorkerController
     health = getattr(node, "workeroutput", {}).get("app_health")
-    if health and SESSION in node.config.stash:
-        node.config.stash[SESSION].setdefault("app_health", json.loads(health))
+    info = node.config.stash.get(SESSION, None)
+    if health and info is not None and not info.app_health:
+        info.app_health = json.loads(health)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -176,22 +204,21 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if info is None:
         return
     if hasattr(config, "workerinput"):
-        if "app_health" in info:
-            config.workeroutput["app_health"] = json.dumps(info["app_health"])
+        if info.app_health:
+            config.workeroutput["app_health"] = json.dumps(info.app_health)
         return
     directory = report.alluredir(config)
     if directory is not None:
-        app = info.get("app_health", {})
-        servers = info.get("servers", {})
+        app, servers = info.app_health, info.servers
         report.write_environment(directory, {
-            "App": app.get("app") or info["target_name"],
-            "App.URL": info["base_url"] or "started by the suite",
-            "Target": info["target"],
-            "Databases.provider": servers.get("provider", "the app's own"),
-            "PostgreSQL": app.get("postgres") or servers.get("postgres_version"),
-            "pgvector": app.get("pgvector") or servers.get("pgvector_version"),
-            "Redis": app.get("redis") or servers.get("redis_version"),
-            "Chromium": info["chromium"], "Seed": info["seed"], "Faults": info["faults"] or "none",
+            "App": app.get("app") or info.target_name,
+            "App.URL": info.base_url or "started by the suite",
+            "Target": info.target,
+            "Databases.provider": servers.provider if servers else "the app's own",
+            "PostgreSQL": app.get("postgres") or (servers.postgres_version if servers else None),
+            "pgvector": app.get("pgvector") or (servers.pgvector_version if servers else None),
+            "Redis": app.get("redis") or (servers.redis_version if servers else None),
+            "Chromium": info.chromium, "Seed": str(info.seed), "Faults": info.faults or "none",
         })
 
 

@@ -5,10 +5,11 @@ SHELL := /bin/bash
 # the features, 1.2 s with them), and each of the kill matrix's 23 pytest processes and every app start paid it.
 unexport PYTHONDONTWRITEBYTECODE
 PY := .venv/bin/python
+BIN := .venv/bin
 PYTEST := $(PY) -m pytest
 UV_VERSION := 0.13.9
 UV := .venv/bin/uv
-STAMP := .venv/.installed-$(shell sha1sum requirements.lock | cut -c1-12)
+STAMP := .venv/.installed-$(shell cat requirements.lock pyproject.toml | sha1sum | cut -c1-12)
 ALLURE_VERSION := 3.18.0
 ALLURE := .tools/allure/node_modules/.bin/allure
 # The loopback browser server for --browser-ws (tools/browser_server.mjs). npm has no playwright-core 1.65.2, the
@@ -54,11 +55,14 @@ LETTA_STAMP := $(LETTA)/.installed-$(LETTA_VERSION)-$(shell sha1sum targets/lett
 setup: $(STAMP) $(BROWSER_STAMP)
 
 # uv installs the pinned packages (pip's resolver and compile step took 1-3 minutes a virtual environment here; uv
-# takes seconds); pip only installs uv itself, and torch where a CPU build lies on this machine's disk.
-$(STAMP): requirements.lock
+# takes seconds); pip only installs uv itself, and torch where a CPU build lies on this machine's disk. Then the
+# project itself, editable and without dependencies (they are the pinned ones): its packages and its console scripts
+# (pyproject.toml [project.scripts], the tools make runs below).
+$(STAMP): requirements.lock pyproject.toml
 	@test -x $(PY) || python3 -m venv .venv
 	$(PY) -m pip install -q uv==$(UV_VERSION)
 	$(UV) pip install -q --python $(PY) -r requirements.lock
+	$(UV) pip install -q --python $(PY) --no-deps -e .
 	@rm -f .venv/.installed-* && touch $@
 
 # A browser: Playwright's own of the pinned version's revision (under $$PLAYWRIGHT_BROWSERS_PATH, as in Playwright's
@@ -102,14 +106,17 @@ report: setup $(ALLURE)
 	  $(ALLURE) generate reports/allure-results -o reports/allure >/dev/null && \
 	  echo "report: reports/allure/index.html (serve it: $(ALLURE) open reports/allure)"; exit $$status
 
-lint: setup
-	.venv/bin/ruff check .
+# ruff, then mypy over harness/, actors/, steps/, pages/ and tools/ (pyproject.toml [tool.mypy]); its summary line
+# says how many files it checked.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 # The step catalogue, docs/steps.md, written from the step modules conftest.py lists (tools/step_catalogue.py). It
 # reads their source and imports them, no app, browser or database: the packages are all it needs of set-up.
 # .ci/run fails when the committed file differs from what this writes.
 steps: $(STAMP)
-	$(PY) -m tools.step_catalogue
+	$(BIN)/memtest-steps
 
 clean:
 	rm -rf reports test-results .pytest_cache
@@ -123,15 +130,15 @@ durations: setup
 # one after another), then one Allure report merged from their results, with history, and the union checked: every
 # scenario in exactly one shard and once in the report. Prints `ci-sim: N scenarios in S shards, union ok`.
 ci-sim: setup $(ALLURE)
-	$(PY) tools/shards.py run --shards $(SHARDS) $(if $(JOBS),--jobs $(JOBS))
+	$(BIN)/memtest-shards run --shards $(SHARDS) $(if $(JOBS),--jobs $(JOBS))
 
 # The CI templates' merge job (ci/gitlab-ci.yml, ci/github-actions.yml): one Allure report from the shards of RUN
 # (reports/RUN/shards/*/), its history in reports/RUN/allure-history/ (carried between pipelines by the CI's cache),
 # and the union of the shards' JUnit files checked against the suite that SELECT (pytest options) selects.
 ci-merge: $(STAMP) $(ALLURE)
-	@status=0; $(PY) tools/shards.py merge --results reports/$(RUN)/shards/*/allure-results \
+	@status=0; $(BIN)/memtest-shards merge --results reports/$(RUN)/shards/*/allure-results \
 	  --report reports/$(RUN)/allure --history reports/$(RUN)/allure-history/history.jsonl || status=1; \
-	$(PY) tools/shards.py check --junit reports/$(RUN)/shards/*/junit.xml --report reports/$(RUN)/allure -- $(SELECT) \
+	$(BIN)/memtest-shards check --junit reports/$(RUN)/shards/*/junit.xml --report reports/$(RUN)/allure -- $(SELECT) \
 	  || status=1; exit $$status
 
 # The CI templates proven by running them (ci/check.sh): schemas and actionlint, the GitLab pipeline under
@@ -142,16 +149,16 @@ ci-check: setup $(ALLURE) $(GCL)
 # Kill matrix: the whole suite on the clean app, and each documented fault against the scenarios tagged to catch it.
 # FAULTS=a,b runs a subset; JOBS pytest processes at once.
 kill-matrix: setup $(if $(filter open-webui%,$(TARGET)),$(OWUI_STAMP) $(OWUI_OLD_STAMP))
-	$(PY) tools/kill_matrix.py $(if $(TARGET),--target $(TARGET)) $(if $(FAULTS),--faults $(FAULTS)) \
+	$(BIN)/memtest-kill-matrix $(if $(TARGET),--target $(TARGET)) $(if $(FAULTS),--faults $(FAULTS)) \
 	  $(if $(JOBS),--jobs $(JOBS)) $(if $(CLEAN_JUNIT),--clean-from-junit $(CLEAN_JUNIT))
 
 # The clean suite RUNS times in random order (pytest-randomly) with -n $(N); lists every scenario that failed once.
 flake-check: setup
-	$(PY) tools/flake_check.py --runs $(RUNS) -n $(N)
+	$(BIN)/memtest-flake-check --runs $(RUNS) -n $(N)
 
 # The long form of the generated sessions (nightly): SEEDS seeds from FIRST_SEED, two at a time.
 long-sessions: setup
-	$(PY) tools/long_sessions.py --runs $(SEEDS) $(if $(FIRST_SEED),--first-seed $(FIRST_SEED)) \
+	$(BIN)/memtest-long-sessions --runs $(SEEDS) $(if $(FIRST_SEED),--first-seed $(FIRST_SEED)) \
 	  $(if $(TARGET),--target $(TARGET)) $(if $(FAULTS),--faults $(FAULTS)) $(if $(JOBS),--jobs $(JOBS))
 
 # The replays at scale (10k, 100k and 1M generated memories, every memory and probe checked): the @scale examples
@@ -163,7 +170,7 @@ replay-scale: setup
 # Wall times of the suite (serial, -n 2), one scenario against a bare Playwright script, storage_state vs form login,
 # and the migration replay at 1k, 10k, 100k and 1M memories (reports/bench.json keys "suite" and "migration").
 bench: setup
-	$(PY) tools/bench_suite.py
+	$(BIN)/memtest-bench
 
 # A Docker-API engine (podman) and locally built PostgreSQL+pgvector 0.8 and Redis images, for --db testcontainers
 # where no Docker runs: `eval "$$(make -s engine)"` exports what testcontainers and the suite need.

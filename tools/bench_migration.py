@@ -33,19 +33,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import psycopg
+
+from harness.app_handle import AppHandle
+from harness.databases import create_database, drop_database, provide_databases
+from harness.drivers import load_driver
+from harness.replay.checks import ReplayChecks, check_memories, check_probes, query_vectors
+from harness.replay.history import import_owners, stream_for_replay
+from harness.target import load_target
+from tools.bench_floor import app_vector_indexes, measure_floor, phase
+
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-import psycopg  # noqa: E402
-
-from harness.app_handle import AppHandle  # noqa: E402
-from harness.databases import create_database, drop_database, provide_databases  # noqa: E402
-from harness.drivers import load_driver  # noqa: E402
-from harness.replay.checks import ReplayChecks, check_memories, check_probes, query_vectors  # noqa: E402
-from harness.replay.history import import_owners, stream_for_replay  # noqa: E402
-from harness.target import load_target  # noqa: E402
-from tools.bench_floor import app_vector_indexes, measure_floor, phase  # noqa: E402
 
 SIZES = (1000, 10_000, 100_000, 1_000_000)  # 1M: about 14 minutes and 6 GB here, its floor 6 more
 SAMPLE_S = 0.2

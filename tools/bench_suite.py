@@ -40,22 +40,20 @@ import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from playwright.sync_api import BrowserContext, Locator, Page, Playwright, expect, sync_playwright
+
+from harness.app_handle import AppHandle
+from harness.browser import chromium_version, find_chromium, playwright_chromium
+from harness.databases import create_database, drop_database, provide_databases, redis_url_for_db
+from harness.drivers import load_driver
+from harness.drivers.base import Account
+from harness.target import load_target
+from pages.base import locate
+from tools.bench_migration import bench_migration
+from tools.bench_phases import OUTSIDE_STEPS, Phases, phase_rows, suite_phases
+from tools.suite_runs import REPEAT_ENV, SuiteRun, format_table, median, rel
+
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from playwright.sync_api import BrowserContext, Locator, Page, Playwright, expect, sync_playwright  # noqa: E402
-
-from harness.app_handle import AppHandle  # noqa: E402
-from harness.browser import chromium_version, find_chromium, playwright_chromium  # noqa: E402
-from harness.databases import create_database, drop_database, provide_databases, redis_url_for_db  # noqa: E402
-from harness.drivers import load_driver  # noqa: E402
-from harness.drivers.base import Account  # noqa: E402
-from harness.target import load_target  # noqa: E402
-from pages.base import locate  # noqa: E402
-from tools.bench_migration import bench_migration  # noqa: E402
-from tools.bench_phases import OUTSIDE_STEPS, Phases, phase_rows, suite_phases  # noqa: E402
-from tools.suite_runs import REPEAT_ENV, SuiteRun, format_table, median, rel  # noqa: E402
 
 REPORTS = ROOT / "reports"
 OUT = REPORTS / "bench"

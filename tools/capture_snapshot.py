@@ -18,15 +18,13 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from harness.app_handle import AppHandle  # noqa: E402
-from harness.drivers import load_driver  # noqa: E402
-from harness.drivers.base import Capability, DriverError  # noqa: E402
-from harness.replay.capture import capture  # noqa: E402
-from harness.snapshots import MalformedSnapshot  # noqa: E402
-from harness.snapshots.questions import read_questions  # noqa: E402
-from harness.target import load_target  # noqa: E402
+from harness.app_handle import AppHandle
+from harness.drivers import load_driver
+from harness.drivers.base import Capability, DriverError
+from harness.replay.capture import capture
+from harness.snapshots import MalformedSnapshot
+from harness.snapshots.questions import read_questions
+from harness.target import load_target
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,11 +28,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from tools.suite_runs import SuiteRun, collect, format_table, rel, short_id
 
-from tools.suite_runs import SuiteRun, collect, format_table, rel, short_id  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 REPORTS = ROOT / "reports"
 OUT = REPORTS / "flake-check"

@@ -32,17 +32,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from harness.app_tools import ToolFailed
+from harness.drivers import load_driver
+from harness.drivers.base import DriverError
+from harness.fault_catalogue import CatalogueError, Fault, fault_catalogue
+from harness.scenarios import nodes_of
+from harness.target import DEFAULT_TARGET, TargetError, load_target
+from tools.suite_runs import SuiteRun, collect, format_table, junit_totals, rel, short_id
 
-from harness.app_tools import ToolFailed  # noqa: E402
-from harness.drivers import load_driver  # noqa: E402
-from harness.drivers.base import DriverError  # noqa: E402
-from harness.fault_catalogue import CatalogueError, Fault, fault_catalogue  # noqa: E402
-from harness.scenarios import nodes_of  # noqa: E402
-from harness.target import DEFAULT_TARGET, TargetError, load_target  # noqa: E402
-from tools.suite_runs import SuiteRun, collect, format_table, junit_totals, rel, short_id  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 REPORTS = ROOT / "reports"
 CLEAN = "clean"
@@ -70,7 +68,6 @@ class Places:
     @property
     def md_path(self) -> Path:
         return REPORTS / f"kill-matrix{self.suffix}.md"
-
 
 
 # -- pure parts -------------------------------------------------------------------------------------------------------

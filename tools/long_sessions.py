@@ -13,11 +13,8 @@ import json
 import sys
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from tools.suite_runs import ROOT, SuiteRun, format_table, rel  # noqa: E402
+from tools.suite_runs import ROOT, SuiteRun, format_table, rel
 
 OUT = ROOT / "reports" / "long-sessions"
 COUNTED = ("action kinds", "character classes", "value shapes", "boundaries", "facts told")  # a plan's counts

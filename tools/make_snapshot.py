@@ -14,17 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 from faker import Faker
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from harness.app_tools import ToolFailed, embed_texts  # noqa: E402
-from harness.recall import brute_force  # noqa: E402
-from harness.snapshots import (  # noqa: E402
+from harness.app_tools import ToolFailed, embed_texts
+from harness.recall import brute_force
+from harness.snapshots import (
     FORMAT,
     SNAPSHOT_DIR,
     MalformedSnapshot,
@@ -32,9 +29,9 @@ from harness.snapshots import (  # noqa: E402
     read_history,
     write_snapshot,
 )
-from harness.snapshots.generate import stream_history  # noqa: E402
-from harness.snapshots.importer import import_history  # noqa: E402
-from harness.target import TargetError, load_target  # noqa: E402
+from harness.snapshots.generate import stream_history
+from harness.snapshots.importer import import_history
+from harness.target import TargetError, load_target
 
 OWNERS = ["ana", "ana1", "ben", "bea", "carl"]  # near-colliding names on purpose
 FACTS = [

@@ -10,14 +10,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from harness.databases import PG_IMAGE, PG_IMAGE_ENV, ProviderError, _probe_docker  # noqa: E402
+from harness.databases import PG_IMAGE, PG_IMAGE_ENV, ProviderError, _probe_docker
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     command = argv[argv.index("--") + 1:] if "--" in argv else argv
     if not command:
         print("usage: on_container_postgres.py -- COMMAND ...", file=sys.stderr)
@@ -39,4 +37,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

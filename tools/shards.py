@@ -26,8 +26,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tools.suite_runs import ROOT, collect, rel  # noqa: E402 - run as a script from the repo root
+from tools.suite_runs import ROOT, collect, rel
 
 ALLURE = ROOT / ".tools" / "allure" / "node_modules" / ".bin" / "allure"
 ALLURERC = ROOT / "allurerc.json"

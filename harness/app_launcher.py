@@ -37,7 +37,7 @@ class RunningApp:
     log_path: Path | None = None
     process: subprocess.Popen | ForkedProcess | None = field(default=None, repr=False)
     data_dir: Path | None = None  # the app's own data folder, where its driver gives it one
-    companions: list[subprocess.Popen] = field(default_factory=list, repr=False)  # e.g. its model server
+    companions: list[subprocess.Popen | ForkedProcess] = field(default_factory=list, repr=False)  # its model server
     model_url: str | None = None  # the deterministic model server the suite started for it
 
     @property
@@ -86,11 +86,12 @@ def start_process(name: str, command: list[str], *, env: dict[str, str], log_pat
     `warm` (the target's [app] preload), a Python console script starts as a fork of its warm interpreter."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     full_env = {**os.environ, **env, "PYTHONUNBUFFERED": "1"}
+    process: subprocess.Popen | ForkedProcess | None
     try:
         process = start_warm(warm, command, full_env, cwd, log_path) if warm else None
     except WarmStartError as e:
         raise AppLaunchError(f"{name} could not be started warm: {e}") from None
-    if not process:
+    if process is None:
         with log_path.open("wb") as log:
             try:
                 process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, env=full_env)

@@ -49,7 +49,11 @@ def run_tool_fed(target: Target, name: str, lines: Iterable[str], *, timeout: fl
     timed_out = threading.Event()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(target.tool(name, **values), stdin=subprocess.PIPE, stdout=out, stderr=err, cwd=ROOT)
-        watchdog = threading.Timer(timeout, lambda: (timed_out.set(), proc.kill()))
+        def time_out() -> None:
+            timed_out.set()
+            proc.kill()
+
+        watchdog = threading.Timer(timeout, time_out)
         watchdog.start()
         assert proc.stdin is not None
         feed = io.TextIOWrapper(proc.stdin, encoding="utf-8")
@@ -122,7 +126,11 @@ def stream_embed_f32(target: Target, texts: Sequence[str], embedder: str, *, blo
     firsts = range(0, len(texts), block)
     workers = max(1, min(os.cpu_count() or 1, len(firsts)))
     lanes = [_EmbedLane(target, embedder, texts, firsts[n::workers], block) for n in range(workers)]
-    watchdog = threading.Timer(timeout, lambda: [lane.stop(f"stopped after {timeout:.0f} s") for lane in lanes])
+    def time_out() -> None:
+        for lane in lanes:
+            lane.stop(f"stopped after {timeout:.0f} s")
+
+    watchdog = threading.Timer(timeout, time_out)
     watchdog.start()
     try:
         for lane in lanes:

@@ -7,9 +7,10 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, BrowserType, Page
+from playwright.sync_api import Browser, BrowserContext, BrowserType, Page, StorageState
 
 from harness.browser import REMOTE_PROFILE_SKIP
 from harness.browser_evidence import BrowserEvidence
@@ -25,7 +26,7 @@ class BrowserSessions:
         self.evidence = evidence
         self.traced = True  # see trace_nothing()
         self._remote = remote  # browsers from a browser server (--browser-ws): no persistent profiles
-        self._storage_states: dict[str, dict] = {}
+        self._storage_states: dict[str, StorageState] = {}
         self._profiles: list[Path] = []
         self._recorded: list[BrowserContext] = []  # contexts whose evidence is recorded
         self.contexts: list[BrowserContext] = []
@@ -47,7 +48,7 @@ class BrowserSessions:
     def signed_in(self, user_key: str, make_storage_state: Callable[[], dict]) -> Page:
         """A new browser context already signed in as the user, from the user's cached storage_state."""
         if user_key not in self._storage_states:
-            self._storage_states[user_key] = make_storage_state()
+            self._storage_states[user_key] = cast(StorageState, make_storage_state())  # the driver's, of that shape
         context = self._browser().new_context(**self._context_args, storage_state=self._storage_states[user_key])
         return self._opened(context).new_page()
 

@@ -26,11 +26,13 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, unquote
 
 import psycopg
 import redis
 from psycopg import sql
+from psycopg.abc import Params
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 __all__ = [
@@ -134,19 +136,19 @@ def provide_databases(
                 f"Docker was asked for (--db testcontainers) but no Docker engine answers at "
                 f"{_docker_host_display()} ({problem}); start one or use --db embedded"
             )
-        with _testcontainers(*images) as servers:
-            yield servers
+        with _testcontainers(*images) as started:
+            yield started
         return
 
     if mode == "embedded":
-        with _embedded(workdir) as servers:
-            yield servers
+        with _embedded(workdir) as started:
+            yield started
         return
 
     # mode == "auto" without explicit servers: Docker if it answers, else embedded.
     docker_problem = _probe_docker()
     with contextlib.ExitStack() as stack:
-        servers = None
+        servers: DatabaseServers | None = None
         if docker_problem is None:
             try:
                 servers = stack.enter_context(_testcontainers(*images))
@@ -230,11 +232,19 @@ def _inspect(provider: str, pg_dsn: str, redis_url: str, *, pg_hint: str, redis_
     )
 
 
+def scalar(conn: psycopg.Connection, query: str | sql.Composed, params: Params | None = None) -> Any:
+    """The one value a query answers (a count, a setting, an existence): the first column of its first row."""
+    row = conn.execute(query, params).fetchone()
+    if row is None:
+        raise LookupError(f"the query answered no row: {query!r}")
+    return row[0]
+
+
 def _postgres_versions(dsn: str, hint: str) -> tuple[str, str]:
     shown = _redact_dsn(dsn)
     with _pg_connect(dsn, hint) as conn:
         try:
-            raw_version = conn.execute("SHOW server_version").fetchone()[0]
+            raw_version = scalar(conn, "SHOW server_version")
             vector = conn.execute(
                 "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
             ).fetchone()
@@ -283,7 +293,7 @@ def _pg_connect(dsn: str, hint: str) -> psycopg.Connection:
         ) from exc
 
 
-def _pg_execute(conn: psycopg.Connection, dsn: str, what: str, statement: str | sql.Composable) -> None:
+def _pg_execute(conn: psycopg.Connection, dsn: str, what: str, statement: str | sql.Composed) -> None:
     try:
         conn.execute(statement)
     except psycopg.Error as exc:
@@ -337,7 +347,8 @@ def _dbname_of(dsn: str) -> str | None:
         params = conninfo_to_dict(dsn)
     except psycopg.ProgrammingError:
         return None
-    return params.get("dbname") or params.get("user")  # libpq's default dbname is the user name
+    name = params.get("dbname") or params.get("user")  # libpq's default dbname is the user name
+    return str(name) if name is not None else None
 
 
 def _without_password(match: re.Match[str]) -> str:

@@ -35,4 +35,5 @@ class MigrationCounts:
         m = re.search(r"read (\d+), written (\d+), skipped (\d+) \((\d+) already present", output)
         if not m:
             raise AssertionError(f"the migration printed no counts; it said: {output.strip()[-300:]!r}")
-        return cls(*(int(g) for g in m.groups()), output=output)
+        read, written, skipped, present = (int(g) for g in m.groups())
+        return cls(read, written, skipped, present, output=output)

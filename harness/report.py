@@ -35,7 +35,7 @@ def alluredir(config) -> Path | None:  # noqa: ANN001 - pytest.Config
     return Path(value) if value else None
 
 
-def write_environment(directory: Path, values: dict[str, str]) -> None:
+def write_environment(directory: Path, values: dict[str, str | None]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     lines = [f"{k}={str(v).replace(chr(10), ' ')}" for k, v in values.items() if v not in (None, "")]
     (directory / "environment.properties").write_text("\n".join(lines) + "\n", encoding="utf-8")

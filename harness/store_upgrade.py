@@ -44,9 +44,10 @@ def _client(name: str) -> str:
     try:
         import pgserver
     except ImportError:
-        pgserver = None
-    if pgserver is not None:
+        shipped = None
+    else:
         shipped = Path(pgserver.__file__).parent / "pginstall" / "bin" / name
+    if shipped is not None:
         if shipped.exists():
             return str(shipped)
     found = shutil.which(name)

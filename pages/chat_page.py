@@ -91,7 +91,7 @@ class ChatPage(BasePage):
 
         def answered() -> Locator:
             reply = replies.last if id_attribute else replies.nth(before)
-            if previous is not None:
+            if id_attribute and previous is not None:
                 expect(reply).not_to_have_attribute(id_attribute, previous)
             expect(reply).to_be_visible()
             return reply

@@ -27,6 +27,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from harness.app_tools import embed_texts_f32
+from harness.databases import scalar
 from harness.snapshots import read_history
 from harness.snapshots.format2 import GoldenProbe, Header, HistoricalMemory
 from harness.target import Target
@@ -131,8 +132,8 @@ def floor_builds(definitions: list[str]) -> list[tuple[str, str]]:
 def _build_memories(dsn: str, builds: list[tuple[str, str]], dims: int) -> list[str]:
     """Each build's maintenance_work_mem: room for the graph of the rows its condition takes (not timed)."""
     with psycopg.connect(dsn, autocommit=True) as conn:
-        return [graph_memory(conn.execute(f"SELECT count(*) FROM floor_memories WHERE embedding IS NOT NULL"
-                                          f" AND ({condition})").fetchone()[0], dims) for _, condition in builds]
+        return [graph_memory(scalar(conn, f"SELECT count(*) FROM floor_memories WHERE embedding IS NOT NULL"
+                                          f" AND ({condition})"), dims) for _, condition in builds]
 
 
 def _index(dsn: str, builds: list[tuple[str, str]], memories: list[str]) -> None:

@@ -39,8 +39,9 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import cast
 
-from playwright.sync_api import BrowserContext, Locator, Page, Playwright, expect, sync_playwright
+from playwright.sync_api import BrowserContext, Locator, Page, Playwright, StorageState, expect, sync_playwright
 
 from harness.app_handle import AppHandle
 from harness.browser import chromium_version, find_chromium, playwright_chromium
@@ -284,7 +285,7 @@ def login_times(pw: Playwright, app: AppHandle, repeats: int) -> tuple[list[floa
     browser = pw.chromium.launch(**bare.launch)
     account = bare.create_user()
     session = app.session(account)
-    state = app.browser_state(session)
+    state = cast(StorageState, app.browser_state(session))
     session.close()
 
     def from_state() -> None:
@@ -297,7 +298,8 @@ def login_times(pw: Playwright, app: AppHandle, repeats: int) -> tuple[list[floa
         context = browser.new_context()
         bare.sign_in(context.new_page(), account)
 
-    state_ms, form_ms = [], []
+    state_ms: list[float] = []
+    form_ms: list[float] = []
     try:
         for i in range(repeats + 1):  # the first of each is a warm-up
             for fn, sink in ((from_state, state_ms), (through_form, form_ms)):
@@ -432,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                      f"generate {m['generate_s']}, load {m['load_s']}, migrate {m['migrate_s']}, verify "
                      f"{m['verify_s']} s; peak PSS {m['peak_rss_mb']:.0f} MB; floor {m['floor_s']} s "
                      f"(x{m['total_over_floor']})"])
-    if {"100000", "1000000"} <= set(migration or {}):
+    if migration and {"100000", "1000000"} <= set(migration):
         growth = migration["1000000"]["total_s"] / migration["100000"]["total_s"]
         rows.append(["migration replay, 1,000,000 against 100,000", f"{growth:.1f}x", "total_s, this run"])
     print()

@@ -16,6 +16,7 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 from faker import Faker
 
@@ -137,7 +138,8 @@ def main() -> int:
 
     fake = Faker("en_US")
     fake.seed_instance(args.seed)
-    memories, probes = [], []
+    memories: list[dict[str, str]] = []
+    probes: list[dict[str, Any]] = []
     for owner in OWNERS:
         for i, (key, value) in enumerate(FACTS[: args.per_owner]):
             memories.append({"id": f"{owner}-{i:03d}", "owner": owner, "text": f"My {key} is {value(fake)}.",
@@ -151,7 +153,9 @@ def main() -> int:
         vectors = embed_texts(target, texts, embedder)
         rows = dict(zip([m["id"] for m in memories], vectors[: len(memories)], strict=True))
         for probe, qvec in zip(probes, vectors[len(memories):], strict=True):
-            own = {m["id"]: rows[m["id"]] for m in memories if m["owner"] == probe["owner"]}
+            if qvec is None:
+                raise SystemExit(f"make_snapshot: the {embedder} embedder gives no vector for {probe['query']!r}")
+            own = {m["id"]: v for m in memories if m["owner"] == probe["owner"] and (v := rows[m["id"]]) is not None}
             hits = brute_force(own, qvec, args.k, args.threshold)
             probe.setdefault("expected", {})[embedder] = [{"id": h.id, "score": round(h.score, 5)} for h in hits]
     snapshot = {"format": FORMAT, "description": f"{len(OWNERS)} households' facts, faker seed {args.seed}",

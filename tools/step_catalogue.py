@@ -147,8 +147,8 @@ def describe(name: str, pattern: str) -> Param:
     if pattern in KNOWN_PATTERNS:
         description, sample = KNOWN_PATTERNS[pattern]
         return Param(name, pattern, description, sample)
-    sample = next((s for s in FALLBACK_SAMPLES if re.fullmatch(pattern, s)), None)
-    return Param(name, pattern, f"text matching `{pattern}`", sample)
+    fitting = next((s for s in FALLBACK_SAMPLES if re.fullmatch(pattern, s)), None)
+    return Param(name, pattern, f"text matching `{pattern}`", fitting)
 
 
 def _group_end(pattern: str, start: int) -> int:
@@ -309,10 +309,14 @@ class Area:
 def step_modules(conftest: Path = CONFTEST) -> list[str]:
     """The step modules the root conftest.py lists in `pytest_plugins`, in its order."""
     for node in ast.parse(conftest.read_text(encoding="utf-8")).body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, ast.AnnAssign) else []
-        if any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets) and node.value is not None:
-            return [m for m in ast.literal_eval(node.value) if m.startswith("steps.")]
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets):
+            return [m for m in ast.literal_eval(value) if m.startswith("steps.")]
     raise ValueError(f"{conftest} has no pytest_plugins list")
 
 

@@ -57,6 +57,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
 from harness.app_launcher import ROOT, AppLaunchError, RunningApp, attach_app, free_port, start_process
+from harness.databases import scalar
 from harness.drivers.base import (
     Account,
     ApiAnswer,
@@ -336,7 +337,7 @@ class LettaDriver(AppDriver):
     def _prepare_schema(self, pg_dsn: str, env: dict[str, str], log_path: Path) -> None:
         """Letta's tables, created with Letta's own ORM when the database has none yet."""
         with psycopg.connect(pg_dsn, connect_timeout=10) as conn:
-            if conn.execute("SELECT to_regclass('public.organizations') IS NOT NULL").fetchone()[0]:
+            if scalar(conn, "SELECT to_regclass('public.organizations') IS NOT NULL"):
                 return
         python = ROOT / str(self.target.app.get("python", ".tools/letta/bin/python"))
         log = log_path.with_suffix(".schema.log")
@@ -382,7 +383,7 @@ class LettaDriver(AppDriver):
             raise
         return RunningApp(f"http://127.0.0.1:{port}", {**health, "app": "Letta", "embedder": EMBEDDER}, None, pg_dsn,
                           redis_url, dict(settings), True, log_path, process, data_dir=folder,
-                          companions=[model.process], model_url=model.base_url)
+                          companions=model.processes, model_url=model.base_url)
 
     def attach(self, base_url: str, admin_token: str | None) -> RunningApp:
         app = attach_app(self.target.name, base_url, self.target.health_path, admin_token)
@@ -495,7 +496,7 @@ class LettaDriver(AppDriver):
             for table, column, what, values in checks:
                 query = sql.SQL("SELECT count(*) FROM {} WHERE {} = ANY(%s)").format(sql.Identifier(table),
                                                                                     sql.Identifier(column))
-                counts[f"{table}.{column} of {what}"] = int(conn.execute(query, [list(values)]).fetchone()[0])
+                counts[f"{table}.{column} of {what}"] = int(scalar(conn, query, [list(values)]))
         return counts
 
     # The owner of an archival passage is the one user of its organization (the driver makes one per user).
@@ -566,8 +567,8 @@ class LettaDriver(AppDriver):
                 own = other = other_id = None
                 if q.vector is not None:
                     query = self._query_vector(q.vector)
-                    own = conn.execute("SELECT 1 - (embedding <=> %s) FROM archival_passages WHERE id = %s",
-                                       (query, q.memory_id)).fetchone()[0]
+                    own = scalar(conn, "SELECT 1 - (embedding <=> %s) FROM archival_passages WHERE id = %s",
+                                 (query, q.memory_id))
                     best = conn.execute(
                         "SELECT p.id, 1 - (p.embedding <=> %s) FROM archival_passages p JOIN users u ON"
                         " u.organization_id = p.organization_id WHERE u.id = %s AND p.id <> %s AND p.embedding IS"

@@ -18,6 +18,7 @@ from pgvector.psycopg import register_vector
 from harness import report
 from harness.app_launcher import RunningApp, attach_app, free_port, start_process
 from harness.app_tools import run_tool, run_tool_fed
+from harness.databases import scalar
 from harness.drivers.base import (
     MEMORY_FIELDS,
     NEAR_TIE,
@@ -185,7 +186,7 @@ class MemchatDriver(AppDriver):
             "users": ("SELECT count(*) FROM users WHERE id = %s", (account.id,)),
         }
         with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
-            return {kind: conn.execute(sql, params).fetchone()[0] for kind, (sql, params) in queries.items()}
+            return {kind: scalar(conn, sql, params) for kind, (sql, params) in queries.items()}
 
     def import_users(self, app: RunningApp, users: list[NewUser]) -> dict[str, str]:
         with self._admin(app) as admin:
@@ -271,7 +272,8 @@ class MemchatDriver(AppDriver):
                 near.update(conn.execute(self._ANN, params).fetchall())
             # Which memory outranks each outranked one: few, looked up one by one.
             outranked = [r[0] for r in found if r[4] is not None and near.get(r[0], -2.0) > r[4]]
-            better = dict(conn.execute(self._BEST_OTHER, {**params, "ids": outranked}).fetchall()) if outranked else {}
+            better: dict[str, str] = (dict(conn.execute(self._BEST_OTHER, {**params, "ids": outranked}).fetchall())
+                                      if outranked else {})
             conn.rollback()
         return [OwnTextResult(r[0], r[1], r[2], bool(r[3]), r[4], near.get(r[0]), better.get(r[0]),
                               {"conversation": r[5], "created_at": r[6] and r[6].isoformat(),
@@ -304,8 +306,8 @@ class MemchatDriver(AppDriver):
         _, ann_min_rows = self._ann(app)
         owners = sorted({q.owner_id for q in queries})
         with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
-            counts = dict(conn.execute("SELECT user_id, count(*) FROM memories WHERE user_id = ANY(%s)"
-                                       " GROUP BY user_id", (owners,)).fetchall())
+            counts: dict[str, int] = dict(conn.execute("SELECT user_id, count(*) FROM memories WHERE user_id = ANY(%s)"
+                                                       " GROUP BY user_id", (owners,)).fetchall())
         ann_owners = {o for o, n in counts.items() if n >= ann_min_rows}
         parts = self._parts(queries, counts)
         # Two connections take the parts in turn: PostgreSQL runs each on a core of its own.

@@ -31,6 +31,7 @@ import tempfile
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
@@ -103,7 +104,7 @@ MISCONFIGURATIONS: dict[str, dict[str, str]] = {
 LEFT_BEHIND = "vector_store_left_behind"  # a setting of the upgraded app under that fault (PostgreSQL: no VECTOR_DB)
 
 
-def _check(resp: httpx.Response, what: str) -> dict | list:
+def _check(resp: httpx.Response, what: str) -> Any:  # the JSON the app answered, of the shape the caller expects
     if resp.status_code >= 400:
         raise DriverError(f"{what}: HTTP {resp.status_code} {resp.text[:300]}")
     return resp.json()
@@ -275,7 +276,7 @@ class OpenWebUIDriver(AppDriver):
             model.stop()
             raise
         app = RunningApp(f"http://127.0.0.1:{port}", health, None, pg_dsn, redis_url, dict(settings), True, log_path,
-                         process, data_dir=data_dir, companions=[model.process], model_url=model.base_url)
+                         process, data_dir=data_dir, companions=model.processes, model_url=model.base_url)
         try:
             app.admin_token = self._sign_up_admin(app, admin) if fresh else self._sign_in_admin(app, admin)
             app.health = {**health, **self._versions(app)}

@@ -24,6 +24,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from harness.app_launcher import RunningApp
+from harness.databases import scalar
 from harness.drivers.base import DriverError
 
 IMPORT_META = json.dumps({"created_by": "memtest-import"})  # how an imported row says where it came from
@@ -58,12 +59,13 @@ def _connect(app: RunningApp, postgresql: bool) -> Iterator[Any]:
     path = (app.data_dir or Path("/nonexistent")) / "webui.db"
     if not path.exists():
         raise DriverError(f"Open WebUI's database {path} does not exist: give the suite an app it starts itself")
-    conn = sqlite3.connect(path, timeout=30)  # the app holds it in WAL mode: a second writer waits, never conflicts
+    # The app holds it in WAL mode: a second writer waits, never conflicts.
+    database = sqlite3.connect(path, timeout=30)
     try:
-        yield _QmarkConnection(conn)
-        conn.commit()
+        yield _QmarkConnection(database)
+        database.commit()
     finally:
-        conn.close()
+        database.close()
 
 
 class _QmarkConnection:
@@ -138,8 +140,8 @@ def own_text_in_pgvector(app: RunningApp, queries: list[tuple[str, str, np.ndarr
     """For each (memory id, owner id, its own text's vector), what Open WebUI's pgvector store gives it."""
     with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
         register_vector(conn)
-        size = conn.execute("SELECT atttypmod FROM pg_attribute WHERE attrelid = 'document_chunk'::regclass"
-                            " AND attname = 'vector'").fetchone()[0]
+        size = scalar(conn, "SELECT atttypmod FROM pg_attribute WHERE attrelid = 'document_chunk'::regclass"
+                            " AND attname = 'vector'")
         conn.execute("CREATE TEMP TABLE own_text (memory_id text, collection text, vec vector)")
         with conn.cursor() as cur, cur.copy("COPY own_text FROM STDIN WITH (FORMAT BINARY)") as copy:
             copy.set_types(["text", "text", "vector"])

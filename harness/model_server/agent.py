@@ -237,7 +237,8 @@ def found_memories(tool_output: str) -> list[str]:
                         None)
             if text is not None:
                 items.append((_when(item), text))
-    dated = sorted((i for i in items if i[0] is not None), key=lambda i: i[0], reverse=True)  # stable: rank on ties
+    # sorted is stable: items of the same time keep their rank
+    dated = sorted(((when, text) for when, text in items if when is not None), key=lambda i: i[0], reverse=True)
     return [text for _, text in dated] + [text for when, text in items if when is None]
 
 

@@ -11,12 +11,13 @@ import httpx
 
 from harness.app_launcher import RunningApp, free_port, start_process, stop_process
 from harness.http_clients import tls
+from harness.warm_start import ForkedProcess
 
 
 @dataclass
 class ModelServer:
     base_url: str  # ends in /v1, as OpenAI-compatible clients expect
-    process: subprocess.Popen | None = field(default=None, repr=False)
+    process: subprocess.Popen | ForkedProcess | None = field(default=None, repr=False)
 
     @classmethod
     def of(cls, app: RunningApp) -> ModelServer | None:
@@ -39,6 +40,11 @@ class ModelServer:
 
     def stop(self) -> None:
         stop_process(self.process)
+
+    @property
+    def processes(self) -> list[subprocess.Popen | ForkedProcess]:
+        """Its process, as an app's companion (none for a model server the suite did not start)."""
+        return [self.process] if self.process is not None else []
 
 
 def start_model_server(log_path: Path, port: int | None = None, use_tools: bool = True) -> ModelServer:

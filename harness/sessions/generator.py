@@ -235,7 +235,7 @@ def _tell(name: str, model: SessionModel, draws: _Draws, limits: Limits, several
     if correction and not told:
         return None
     taken: set[str] = set()
-    facts = []
+    facts: list[Said] = []
     for i in range(several):
         if correction and i == 0:
             key = draws.fake.random_element(told)
@@ -278,7 +278,7 @@ def _draw(kind: str, name: str, model: SessionModel, draws: _Draws, limits: Limi
             3 if draws.values else 2, 5 if draws.values else 4)
         return _tell(name, model, draws, limits, several, False)
     if kind == "start many conversations":
-        tells = []
+        tells: list[Tell] = []
         for _ in range(fake.random_int(15, 35)):
             found = _key(model, name, draws, {t.key for t in tells})
             if found is None:

@@ -39,7 +39,7 @@ class Statement:
     key: str
     value: str
     sentence: str
-    day: int  # when it was told, in days since the session began
+    day: float  # when it was told, in days since the session began
     conversation: int  # the user's conversation it was told in (index)
     seq: int  # the action's number: a later statement of a key replaces an earlier one
 

@@ -160,8 +160,9 @@ class SessionRunner:
             return self._turn(number, action, expected or "", starts_conversation)
         if isinstance(action, ManyConversations):
             return self._many_conversations(number, action, starts_conversation)
-        act = {NewConversation: self._new_conversation, Reopen: self._reopen, ReopenBrowser: self._reopen_browser,
-               SignOutAndIn: self._sign_out_and_in, DeleteAccount: self._delete_account, Rejoin: self._rejoin}
+        act: dict[type[Action], Callable[[int, Any], Difference | None]] = {
+            NewConversation: self._new_conversation, Reopen: self._reopen, ReopenBrowser: self._reopen_browser,
+            SignOutAndIn: self._sign_out_and_in, DeleteAccount: self._delete_account, Rejoin: self._rejoin}
         difference = act[type(action)](number, action)
         if difference or isinstance(action, (DeleteAccount, Rejoin)) or number % FULL_CHECK_EVERY == 0:
             return difference or self._check_everyone(number, action)
@@ -332,7 +333,7 @@ class SessionRunner:
             return True
         if not self.resolution_s or Counter(listed) != Counter(expected):
             return False
-        now, made_at = time.monotonic(), {}
+        now, made_at = time.monotonic(), dict[str, Span]()
         for text, (first, newest) in zip(expected, self.model.memory_actions(name), strict=True):
             span: Span = (self._action_started[first], self._first_listed.get(newest, now))
             known = made_at.get(text, span)  # one text told twice: the span of both

@@ -78,7 +78,7 @@ def load_snapshot(name_or_path: str | Path) -> Snapshot:
     _require(isinstance(data, dict) and data.get("format") == FORMAT, path, "top level",
              f'"format" must be "{FORMAT}"')
     owners = data.get("owners")
-    _require(isinstance(owners, list) and owners and all(isinstance(o, str) for o in owners), path, "owners",
+    _require(isinstance(owners, list) and bool(owners) and all(isinstance(o, str) for o in owners), path, "owners",
              "must be a non-empty list of names")
     memories, seen = [], set()
     for i, m in enumerate(data.get("memories") or []):
@@ -99,7 +99,7 @@ def load_snapshot(name_or_path: str | Path) -> Snapshot:
         _require(isinstance(p, dict) and p.get("owner") in owners and isinstance(p.get("query"), str), path, where,
                  'needs an "owner" from owners and a "query" string')
         expected = p.get("expected")
-        _require(isinstance(expected, dict) and expected, path, where, '"expected" must map embedder -> hits')
+        _require(isinstance(expected, dict) and bool(expected), path, where, '"expected" must map embedder -> hits')
         hits: dict[str, list[Hit]] = {}
         for embedder, rows in expected.items():
             _require(isinstance(rows, list) and all(isinstance(r, dict) and isinstance(r.get("id"), str) and

@@ -66,9 +66,10 @@ class HistoricalMemory:
     embedding: bytes | None = None  # little-endian float32
     embeddable: bool = True
 
-    def as_json(self) -> dict:
-        line = {"type": "memory", "id": self.id, "owner": self.owner, "conversation": self.conversation,
-                "text": self.text, "created_at": self.created_at, "expires_at": self.expires_at}
+    def as_json(self) -> dict[str, object]:
+        line: dict[str, object] = {"type": "memory", "id": self.id, "owner": self.owner,
+                                   "conversation": self.conversation, "text": self.text,
+                                   "created_at": self.created_at, "expires_at": self.expires_at}
         if self.embedder is not None:
             line["embedder"] = self.embedder
             line["embedding_f32"] = base64.b64encode(self.embedding).decode() if self.embedding else None
@@ -132,22 +133,29 @@ class _Line:
         return MalformedSnapshot(f"{self.path.name}:{self.number}: {where}: {what} ({self.rule}, "
                                  f"see snapshots/README.md)")
 
-    def text(self, key: str, *, optional: bool = False) -> str | None:
+    def text(self, key: str) -> str:
         value = self.data.get(key)
-        if value is None and optional:
-            return None
         if not isinstance(value, str) or not value:
-            raise self.refuse(key, "must be a non-empty string" + (" or null" if optional else ""))
+            raise self.refuse(key, "must be a non-empty string")
         return value
 
-    def timestamp(self, key: str, *, optional: bool = False) -> str | None:
-        value = self.data.get(key)
-        if value is None and optional:
+    def optional_text(self, key: str) -> str | None:
+        if self.data.get(key) is None:
             return None
+        value = self.data[key]
+        if not isinstance(value, str) or not value:
+            raise self.refuse(key, "must be a non-empty string or null")
+        return value
+
+    def timestamp(self, key: str) -> str:
+        value = self.data.get(key)
         problem = iso_with_zone(value)
         if problem is not None:
             raise self.refuse(key, problem)
-        return value
+        return str(value)
+
+    def optional_timestamp(self, key: str) -> str | None:
+        return None if self.data.get(key) is None else self.timestamp(key)
 
     def whole(self, key: str, default: int | None = None) -> int:
         value = self.data.get(key, default)
@@ -177,7 +185,7 @@ def _header(line: _Line) -> Header:
         raise line.refuse("recall.k", "must be 1 or more")
     whole = _Line(line.path, line.number, counts).whole
     return Header(str(line.data.get("description", "")), list(embedders),
-                  line.text("legacy_embedder", optional=True) or embedders[0],
+                  line.optional_text("legacy_embedder") or embedders[0],
                   line.number_("recall.threshold", recall.get("threshold")), k,
                   whole("memories"), whole("probes"), whole("owners"))
 
@@ -189,7 +197,7 @@ def memory_line(path: Path, number: int, data: dict, rule: str) -> HistoricalMem
 
 
 def _memory(line: _Line) -> HistoricalMemory:
-    embedder = line.text("embedder", optional=True)
+    embedder = line.optional_text("embedder")
     raw = line.data.get("embedding_f32")
     embedding = None
     if raw is not None:
@@ -208,7 +216,7 @@ def _memory(line: _Line) -> HistoricalMemory:
     if not isinstance(text, str) or not text:
         raise line.refuse("text", "must be a non-empty string")
     return HistoricalMemory(line.text("id"), line.text("owner"), text, line.timestamp("created_at"),
-                            line.timestamp("expires_at", optional=True), line.text("conversation", optional=True),
+                            line.optional_timestamp("expires_at"), line.optional_text("conversation"),
                             embedder, embedding, embeddable)
 
 
@@ -239,7 +247,7 @@ def _hits(line: _Line, where: str, rows: object, owner: str, owner_of: dict[str,
     out = []
     for rank, row in enumerate(rows):
         mid = row.get("id") if isinstance(row, dict) else None
-        if owner_of.get(mid) != owner:
+        if not isinstance(mid, str) or owner_of.get(mid) != owner:
             raise line.refuse(f"{where}[{rank}].id", f"{mid!r} is not a memory of {owner!r}")
         out.append(Hit(mid, line.number_(f"{where}[{rank}].score", row.get("score"))))
     return out

@@ -203,7 +203,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     info = config.stash.get(SESSION, None)
     if info is None:
         return
-    if hasattr(config, "workerinput"):
+    if hasattr(config, "workeroutput"):  # a pytest-xdist worker: the controller writes the report's environment
         if info.app_health:
             config.workeroutput["app_health"] = json.dumps(info.app_health)
         return

@@ -75,6 +75,8 @@ class Zygote:
                                                  text=True, bufsize=1)
         except OSError as e:
             raise WarmStartError(f"{interpreter} could not be started ({e.strerror})") from None
+        assert self._process.stdin is not None and self._process.stdout is not None  # both piped above
+        self._stdin, self._stdout = self._process.stdin, self._process.stdout
         said = self._read(READY_TIMEOUT_S)
         if "error" in said:
             self._process.wait()
@@ -82,8 +84,8 @@ class Zygote:
                                  f"target's preload list, or set MEMTEST_WARM_START=0 (log: {log_path})")
 
     def _read(self, timeout: float) -> dict:
-        ready, _, _ = select.select([self._process.stdout], [], [], timeout)
-        line = self._process.stdout.readline() if ready else ""
+        ready, _, _ = select.select([self._stdout], [], [], timeout)
+        line = self._stdout.readline() if ready else ""
         if not line:
             self._process.kill()
             raise WarmStartError("the warm interpreter of the app stopped answering"
@@ -94,8 +96,8 @@ class Zygote:
         with self._lock:
             if self._process.poll() is not None:
                 raise WarmStartError("the warm interpreter of the app has ended")
-            self._process.stdin.write(json.dumps(request) + "\n")
-            self._process.stdin.flush()
+            self._stdin.write(json.dumps(request) + "\n")
+            self._stdin.flush()
             return self._read(30.0)
 
     def start(self, command: list[str], env: dict[str, str], cwd: Path, log_path: Path) -> ForkedProcess:
@@ -104,7 +106,7 @@ class Zygote:
 
     def close(self) -> None:
         if self._process.poll() is None:
-            self._process.stdin.close()
+            self._stdin.close()
             try:
                 self._process.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -133,7 +135,7 @@ class ForkedProcess:
         if self.returncode is None:
             ended, _, _ = select.select([self._exited], [], [], timeout)
             if not ended:
-                raise subprocess.TimeoutExpired(self.args, timeout)
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
         code = self.poll()
         if code is None:  # a pidfd is readable once its process has ended: its parent can reap it at once
             raise WarmStartError(f"process {self.pid} ended but its warm interpreter does not know its exit code")

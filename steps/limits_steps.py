@@ -3,15 +3,13 @@ longest the app accepts (the target's [limits])."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from harness.order import Span, out_of_order
+from harness.order import out_of_order
+from harness.seeding import Seeded, seed_many
 from steps.records import Listing
 from steps.world import NAME, World
 
@@ -30,43 +28,15 @@ def past_a_page(page: int | None) -> int:
     return (page or LEAST_VOLUME) + 1
 
 
-@dataclass(frozen=True)
-class Seeded:
-    """What a step stored for a user, and when (the span of the request that stored each, on the suite's clock)."""
-
-    name: str
-    conversations: dict[str, Span]
-    memories: dict[str, Span]
-
-
 @given(parsers.re(f"^{NAME} has more memories and conversations than a page of the app's lists holds$"),
        target_fixture="seeded")
 def more_than_a_page(world: World, name: str) -> Seeded:
     """One conversation more than a page of the app's conversation list, one fact each; one memory more than a page
     of its memory list besides, stored directly, one request each."""
-    actor = world.actor(name)
-    session = actor.session
-    conversations: dict[str, Span] = {}
-    memories: dict[str, Span] = {}
-
-    def seeding(call: Callable[[str], object]) -> Callable[[str], tuple[object, Span]]:
-        def timed(sentence: str) -> tuple[object, Span]:
-            started = time.monotonic()
-            return call(sentence), (started, time.monotonic())
-        return timed
-
-    limits = world.app.target.limits
-    notes = [f"My note number {n} is {world.fake.word()}." for n in range(past_a_page(limits.conversation_page))]
-    spare = [f"My spare key {n} is {world.fake.word()}-{n}." for n in range(past_a_page(limits.memory_page))]
-    # As many at once as the app's driver says it serves (calls made side by side may be listed either way).
-    with ThreadPoolExecutor(world.app.driver.seeding_concurrency) as pool:
-        for sentence, (conversation, span) in zip(notes, pool.map(seeding(session.seed_conversation), notes),
-                                                  strict=True):
-            conversations[str(conversation)] = memories[sentence] = span
-        for sentence, (_, span) in zip(spare, pool.map(seeding(lambda s: session.remember([s])), spare),
-                                       strict=True):
-            memories[sentence] = span
-    return Seeded(name, conversations, memories)
+    limits, fake = world.app.target.limits, world.fake
+    notes = [f"My note number {n} is {fake.word()}." for n in range(past_a_page(limits.conversation_page))]
+    spare = [f"My spare key {n} is {fake.word()}-{n}." for n in range(past_a_page(limits.memory_page))]
+    return seed_many(name, world.actor(name).session, notes, spare, world.app.driver.seeding_concurrency)
 
 
 def resolution(world: World) -> float:

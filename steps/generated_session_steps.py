@@ -1,5 +1,6 @@
 """Steps of generated_sessions.feature: a seeded run of many users' actions, compared with the model after each.
-The session is the `generated_session` fixture (harness.sessions.runner.GeneratedSession)."""
+The drawn session is handed on as `generated_session`, what acting it out found as `session_outcome`
+(harness.sessions.runner)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from harness.answers import AnswerCheck
 from harness.drivers.base import Capability
 from harness.sessions.actions import script
 from harness.sessions.generator import generate
-from harness.sessions.runner import GeneratedSession, SessionRunner
+from harness.sessions.runner import GeneratedSession, SessionOutcome, SessionRunner
 from harness.suite_options import ROOT
 from steps.world import World
 
@@ -51,27 +52,27 @@ def seeded_session(world: World, answers: AnswerCheck, count: int, users: int) -
         return actor
 
     session = GeneratedSession(plan, SessionRunner(world.app, plan, join, answers, world.data.unique_tag))
-    print(session.report().splitlines()[0])
+    print(session.head())
     report.attach_text("generated actions", script(plan.users, plan.actions))
     return session
 
 
-@when("the users act it out, each in their own browser")
-def act_out(generated_session: GeneratedSession, pytestconfig: pytest.Config) -> None:
+@when("the users act it out, each in their own browser", target_fixture="session_outcome")
+def act_out(generated_session: GeneratedSession, pytestconfig: pytest.Config) -> SessionOutcome:
     """Each action acted out in turn, compared with the model after each; a difference is shrunk (--shrink-seconds)."""
-    generated_session.act_out(shrink_budget_s=pytestconfig.getoption("--shrink-seconds"))
+    return generated_session.act_out(shrink_budget_s=pytestconfig.getoption("--shrink-seconds"))
 
 
 @then("everything each user was told is remembered exactly as the model says")
-def remembered_as_modelled(world: World, generated_session: GeneratedSession) -> None:
+def remembered_as_modelled(world: World, session_outcome: SessionOutcome) -> None:
     """No difference: else the seed, the first difference and the actions that reproduce it."""
-    plan = generated_session.plan
+    plan = session_outcome.session.plan
     SUMMARIES.mkdir(parents=True, exist_ok=True)
     name = f"{world.app.target.name}-seed{plan.seed}-{len(plan.actions)}x{len(plan.users)}.json"
-    summary = generated_session.summary(world.app.target.name)
+    summary = session_outcome.summary(world.app.target.name)
     (SUMMARIES / name).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
-    text = generated_session.report()
+    text = session_outcome.report()
     report.attach_text("generated session result", text)
     print(text)
-    if generated_session.difference is not None:
+    if session_outcome.difference is not None:
         raise AssertionError(text)

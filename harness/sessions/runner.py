@@ -381,48 +381,64 @@ class SessionRunner:
         return None
 
 
-@dataclass
+@dataclass(frozen=True)
 class GeneratedSession:
-    """What the generated-session steps share: the plan, its result, and what a failure must print."""
+    """A drawn plan and the runner that acts it out; acting it out gives its outcome."""
 
     plan: Plan
     runner: SessionRunner
-    difference: Difference | None = None
-    seconds: float = 0.0
-    reproduction: list[Action] = field(default_factory=list)
 
-    def act_out(self, shrink_budget_s: float) -> None:
+    def head(self) -> str:
+        """The plan in a line: its seed, size, users, and what it leaves out (and why)."""
+        plan = self.plan
+        return (f"generated session, seed {plan.seed}: {len(plan.actions)} actions by {', '.join(plan.users)} "
+                f"(pytest ... --seed {plan.seed}); left out: "
+                + (", ".join(f"{k} ({why})" for k, why in plan.left_out.items()) or "nothing"))
+
+    def act_out(self, shrink_budget_s: float) -> SessionOutcome:
+        """Every action acted out and compared; the first difference, shrunk within the budget to the actions that
+        reproduce it."""
         started = time.monotonic()
-        self.difference = self.runner.run(self.plan.actions)
-        self.seconds = time.monotonic() - started
-        if self.difference is None:
-            return
-        failing = self.plan.actions[:max(self.difference.number, 1)]
-        self.reproduction = failing
-        category = self.difference.category
-        user = self.difference.action.user if self.difference.action else ""
+        difference = self.runner.run(self.plan.actions)
+        seconds = time.monotonic() - started
+        if difference is None:
+            return SessionOutcome(self, None, seconds, [])
+        failing = self.plan.actions[:max(difference.number, 1)]
+        reproduction = failing
+        category = difference.category
+        user = difference.action.user if difference.action else ""
         if shrink_budget_s > 0 and len(failing) > 1:
             def still_fails(actions: list[Action]) -> bool:
                 found = self.runner.run(actions)
                 return found is not None and found.category == category
 
             only_theirs = [a for a in failing if a.user in (user, "")] if user else None
-            self.reproduction = shrink(failing, still_fails, self.runner.valid, shrink_budget_s, only_theirs)
+            reproduction = shrink(failing, still_fails, self.runner.valid, shrink_budget_s, only_theirs)
+        return SessionOutcome(self, difference, seconds, reproduction)
+
+
+@dataclass(frozen=True)
+class SessionOutcome:
+    """What acting a generated session out found: nothing, or its first difference and the actions that reproduce
+    it; and what a failure must print."""
+
+    session: GeneratedSession
+    difference: Difference | None
+    seconds: float
+    reproduction: list[Action]
 
     def summary(self, target: str) -> dict:
         """The run as `reports/generated-sessions/*.json` records it."""
-        plan = self.plan
+        plan = self.session.plan
         return {"seed": plan.seed, "actions": len(plan.actions), "users": plan.users, "target": target,
                 "seconds": round(self.seconds, 1), "passed": self.difference is None, "left_out": plan.left_out,
                 **plan.counts(), "difference": self.difference.describe() if self.difference else None}
 
     def report(self) -> str:
-        plan = self.plan
-        head = (f"generated session, seed {plan.seed}: {len(plan.actions)} actions by {', '.join(plan.users)} "
-                f"(pytest ... --seed {plan.seed}); left out: "
-                + (", ".join(f"{k} ({why})" for k, why in plan.left_out.items()) or "nothing"))
+        head = self.session.head()
         if self.difference is None:
             return f"{head}\nevery action matched the model ({self.seconds:.1f} s)"
+        plan = self.session.plan
         users = [u for u in plan.users if any(a.user == u for a in self.reproduction)] or plan.users
         shrunk = "" if len(self.reproduction) == self.difference.number else (
             f", shrunk to {len(self.reproduction)} of its first {self.difference.number}")

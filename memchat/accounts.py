@@ -126,6 +126,19 @@ class Accounts:
         with self.pool.connection() as conn:
             return conn.execute("DELETE FROM users WHERE id = %s", (user_id,)).rowcount > 0
 
+    def memory_enabled(self, user_id: str) -> bool:
+        """The user's memory switch (on unless they turned it off)."""
+        with self.pool.connection() as conn:
+            row = conn.execute("SELECT memory_enabled FROM users WHERE id = %s", (user_id,)).fetchone()
+        return bool(row and row[0])
+
+    def set_memory_enabled(self, user_id: str, enabled: bool) -> bool:
+        """Turn the user's memory on or off; returns the setting as stored."""
+        with self.pool.connection() as conn:
+            row = conn.execute("UPDATE users SET memory_enabled = %s WHERE id = %s RETURNING memory_enabled",
+                               (enabled, user_id)).fetchone()
+        return bool(row and row[0])
+
     def by_email(self, email: str) -> User | None:
         with self.pool.connection() as conn:
             row = conn.execute("SELECT id, email FROM users WHERE lower(email) = lower(%s)",

@@ -25,7 +25,8 @@ class AppState:
         self.pool = Pool(settings.pg_dsn)
         self.clock = Clock(settable=settings.settable_clock)
         self.accounts = Accounts(self.pool)
-        self.conversations = Conversations(self.pool, check_owner=not settings.has("history-idor"))
+        self.conversations = Conversations(self.pool, check_owner=not settings.has("history-idor"),
+                                           soft_delete=settings.has("conversation-delete-keeps-messages"))
         self.memories = MemoryStore(self.pool, settings)
         self.memories.ensure_index()
         self.redis = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=5)

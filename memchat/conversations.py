@@ -1,4 +1,8 @@
-"""Conversations and their messages, always read through their owner (unless the `history-idor` fault is on)."""
+"""Conversations and their messages, always read through their owner (unless the `history-idor` fault is on).
+
+Deleting a conversation deletes its row and its messages (ON DELETE CASCADE). The memories told in it are kept: they
+outlive the conversation, and keep its id as where they were told.
+"""
 
 from __future__ import annotations
 
@@ -37,9 +41,11 @@ _COLUMNS = "id, user_id, title, created_at, updated_at"
 
 
 class Conversations:
-    def __init__(self, pool: Pool, check_owner: bool = True) -> None:
+    def __init__(self, pool: Pool, check_owner: bool = True, soft_delete: bool = False) -> None:
         self.pool = pool
         self.check_owner = check_owner
+        # The fault conversation-delete-keeps-messages: a delete marks the row, which only the list leaves out.
+        self.soft_delete = soft_delete
 
     def create(self, user_id: str, title: str, now: datetime) -> Conversation:
         cid = "c_" + uuid.uuid4().hex[:16]
@@ -50,17 +56,29 @@ class Conversations:
 
     def list(self, user_id: str) -> list[Conversation]:
         with self.pool.connection() as conn:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM conversations WHERE user_id = %s"
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM conversations WHERE user_id = %s AND deleted_at IS NULL"
                                 " ORDER BY updated_at DESC, id DESC", (user_id,)).fetchall()
         return [Conversation(*r) for r in rows]
 
     def get(self, user_id: str, conversation_id: str) -> Conversation | None:
         """The conversation if `user_id` owns it; None otherwise, so that callers answer 404 and reveal nothing."""
+        marked = "" if self.soft_delete else " AND deleted_at IS NULL"  # the fault's read by id forgets the mark
         with self.pool.connection() as conn:
-            row = conn.execute(f"SELECT {_COLUMNS} FROM conversations WHERE id = %s", (conversation_id,)).fetchone()
+            row = conn.execute(f"SELECT {_COLUMNS} FROM conversations WHERE id = %s{marked}",
+                               (conversation_id,)).fetchone()
         if row is None or (self.check_owner and row[1] != user_id):
             return None
         return Conversation(*row)
+
+    def delete(self, user_id: str, conversation_id: str, now: datetime) -> bool:
+        """Delete the owner's conversation with its messages (never another user's, even with `history-idor`);
+        False when the user has no such conversation."""
+        with self.pool.connection() as conn:
+            if self.soft_delete:
+                return conn.execute("UPDATE conversations SET deleted_at = %s WHERE id = %s AND user_id = %s"
+                                    " AND deleted_at IS NULL", (now, conversation_id, user_id)).rowcount > 0
+            return conn.execute("DELETE FROM conversations WHERE id = %s AND user_id = %s",
+                                (conversation_id, user_id)).rowcount > 0
 
     def messages(self, conversation_id: str, last: int | None = None) -> list[Message]:
         with self.pool.connection() as conn:

@@ -24,6 +24,8 @@ CREATE TABLE IF NOT EXISTS users (
     password_hash text NOT NULL,
     created_at timestamptz NOT NULL DEFAULT now()
 );
+-- The user's memory switch: off, nothing told is remembered and nothing remembered is recalled.
+ALTER TABLE users ADD COLUMN IF NOT EXISTS memory_enabled boolean NOT NULL DEFAULT true;
 CREATE UNIQUE INDEX IF NOT EXISTS users_email_lower ON users (lower(email));
 CREATE TABLE IF NOT EXISTS sessions (
     token_hash text PRIMARY KEY,
@@ -37,6 +39,8 @@ CREATE TABLE IF NOT EXISTS conversations (
     created_at timestamptz NOT NULL,
     updated_at timestamptz NOT NULL
 );
+-- Set only by the fault conversation-delete-keeps-messages (a soft delete); the app deletes the row.
+ALTER TABLE conversations ADD COLUMN IF NOT EXISTS deleted_at timestamptz;
 CREATE INDEX IF NOT EXISTS conversations_user ON conversations (user_id, updated_at DESC);
 CREATE TABLE IF NOT EXISTS messages (
     id bigserial PRIMARY KEY,
@@ -59,6 +63,13 @@ CREATE TABLE IF NOT EXISTS memories (
     expires_at timestamptz
 );
 {OWNER_INDEX};
+-- The ids of the memories their owners deleted: a migration run again must not copy them back from the legacy store.
+CREATE TABLE IF NOT EXISTS memory_tombstones (
+    user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    memory_id text NOT NULL,
+    deleted_at timestamptz NOT NULL,
+    PRIMARY KEY (user_id, memory_id)
+);
 """
 
 

@@ -73,6 +73,16 @@ def drop_hnsw_indexes(conn: psycopg.Connection) -> None:
         conn.execute(f'DROP INDEX IF EXISTS "{name}"')
 
 
+_LISTED = "id, text, conversation_id, created_at, expires_at, embedder"  # a memory as GET /api/memories lists it
+_TOMBSTONED = ("EXISTS (SELECT 1 FROM memory_tombstones t WHERE t.user_id = memories.user_id"
+               " AND t.memory_id = memories.id)")
+
+
+def _listed(row: tuple) -> dict:
+    return {"id": row[0], "text": row[1], "conversation_id": row[2], "created_at": row[3].isoformat(),
+            "expires_at": row[4].isoformat() if row[4] else None, "embedder": row[5]}
+
+
 def new_memory_id() -> str:
     return "m_" + uuid.uuid4().hex[:20]
 
@@ -108,13 +118,56 @@ class MemoryStore:
 
     def list(self, user_id: str, now: datetime) -> list[dict]:
         """The user's memories still within retention, oldest first: an expired memory is forgotten, not listed."""
+        # The fault soft-delete-still-recalled marks a deleted memory (its tombstone) and hides it here only.
+        hidden = f" AND NOT {_TOMBSTONED}" if self.settings.has("soft-delete-still-recalled") else ""
         with self.pool.connection() as conn:
             rows = conn.execute(
-                "SELECT id, text, conversation_id, created_at, expires_at, embedder FROM memories"
-                " WHERE user_id = %s AND (expires_at IS NULL OR expires_at > %s) ORDER BY created_at, id",
-                (user_id, now)).fetchall()
-        return [{"id": r[0], "text": r[1], "conversation_id": r[2], "created_at": r[3].isoformat(),
-                 "expires_at": r[4].isoformat() if r[4] else None, "embedder": r[5]} for r in rows]
+                f"SELECT {_LISTED} FROM memories WHERE user_id = %s AND (expires_at IS NULL OR expires_at > %s)"
+                f"{hidden} ORDER BY created_at, id", (user_id, now)).fetchall()
+        return [_listed(r) for r in rows]
+
+    # -- what users take back --------------------------------------------------------------------------------------
+    def edit(self, user_id: str, memory_id: str, text: str, now: datetime) -> dict | None:
+        """The owner's memory, still remembered, rewritten in place: new text, fact key and vector (under the current
+        embedder); its id, conversation, creation and expiry times are kept. None when the user has no such memory."""
+        if self.settings.has("edit-keeps-old-vector"):  # the bug: the text changes, its key and vector do not
+            changes, values = "text = %(text)s", {}
+        else:
+            fact = parse_fact(text)
+            changes = ("text = %(text)s, fact_key = %(key)s, embedding = %(vec)s, embedder = %(embedder)s,"
+                       " dims = %(dims)s")
+            values = {"key": fact.key if fact else None, "vec": self.embedder.embed(text),
+                      "embedder": self.embedder.name, "dims": self.embedder.dims}
+        with self.pool.connection() as conn:
+            row = conn.execute(
+                f"UPDATE memories SET {changes} WHERE id = %(id)s AND user_id = %(user)s"
+                f" AND (expires_at IS NULL OR expires_at > %(now)s) RETURNING {_LISTED}",
+                {"text": text, "id": memory_id, "user": user_id, "now": now, **values}).fetchone()
+        return _listed(row) if row else None
+
+    def delete(self, user_id: str, memory_id: str, now: datetime) -> bool:
+        """Delete the owner's memory (its row, and so its vector) and keep its tombstone; False when the user has no
+        memory of that id. An expired memory can be deleted too."""
+        return self._delete("id = %(id)s AND user_id = %(user)s", {"id": memory_id, "user": user_id}, now) == 1
+
+    def clear(self, user_id: str, now: datetime) -> int:
+        """Delete every memory of the owner, expired ones too, each with its tombstone; returns how many."""
+        if self.settings.has("clear-all-users"):  # the bug: the delete is not scoped to the user (mem0 #3746)
+            return self._delete("true", {}, now)
+        return self._delete("user_id = %(user)s", {"user": user_id}, now)
+
+    def _delete(self, where: str, params: dict, now: datetime) -> int:
+        """Delete the rows `where` picks and record a tombstone for each under its owner, in one statement."""
+        if self.settings.has("soft-delete-still-recalled"):  # the bug: only the tombstone marks it deleted
+            gone = f"SELECT id, user_id FROM memories WHERE {where} AND NOT {_TOMBSTONED}"
+        else:
+            gone = f"DELETE FROM memories WHERE {where} RETURNING id, user_id"
+        with self.pool.connection() as conn:
+            return conn.execute(
+                f"WITH gone AS ({gone}), marked AS (INSERT INTO memory_tombstones (user_id, memory_id, deleted_at)"
+                " SELECT user_id, id, %(now)s FROM gone ON CONFLICT (user_id, memory_id)"
+                " DO UPDATE SET deleted_at = excluded.deleted_at) SELECT count(*) FROM gone",
+                {**params, "now": now}).fetchone()[0]
 
     # -- recall ----------------------------------------------------------------------------------------------------
     def search(self, user_id: str, query: str, now: datetime, k: int | None = None,

@@ -1,6 +1,7 @@
 """Copy the legacy Redis memories into PostgreSQL + pgvector, in batches; idempotent and resumable.
 
 Rows already present (same id) are skipped, so a run that stopped half way is finished by running it again. Rows
+their owner deleted in the app (a tombstone each) are skipped too: a migration run again never brings them back. Rows
 written under another embedding model are re-embedded with the target model. The index is built after loading.
 """
 
@@ -30,14 +31,17 @@ class Counts:
     read: int = 0
     written: int = 0
     skipped_present: int = 0
+    skipped_deleted: int = 0  # deleted by their owner since an earlier run: tombstoned
     skipped_unknown_owner: int = 0
     reembedded: int = 0
     copy_s: float = 0.0  # reading Redis and writing the rows
     index_s: float = 0.0  # building the index after them
 
     def summary(self) -> str:
-        return (f"read {self.read}, written {self.written}, skipped {self.skipped_present + self.skipped_unknown_owner}"
-                f" ({self.skipped_present} already present, {self.skipped_unknown_owner} with an unknown owner),"
+        """Tools parse its start, "read N, written N, skipped N (N already present": it stays as it is."""
+        skipped = self.skipped_present + self.skipped_deleted + self.skipped_unknown_owner
+        return (f"read {self.read}, written {self.written}, skipped {skipped} ({self.skipped_present} already present,"
+                f" {self.skipped_deleted} deleted by their owner, {self.skipped_unknown_owner} with an unknown owner),"
                 f" re-embedded {self.reembedded}; rows copied in {self.copy_s:.1f} s, index built in"
                 f" {self.index_s:.1f} s")
 
@@ -80,11 +84,16 @@ def _copy(conn: psycopg.Connection, table: str, rows: list[tuple]) -> None:
             copy.write_row(row)
 
 
-def _write_batch(conn: psycopg.Connection, rows: list[tuple], counts: Counts, owners: set[str] | None) -> bool:
+_KNOWN_OWNER = "EXISTS (SELECT 1 FROM users u WHERE u.id = s.user_id)"
+_DELETED = "EXISTS (SELECT 1 FROM memory_tombstones t WHERE t.user_id = s.user_id AND t.memory_id = s.id)"
+
+
+def _write_batch(conn: psycopg.Connection, rows: list[tuple], counts: Counts, owners: set[str] | None,
+                 respect_tombstones: bool = True) -> bool:
     """Writes one batch; returns whether the next may be COPYed straight (`owners`: the users known to exist, None
-    once that is over). The straight COPY checks nothing the store does not: an owner deleted meanwhile or a row
-    already there makes the store refuse it, and the batch is written again through the staging table, as every
-    batch after it."""
+    once that is over; never while a tombstone exists). The straight COPY checks nothing the store does not: an owner
+    deleted meanwhile or a row already there makes the store refuse it, and the batch is written again through the
+    staging table, as every batch after it. `respect_tombstones` False is the fault migration-resurrects-deleted."""
     if owners is not None and all(row[1] in owners for row in rows):
         try:
             with conn.transaction():
@@ -93,16 +102,18 @@ def _write_batch(conn: psycopg.Connection, rows: list[tuple], counts: Counts, ow
             return True
         except (psycopg.errors.UniqueViolation, psycopg.errors.ForeignKeyViolation):
             owners = None
+    deleted = _DELETED if respect_tombstones else "false"
     with conn.transaction():
         _copy(conn, "memchat_staging", rows)
-        written, unknown = conn.execute(
+        written, unknown, tombstoned = conn.execute(
             f"WITH moved AS (INSERT INTO memories ({_COLUMNS}) SELECT {_COLUMNS} FROM memchat_staging s"
-            " WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = s.user_id) ON CONFLICT (id) DO NOTHING RETURNING 1)"
-            " SELECT (SELECT count(*) FROM moved), (SELECT count(*) FROM memchat_staging s"
-            " WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = s.user_id))").fetchone()
+            f" WHERE {_KNOWN_OWNER} AND NOT {deleted} ON CONFLICT (id) DO NOTHING RETURNING 1)"
+            f" SELECT (SELECT count(*) FROM moved), (SELECT count(*) FROM memchat_staging s WHERE NOT {_KNOWN_OWNER}),"
+            f" (SELECT count(*) FROM memchat_staging s WHERE {_KNOWN_OWNER} AND {deleted})").fetchone()
     counts.skipped_unknown_owner += unknown
+    counts.skipped_deleted += tombstoned
     counts.written += written
-    counts.skipped_present += len(rows) - unknown - written
+    counts.skipped_present += len(rows) - unknown - tombstoned - written
     return owners is not None
 
 
@@ -133,6 +144,12 @@ def _drop_indexes_if_empty(conn: psycopg.Connection, settings: Settings) -> bool
     return True
 
 
+def _any_deleted(conn: psycopg.Connection) -> bool:
+    """Whether an owner has deleted a memory: an empty table may be one its owners cleared, which the straight COPY
+    would fill again with what they deleted."""
+    return conn.execute("SELECT EXISTS (SELECT 1 FROM memory_tombstones)").fetchone()[0]
+
+
 def _read_ahead(client: redis.Redis, batches: list[list[str]]) -> Iterator[list[dict]]:
     """Each batch's records, the next one read from Redis on a thread while the caller writes this one: the reply
     parsing (Python) then overlaps PostgreSQL's COPY and INSERT, which wait with the GIL released."""
@@ -154,11 +171,13 @@ def migrate(client: redis.Redis, pool: Pool, settings: Settings, batch_size: int
     ids = legacy_store.all_ids(client)
     reset_created, lose_conversation = (settings.has(f) for f in ("migration-created-at-reset",
                                                                     "migration-drops-conversation"))
+    # The fault migration-resurrects-deleted checks presence in the live table only.
+    respect_tombstones = not settings.has("migration-resurrects-deleted")
     started = perf_counter()
     with pool.connection() as conn, _loading_session(conn):
         # Straight COPYs while the table was empty: no row can be there yet, and the owners are checked here.
         owners = None
-        if _drop_indexes_if_empty(conn, settings):
+        if _drop_indexes_if_empty(conn, settings) and not (respect_tombstones and _any_deleted(conn)):
             owners = {r[0] for r in conn.execute("SELECT id FROM users")}
         for records in _read_ahead(client, _batches(ids, batch_size, settings.has("migration-drops-last-batch"))):
             counts.read += len(records)
@@ -182,7 +201,7 @@ def migrate(client: redis.Redis, pool: Pool, settings: Settings, batch_size: int
                 rows.append((rec["id"], rec["user_id"], conversation, rec["text"], fact.key if fact else None, vec,
                              target.name, target.dims, created, _when(rec, "expires_at")))
             if rows:
-                if not _write_batch(conn, rows, counts, owners):
+                if not _write_batch(conn, rows, counts, owners, respect_tombstones):
                     owners = None
         conn.execute(OWNER_INDEX)
     counts.copy_s = perf_counter() - started

@@ -19,7 +19,7 @@ from memchat.settings import Settings
 ADMIN_TOKEN = "test-admin-token"
 PASSWORD = "correct horse battery"
 REPO_ROOT = Path(memchat.__file__).resolve().parent.parent
-TABLES = ("users", "sessions", "conversations", "messages", "memories")
+TABLES = ("users", "sessions", "conversations", "messages", "memories", "memory_tombstones")
 
 
 def add_user(dsn: str, user_id: str, password_hash: str, email: str | None = None) -> str:

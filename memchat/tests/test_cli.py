@@ -161,11 +161,19 @@ def test_migrate_copies_and_reports_its_counts(db, redis_url) -> None:
     done = run_cli("migrate", "--from", redis_url, "--to", db, "--batch-size", "7")
     assert done.returncode == 0, done.stderr
     assert migration_counts(done.stdout) == (
-        "migrated: read 30, written 27, skipped 3 (0 already present, 3 with an unknown owner), re-embedded 1")
+        "migrated: read 30, written 27, skipped 3 (0 already present, 0 deleted by their owner, 3 with an unknown"
+        " owner), re-embedded 1")
     with psycopg.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 27
+    pool = Pool(db, size=2)
+    try:  # its owner deletes one in the app: the next run says it skipped it, and why
+        assert MemoryStore(pool, settings_for(db)).delete("u2", "lg_001", NOW)
+    finally:
+        pool.close()
     again = run_cli("migrate", "--from", redis_url, "--to", db, "--batch-size", "7")
-    assert "written 0, skipped 30 (27 already present, 3 with an unknown owner)" in again.stdout
+    assert migration_counts(again.stdout) == (
+        "migrated: read 30, written 0, skipped 30 (26 already present, 1 deleted by their owner, 3 with an unknown"
+        " owner), re-embedded 1")
 
 
 def test_migrate_from_an_unreachable_redis_exits_2(db) -> None:
@@ -308,7 +316,8 @@ def test_redis_load_takes_base64_and_null_vectors_and_null_stays_null_through_mi
     done = run_cli("migrate", "--from", redis_url, "--to", db, "--index-build-memory", "64MB")
     assert done.returncode == 0, done.stderr
     assert migration_counts(done.stdout) == (
-        "migrated: read 4, written 4, skipped 0 (0 already present, 0 with an unknown owner), re-embedded 0")
+        "migrated: read 4, written 4, skipped 0 (0 already present, 0 deleted by their owner, 0 with an unknown owner),"
+        " re-embedded 0")
     with psycopg.connect(db) as conn:
         register_vector(conn)
         got = {r[0]: r[1:] for r in conn.execute("SELECT id, embedding, created_at, conversation_id FROM memories")}

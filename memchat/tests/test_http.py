@@ -232,7 +232,8 @@ def test_admin_creates_and_deletes_users_with_everything_they_own(make_app) -> N
     client.post(f"/api/conversations/{cid}/messages", json={"text": "My car is a Fiat Panda."})
     client.post("/api/memories", json={"conversation_id": cid, "items": ["My car is a Fiat Panda."]})
     assert admin.delete("/api/admin/users/carol", headers=app.admin).json() == {"deleted": True}
-    assert table_counts(app.dsn) == {"users": 0, "sessions": 0, "conversations": 0, "messages": 0, "memories": 0}
+    assert table_counts(app.dsn) == {"users": 0, "sessions": 0, "conversations": 0, "messages": 0, "memories": 0,
+                                     "memory_tombstones": 0}
     assert client.get("/api/me").status_code == 401
     assert admin.delete("/api/admin/users/carol", headers=app.admin).status_code == 404
 

@@ -191,7 +191,8 @@ def test_an_empty_legacy_store_migrates_nothing(redis_url, target, db) -> None:
     client = legacy_store.connect(redis_url)
     try:
         assert migration_counts(migrate(client, target, settings_for(db)).summary()) == (
-            "read 0, written 0, skipped 0 (0 already present, 0 with an unknown owner), re-embedded 0")
+            "read 0, written 0, skipped 0 (0 already present, 0 deleted by their owner, 0 with an unknown owner),"
+            " re-embedded 0")
     finally:
         client.close()
 
@@ -225,3 +226,34 @@ def test_a_batch_the_store_refuses_straight_is_written_again_row_by_row(legacy, 
         assert not _write_batch(conn, [_one_row(gone)], counts, {LEGACY_GHOST})
         assert (counts.written, counts.skipped_unknown_owner) == (0, 1)
     assert rows(db)[records[0]["id"]][2] == "there first"
+
+
+# -- what owners deleted stays deleted --------------------------------------------------------------------------------
+
+DELETED_AT = datetime(2026, 2, 1, tzinfo=UTC)
+
+
+def test_a_memory_its_owner_deleted_is_never_copied_again(legacy, target, db) -> None:
+    migrate(legacy, target, settings_for(db), batch_size=7)
+    store = MemoryStore(target, settings_for(db))
+    assert store.delete("u2", "lg_001", DELETED_AT)
+    cleared = store.clear("u1", DELETED_AT)
+    kept = rows(db)
+    counts = migrate(legacy, target, settings_for(db), batch_size=7)
+    assert rows(db) == kept and "lg_001" not in kept and {r[0] for r in kept.values()} == {"u2"}
+    assert (counts.read, counts.written, counts.skipped_present, counts.skipped_deleted,
+            counts.skipped_unknown_owner) == (N, 0, len(kept), 1 + cleared, len(GHOSTS))
+    assert counts.summary().startswith(f"read {N}, written 0, skipped {N} ({len(kept)} already present,"
+                                       f" {1 + cleared} deleted by their owner, {len(GHOSTS)} with an unknown owner)")
+
+
+def test_a_table_its_owners_emptied_is_not_loaded_straight_again(legacy, target, db) -> None:
+    """An empty table is COPYed into straight, unchecked; not one whose rows their owners deleted."""
+    migrate(legacy, target, settings_for(db), batch_size=7)
+    store = MemoryStore(target, settings_for(db))
+    assert store.clear("u1", DELETED_AT) + store.clear("u2", DELETED_AT) == KNOWN
+    legacy_store.put(legacy, [{"id": "lg_new", "user_id": "u1", "text": "My shoe size is 42.",
+                               "created_at": "2026-01-05T08:00:00+00:00"}], "hash-ngram-v1")
+    counts = migrate(legacy, target, settings_for(db), batch_size=7)
+    assert set(rows(db)) == {"lg_new"}  # only what was never deleted
+    assert (counts.written, counts.skipped_deleted, counts.skipped_present) == (1, KNOWN, 0)

@@ -158,6 +158,10 @@ def build_app(state: AppState) -> Starlette:
                 "writeBatch": 0 if settings.has("many-facts-lost") else MAX_WRITE_ITEMS,
                 "enterSendsWhileComposing": settings.has("ime-enter-sends")}
 
+    def memories_front_end() -> dict:
+        return {"deleteOptimistically": settings.has("deleted-memory-returns"),
+                "saveMemorySetting": not settings.has("memory-setting-not-saved")}
+
     def chat(request: Request) -> Response:
         user = current_user(request)
         if user is None:
@@ -165,12 +169,21 @@ def build_app(state: AppState) -> Starlette:
         current, messages = None, []
         if "cid" in request.path_params:
             current = state.conversations.get(user.id, request.path_params["cid"])
-            if current is None:
+            if current is None:  # an unknown, another user's or a deleted conversation alike
                 return HTMLResponse("<!doctype html><title>Not found</title><h1 role=\"alert\">Conversation not found"
                                     "</h1>", status_code=404)
             messages = state.conversations.messages(current.id)
-        page = html_pages.chat_page(user, state.conversations.list(user.id), current, messages, front_end())
+        page = html_pages.chat_page(user, state.conversations.list(user.id), current, messages, front_end(),
+                                    memory_on=state.accounts.memory_enabled(user.id))
         return HTMLResponse(page)
+
+    def memories(request: Request) -> Response:
+        user = current_user(request)
+        if user is None:
+            return RedirectResponse("/login", status_code=303)
+        listed = state.memories.list(user.id, state.clock.now())
+        return HTMLResponse(html_pages.memories_page(user, listed, state.accounts.memory_enabled(user.id),
+                                                     memories_front_end()))
 
     # -- API ---------------------------------------------------------------------------------------------------------
     def healthz(request: Request) -> Response:
@@ -220,15 +233,25 @@ def build_app(state: AppState) -> Starlette:
             return error(404, "conversation not found")
         history = state.conversations.messages(conv.id)
         now = state.clock.now()
+        memory_on = state.accounts.memory_enabled(user.id)
         # Recall includes this conversation: a memory of it may be newer than what another conversation holds.
         skip = conv.id if settings.has("long-conversation-forgets") else None
         asked = assistant.asked_key(text)
-        recalled = state.memories.search(user.id, text, now, exclude_conversation=skip, fact_key=asked) if asked else []
+        # Memory off: nothing remembered is recalled (the conversation's own turns still answer: they are no memory).
+        recalled = []
+        if asked and (memory_on or settings.has("memory-off-still-recalls")):
+            recalled = state.memories.search(user.id, text, now, exclude_conversation=skip, fact_key=asked)
         turn = assistant.respond(text, history, recalled, settings)
         message = state.conversations.add(conv, "user", text, now)
         reply = state.conversations.add(conv, "assistant", turn.reply, state.clock.now())
+        # Memory off: the page is told to remember nothing of this turn.
+        remember = turn.remember if writes_allowed(memory_on) else []
         return JSONResponse({"message": message.as_json(), "reply": reply.as_json(),
-                             "recalled": [r.as_json() for r in recalled], "remember": turn.remember})
+                             "recalled": [r.as_json() for r in recalled], "remember": remember})
+
+    def writes_allowed(memory_on: bool) -> bool:
+        """Whether what a user tells may be written to memory: not while their memory is off."""
+        return memory_on or settings.has("memory-off-still-writes")
 
     def write_memories(request: Request, user: User, body: bytes) -> Response:
         data = parse_json(body)
@@ -241,6 +264,9 @@ def build_app(state: AppState) -> Starlette:
             conv = state.conversations.get(user.id, cid) if isinstance(cid, str) else None
             if conv is None or conv.user_id != user.id:
                 return error(404, "conversation not found")
+        # Refused while memory is off, e.g. a page's write of a turn told before it was turned off.
+        if not writes_allowed(state.accounts.memory_enabled(user.id)):
+            return error(409, "memory is off: nothing is remembered until it is turned on again")
         ids = state.memories.write(user.id, cid, texts, state.clock.now())
         return JSONResponse({"stored": ids}, status_code=201)
 
@@ -259,6 +285,39 @@ def build_app(state: AppState) -> Starlette:
             raise BadRequest(400, "'k' must be between 1 and 100")
         hits = state.memories.search(user.id, query, state.clock.now(), k=k)
         return JSONResponse({"results": [h.as_json() for h in hits]})
+
+    # -- what users take back ---------------------------------------------------------------------------------------
+    def edit_memory(request: Request, user: User, body: bytes) -> Response:
+        text = text_field(parse_json(body), "text")
+        memory = state.memories.edit(user.id, request.path_params["mid"], text, state.clock.now())
+        if memory is None:
+            return error(404, "memory not found")
+        return JSONResponse({"memory": memory})
+
+    def delete_memory(request: Request, user: User, body: bytes) -> Response:
+        if not state.memories.delete(user.id, request.path_params["mid"], state.clock.now()):
+            return error(404, "memory not found")
+        return Response(status_code=204)
+
+    def clear_memories(request: Request, user: User, body: bytes) -> Response:
+        return JSONResponse({"deleted": state.memories.clear(user.id, state.clock.now())})
+
+    def delete_conversation(request: Request, user: User, body: bytes) -> Response:
+        if not state.conversations.delete(user.id, request.path_params["cid"], state.clock.now()):
+            return error(404, "conversation not found")
+        return Response(status_code=204)
+
+    def get_settings(request: Request, user: User, body: bytes) -> Response:
+        return JSONResponse({"settings": {"memory": state.accounts.memory_enabled(user.id)}})
+
+    def put_settings(request: Request, user: User, body: bytes) -> Response:
+        data = parse_json(body)
+        unknown = sorted(set(data) - {"memory"})
+        if unknown:
+            raise BadRequest(400, f"unknown setting '{unknown[0]}'; the one setting is 'memory'")
+        if not isinstance(data.get("memory"), bool):
+            raise BadRequest(400, "'memory' must be true or false")
+        return JSONResponse({"settings": {"memory": state.accounts.set_memory_enabled(user.id, data["memory"])}})
 
     def admin_create_user(request: Request, _: None, body: bytes) -> Response:
         data = parse_json(body)
@@ -323,16 +382,23 @@ def build_app(state: AppState) -> Starlette:
         Route("/logout", logout, methods=["POST"]),
         Route("/", chat),
         Route("/c/{cid}", chat),
+        Route("/memories", memories),
         Route("/api/login", api(api_login, auth=False), methods=["POST"]),
         Route("/api/logout", api(api_logout), methods=["POST"]),
         Route("/api/me", api(api_me)),
         Route("/api/conversations", api(list_conversations), methods=["GET"]),
         Route("/api/conversations", api(create_conversation), methods=["POST"]),
+        Route("/api/conversations/{cid}", api(delete_conversation), methods=["DELETE"]),
         Route("/api/conversations/{cid}/messages", api(list_messages), methods=["GET"]),
         Route("/api/conversations/{cid}/messages", api(post_message), methods=["POST"]),
         Route("/api/memories", api(list_memories), methods=["GET"]),
         Route("/api/memories", api(write_memories), methods=["POST"]),
+        Route("/api/memories", api(clear_memories), methods=["DELETE"]),
         Route("/api/memories/search", api(search_memories)),
+        Route("/api/memories/{mid}", api(edit_memory), methods=["PUT"]),
+        Route("/api/memories/{mid}", api(delete_memory), methods=["DELETE"]),
+        Route("/api/settings", api(get_settings), methods=["GET"]),
+        Route("/api/settings", api(put_settings), methods=["PUT"]),
         Route("/api/admin/users", api(admin_create_user, admin=True), methods=["POST"]),
         Route("/api/admin/users/import", api(admin_import_users, admin=True, max_body=MAX_IMPORT_BODY),
               methods=["POST"]),

@@ -9,6 +9,7 @@
 (() => {
   "use strict";
   const cfg = window.MEMCHAT;
+  const { request, showAlert, clearAlerts } = window.memchat;
   const log = document.getElementById("messages");
   const form = document.getElementById("composer");
   const input = document.getElementById("message-input");
@@ -39,11 +40,7 @@
   }
 
   function showError(text) {
-    const p = document.createElement("p");
-    p.setAttribute("role", "alert");
-    p.dataset.testid = "send-error";
-    p.textContent = text;
-    log.after(p);
+    showAlert(log, "send-error", text);
   }
 
   function flush(how) {
@@ -102,13 +99,26 @@
     li.scrollIntoView({ block: "end" });
   }
 
-  async function api(path, body) {
-    const resp = await fetch(path, {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
-    });
-    const data = await resp.json().catch(() => ({}));
-    if (!resp.ok) throw new Error(data.error || resp.statusText);
-    return data;
+  function api(path, body) {
+    return request("POST", path, body);
+  }
+
+  function conversationItem(conversation) {
+    const li = document.createElement("li");
+    const a = document.createElement("a");
+    a.href = "/c/" + conversation.id;
+    a.dataset.testid = "conversation-item";
+    a.dataset.conversationId = conversation.id;
+    a.setAttribute("aria-current", "page");
+    a.textContent = conversation.title || "New conversation";
+    const remove = document.createElement("button");
+    remove.type = "button";
+    remove.className = "delete";
+    remove.dataset.testid = "delete-conversation";
+    remove.setAttribute("aria-label", "Delete conversation");
+    remove.textContent = "Delete";
+    li.append(a, remove);
+    return li;
   }
 
   async function ensureConversation(firstText) {
@@ -118,15 +128,7 @@
     const { conversation } = await api("/api/conversations", { title });
     conversationId = conversation.id;
     history.replaceState(null, "", "/c/" + conversationId);
-    const li = document.createElement("li");
-    const a = document.createElement("a");
-    a.href = "/c/" + conversationId;
-    a.dataset.testid = "conversation-item";
-    a.dataset.conversationId = conversationId;
-    a.setAttribute("aria-current", "page");
-    a.textContent = conversation.title || "New conversation";
-    li.appendChild(a);
-    list.prepend(li);
+    list.prepend(conversationItem(conversation));
   }
 
   async function send(text) {
@@ -160,6 +162,11 @@
     location.href = url;
   }
   document.getElementById("new-conversation").addEventListener("click", () => leaveTo("/"));
+  // The memories page lists what this conversation taught once its writes have landed.
+  document.querySelector('[data-testid="memories-link"]').addEventListener("click", (event) => {
+    event.preventDefault();
+    leaveTo(event.currentTarget.href);
+  });
   // Signing out ends the session the pending writes need: they are sent first (a beacon after the logout would be
   // refused as anonymous).
   const logout = document.querySelector('[data-testid="logout"]')?.closest("form");
@@ -171,7 +178,35 @@
       logout.submit();
     });
   }
+  // A conversation leaves the list once the server has deleted it; the open one is left for a new conversation. Its
+  // turns' memory writes go first: the memories told in it outlive it.
+  async function deleteConversation(button) {
+    const item = button.closest("li");
+    const id = item.querySelector("a").dataset.conversationId;
+    const open = id === conversationId;
+    button.disabled = true;
+    clearAlerts("memories-error");
+    if (open) {
+      await chain;
+      await flush("fetch");
+    }
+    try {
+      await request("DELETE", "/api/conversations/" + encodeURIComponent(id));
+    } catch (err) {
+      button.disabled = false;
+      showAlert(list, "memories-error", "Could not delete the conversation: " + err.message);
+      return;
+    }
+    if (open) location.href = "/";
+    else item.remove();
+  }
+
   list.addEventListener("click", (event) => {
+    const remove = event.target.closest('[data-testid="delete-conversation"]');
+    if (remove) {
+      deleteConversation(remove);
+      return;
+    }
     const a = event.target.closest("a");
     if (!a) return;
     event.preventDefault();

@@ -66,6 +66,29 @@ CATALOG: dict[str, Fault] = {
               "the refusal ignored", "a message that states more than 50 facts stores none of them"),
         Fault("ime-enter-sends", "front end: Enter sends the message even while an input method composes",
               "confirming a character in a Chinese or Japanese input method sends the half-typed message"),
+        Fault("soft-delete-still-recalled", "soft delete: a deleted memory is only marked (its tombstone) and hidden "
+              "from the list, while search and recall still read its row and vector (Open WebUI #24431)",
+              "a memory deleted on the Memories page is gone from the list but still answered and found by search"),
+        Fault("edit-keeps-old-vector", "an edit updates the memory's text but not its embedding or fact key",
+              "an edited memory is not found by its new text and still found, and recalled, by its old one"),
+        Fault("clear-all-users", "\"clear all\" deletes without the owner's filter (mem0 #3746: delete_all resets the "
+              "whole store)", "clearing one's memories deletes every user's memories"),
+        Fault("conversation-delete-keeps-messages", "soft-deleted conversation: the list leaves it out, the reads by "
+              "id do not check the mark", "a deleted conversation leaves the list, but its page and its messages "
+              "are still served by its id"),
+        Fault("memory-off-still-recalls", "the memory switch gates the writes only, not recall",
+              "with memory off, nothing new is remembered but old memories are still recalled and answered"),
+        Fault("memory-off-still-writes", "the memory switch gates recall only; the turn's facts are still extracted "
+              "and stored", "with memory off, what the user tells is still remembered and answered after memory "
+              "is turned on again"),
+        Fault("deleted-memory-returns", "front end: optimistic delete whose request names the memory by a wrong key, "
+              "its failure ignored (LobeHub #15576)", "a memory deleted on the Memories page disappears, and is "
+              "back after a reload (and still answered)"),
+        Fault("memory-setting-not-saved", "front end: the memory switch changes the page only; no request is sent "
+              "(LobeHub #11101)", "memory turned off on the Memories page is on again after a reload, and what "
+              "the user tells meanwhile is remembered"),
+        Fault("migration-resurrects-deleted", "the migration checks presence in the live table only, not the "
+              "owners' deletions", "a memory deleted after a migration is back after the migration runs again"),
     )
 }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 
 import psycopg
@@ -12,6 +13,7 @@ from memchat import assistant, corpus, legacy_store
 from memchat.conversations import Message
 from memchat.db import Pool
 from memchat.faults import CATALOG
+from memchat.memory_store import MemoryStore
 from memchat.migration import migrate
 from memchat.tests.helpers import (
     LEGACY_OWNERS,
@@ -34,7 +36,10 @@ TESTED = {"recall-ignores-user", "history-idor", "session-not-persistent", "cont
           "migration-created-at-reset", "migration-drops-conversation",
           "stale-embeddings", "unload-write-lost", "write-race", "long-conversation-forgets",
           "reopened-conversation-wins", "sign-out-write-lost", "title-splits-emoji", "common-word-key-forgotten",
-          "many-facts-lost", "ime-enter-sends", "write-held-back"}
+          "many-facts-lost", "ime-enter-sends", "write-held-back", "soft-delete-still-recalled",
+          "edit-keeps-old-vector", "clear-all-users", "conversation-delete-keeps-messages", "memory-off-still-recalls",
+          "memory-off-still-writes", "deleted-memory-returns", "memory-setting-not-saved",
+          "migration-resurrects-deleted"}
 
 
 def test_every_fault_in_the_catalogue_has_a_test_here() -> None:
@@ -121,14 +126,9 @@ def test_ttl_too_short(make_app, faulty: bool) -> None:
 def _migrate(db: str, redis_url: str, batch_size: int, faults: set[str]):
     for uid in LEGACY_OWNERS:
         add_user(db, uid, "x")
-    client = legacy_store.connect(redis_url)
-    pool = Pool(db, size=2)
-    try:
+    with closing(legacy_store.connect(redis_url)) as client, closing(Pool(db, size=2)) as pool:
         legacy_store.put(client, legacy_records(), "hash-ngram-v1")
         return migrate(client, pool, settings_for(db, faults=faults), batch_size=batch_size)
-    finally:
-        pool.close()
-        client.close()
 
 
 def _ids(dsn: str, where: str = "true") -> set[str]:
@@ -252,26 +252,29 @@ def test_common_word_key_forgotten(db, make_store, faulty: bool) -> None:
     assert store.search("u1", "What is my will?", NOW) == []  # no key asked, nothing to compare: nothing
 
 
-@pytest.mark.parametrize(("fault", "key", "clean_value", "faulty_value"), [
-    ("write-held-back", "holdWrites", False, True),
-    ("many-facts-lost", "writeBatch", 50, 0),
-    ("ime-enter-sends", "enterSendsWhileComposing", False, True),
-    ("unload-write-lost", "flushOn", "pagehide", "beforeunload"),
-    ("write-race", "writeQueue", "append", "latest-only"),
-    ("sign-out-write-lost", "flushBeforeLogout", True, False),
-    ("title-splits-emoji", "titleByCharacters", True, False),
+@pytest.mark.parametrize(("page", "fault", "key", "clean_value", "faulty_value"), [
+    ("/", "write-held-back", "holdWrites", False, True),
+    ("/", "many-facts-lost", "writeBatch", 50, 0),
+    ("/", "ime-enter-sends", "enterSendsWhileComposing", False, True),
+    ("/", "unload-write-lost", "flushOn", "pagehide", "beforeunload"),
+    ("/", "write-race", "writeQueue", "append", "latest-only"),
+    ("/", "sign-out-write-lost", "flushBeforeLogout", True, False),
+    ("/", "title-splits-emoji", "titleByCharacters", True, False),
+    ("/memories", "deleted-memory-returns", "deleteOptimistically", False, True),
+    ("/memories", "memory-setting-not-saved", "saveMemorySetting", True, False),
 ])
-def test_front_end_faults_are_chosen_by_the_page_config(make_app, fault, key, clean_value, faulty_value) -> None:
+def test_front_end_faults_are_chosen_by_the_page_config(make_app, page, fault, key, clean_value, faulty_value) -> None:
     configs = {}
     for faulty in (False, True):
         app = make_app(faults={fault} if faulty else set())
         _, client = app.user(f"u_{faulty}")
-        configs[faulty] = page_config(client.get("/").text)
+        configs[faulty] = page_config(client.get(page).text)
     assert configs[False][key] == clean_value and configs[True][key] == faulty_value
-    # The regressions of a held-back write bring the hold back with them; nothing else changes.
-    held_back = fault in HELD_BACK_WRITE_FAULTS
-    assert (configs[False]["holdWrites"], configs[True]["holdWrites"]) == (False, held_back)
-    same = {key, "holdWrites"}
+    same = {key}
+    if page == "/":  # The regressions of a held-back write bring the hold back with them; nothing else changes.
+        held_back = fault in HELD_BACK_WRITE_FAULTS
+        assert (configs[False]["holdWrites"], configs[True]["holdWrites"]) == (False, held_back)
+        same.add("holdWrites")
     assert {k: v for k, v in configs[True].items() if k not in same} == {
         k: v for k, v in configs[False].items() if k not in same}
 
@@ -317,3 +320,142 @@ def test_reopened_conversation_wins(make_app, faulty: bool) -> None:
     say(conversation(), "Actually, my order number is 5521.")
     answer = say(first, "What is my order number?")
     assert answer == ("Your order number is 4417." if faulty else "Your order number is 5521.")
+
+
+# -- what users take back ---------------------------------------------------------------------------------------------
+
+
+def ana_on(make_app, fault: str, faulty: bool) -> tuple:  # noqa: ANN001
+    """An app with `fault` on (or not) and ana signed in: (app, her client, and chat_as's two helpers)."""
+    app = make_app(faults={fault} if faulty else set())
+    _, client = app.user("ana")
+    return app, client, *chat_as(client)
+
+
+def _rows(dsn: str, where: str = "true") -> dict[str, str]:
+    with psycopg.connect(dsn) as conn:
+        return {r[0]: r[1] for r in conn.execute(f"SELECT id, text FROM memories WHERE {where}").fetchall()}
+
+
+@pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
+def test_soft_delete_still_recalled(make_app, faulty: bool) -> None:
+    app, client, conversation, say = ana_on(make_app, "soft-delete-still-recalled", faulty)
+    say(conversation(), "My dog's name is Rex.")
+    [mid] = [m["id"] for m in client.get("/api/memories").json()["memories"]]
+    assert client.delete(f"/api/memories/{mid}").status_code == 204
+    assert client.get("/api/memories").json() == {"memories": []}  # gone from the list either way
+    found = [r["id"] for r in client.get("/api/memories/search", params={"q": "My dog's name is Rex."}).json()[
+        "results"]]
+    answer = say(conversation(), "What is my dog's name?")
+    if faulty:  # the row and its vector are still there, and still read by search and recall
+        assert found == [mid] and answer == "Your dog's name is Rex." and mid in _rows(app.dsn)
+    else:
+        assert found == [] and answer == "I don't remember your dog's name." and _rows(app.dsn) == {}
+    assert client.delete(f"/api/memories/{mid}").status_code == 404  # deleted once either way
+
+
+@pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
+def test_edit_keeps_old_vector(db, make_store, faulty: bool) -> None:
+    add_user(db, "u1", "x")
+    store = make_store(faults={"edit-keeps-old-vector"} if faulty else set())
+    [mid] = store.write("u1", None, ["My bike lock code is 1234."], NOW)
+    edited = store.edit("u1", mid, "My favourite colour is teal.", NOW)
+    assert edited is not None and edited["text"] == "My favourite colour is teal."  # the text changes either way
+    new = [h.id for h in store.search("u1", "My favourite colour is teal.", NOW, fact_key="favourite colour")]
+    old = [h.id for h in store.search("u1", "My bike lock code is 1234.", NOW)]
+    assert (new, old) == (([], [mid]) if faulty else ([mid], []))
+
+
+@pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
+def test_clear_all_users(db, make_store, faulty: bool) -> None:
+    for uid in ("u1", "u2"):
+        add_user(db, uid, "x")
+    store = make_store(faults={"clear-all-users"} if faulty else set())
+    store.write("u1", None, ["My dog's name is Rex.", "My car is a Fiat Panda."], NOW)
+    [theirs] = store.write("u2", None, ["My dog's name is Luna."], NOW)
+    assert store.clear("u1", NOW) == (3 if faulty else 2)
+    assert store.list("u1", NOW) == []
+    assert [m["id"] for m in store.list("u2", NOW)] == ([] if faulty else [theirs])
+
+
+@pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
+def test_conversation_delete_keeps_messages(make_app, faulty: bool) -> None:
+    app = make_app(faults={"conversation-delete-keeps-messages"} if faulty else set())
+    _, client = app.user("ana")
+    cid = client.post("/api/conversations", json={}).json()["conversation"]["id"]
+    client.post(f"/api/conversations/{cid}/messages", json={"text": "My wifi password is hunter2."})
+    assert client.delete(f"/api/conversations/{cid}").status_code == 204
+    assert client.get("/api/conversations").json() == {"conversations": []}  # gone from the list either way
+    api, page = client.get(f"/api/conversations/{cid}/messages"), client.get(f"/c/{cid}")
+    with psycopg.connect(app.dsn) as conn:
+        stored = conn.execute("SELECT count(*) FROM messages WHERE conversation_id = %s", (cid,)).fetchone()[0]
+    if faulty:
+        assert api.status_code == 200 and api.json()["messages"][0]["text"] == "My wifi password is hunter2."
+        assert page.status_code == 200 and "hunter2" in page.text and stored == 2
+    else:
+        assert api.status_code == 404 and page.status_code == 404 and "hunter2" not in page.text and stored == 0
+    assert client.delete(f"/api/conversations/{cid}").status_code == 404  # deleted once either way
+
+
+@pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
+def test_memory_off_still_recalls(make_app, faulty: bool) -> None:
+    app, client, conversation, say = ana_on(make_app, "memory-off-still-recalls", faulty)
+    say(conversation(), "My locker number is 42.")
+    client.put("/api/settings", json={"memory": False})
+    cid = conversation()
+    turn = client.post(f"/api/conversations/{cid}/messages", json={"text": "What is my locker number?"}).json()
+    assert [r["text"] for r in turn["recalled"]] == (["My locker number is 42."] if faulty else [])
+    assert turn["reply"]["text"] == ("Your locker number is 42." if faulty else "I don't remember your locker number.")
+    say(cid, "My shoe size is 38.")
+    assert [m["text"] for m in client.get("/api/memories").json()["memories"]] == [
+        "My locker number is 42."]  # the writes stay off either way
+
+
+@pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
+def test_memory_off_still_writes(make_app, faulty: bool) -> None:
+    app, client, conversation, say = ana_on(make_app, "memory-off-still-writes", faulty)
+    client.put("/api/settings", json={"memory": False})
+    cid = conversation()
+    turn = client.post(f"/api/conversations/{cid}/messages", json={"text": "My shoe size is 38."}).json()
+    assert turn["remember"] == (["My shoe size is 38."] if faulty else [])
+    write = client.post("/api/memories", json={"conversation_id": cid, "items": ["My shoe size is 38."]})
+    assert write.status_code == (201 if faulty else 409)
+    assert say(conversation(), "What is my shoe size?") == "I don't remember your shoe size."  # recall stays off
+    client.put("/api/settings", json={"memory": True})
+    assert say(conversation(), "What is my shoe size?") == (
+        "Your shoe size is 38." if faulty else "I don't remember your shoe size.")
+
+
+def test_the_memories_page_faults_live_in_its_script(make_app) -> None:
+    """What each switch does is in memories.js: the optimistic delete sends a key the item does not have, and the
+    switch that is not saved sends nothing."""
+    js = make_app().client().get("/static/memories.js").text
+    optimistic = js[js.index("if (cfg.deleteOptimistically)"):js.index("try {", js.index("cfg.deleteOptimistically"))]
+    assert "item.remove()" in optimistic and '"/api/memories/" + item.dataset.id' in optimistic
+    assert "item.dataset.memoryId" not in optimistic and ".catch(() => {})" in optimistic
+    not_saved = js[js.index("if (!cfg.saveMemorySetting)"):js.index("toggle.disabled = true")]
+    assert "request(" not in not_saved and "fetch(" not in not_saved and "return;" in not_saved
+
+
+@pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
+def test_migration_resurrects_deleted(db, redis_url, faulty: bool) -> None:
+    """Migrated memories their owners then deleted (one of u2's, all of u1's), and the migration run again."""
+    _migrate(db, redis_url, 7, set())
+    with closing(legacy_store.connect(redis_url)) as client, closing(Pool(db, size=2)) as pool:
+        store = MemoryStore(pool, settings_for(db))
+        assert store.delete("u2", "lg_001", NOW)
+        cleared = store.clear("u1", NOW)
+        faults = {"migration-resurrects-deleted"} if faulty else set()
+        again = migrate(client, pool, settings_for(db, faults=faults), batch_size=7)
+    owners = set(_owners(db).values())
+    if faulty:  # every deleted memory is back
+        assert "lg_001" in _rows(db) and owners == {"u1", "u2"}
+        assert (again.written, again.skipped_deleted) == (1 + cleared, 0)
+    else:
+        assert "lg_001" not in _rows(db) and owners == {"u2"}
+        assert (again.written, again.skipped_deleted) == (0, 1 + cleared)
+
+
+def _owners(dsn: str) -> dict[str, str]:
+    with psycopg.connect(dsn) as conn:
+        return {r[0]: r[1] for r in conn.execute("SELECT id, user_id FROM memories").fetchall()}

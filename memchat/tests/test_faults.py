@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from memchat import assistant, corpus, legacy_store
 from memchat.conversations import Message
 from memchat.db import Pool
-from memchat.faults import CATALOG
+from memchat.faults import CATALOG, markdown_table
 from memchat.memory_store import MemoryStore
 from memchat.migration import migrate
 from memchat.tests.helpers import (
@@ -44,6 +45,10 @@ TESTED = {"recall-ignores-user", "history-idor", "session-not-persistent", "cont
 
 def test_every_fault_in_the_catalogue_has_a_test_here() -> None:
     assert set(CATALOG) == TESTED
+
+
+def test_the_readme_lists_the_catalogue_as_the_faults_command_prints_it() -> None:
+    assert markdown_table() in (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
 
 
 def test_recall_ignores_user(db, make_store) -> None:

@@ -32,6 +32,7 @@ pytest_plugins = [
     "steps.generated_session_steps",
     "steps.upgrade_steps",
     "steps.limits_steps",
+    "steps.forgetting_steps",
 ]
 
 

@@ -9,7 +9,7 @@ from typing import Protocol
 from harness.actor import Exchange
 from harness.app_handle import AppHandle
 from harness.browser_sessions import BrowserSessions
-from harness.drivers.base import Account, UserSession
+from harness.drivers.base import Account, Capability, UserSession
 
 _SIGN_INS = ThreadPoolExecutor(2, thread_name_prefix="api-sign-in")  # API sessions signed in while browsers work
 
@@ -70,6 +70,40 @@ class ActorBase:
         has nothing to wait for, and no API session is signed in for it)."""
         if self.app.writes_memories_later and self._turns_sent:
             self.app.settle(self.session, self._turns_sent)
+
+    # -- what users take back, through the app's API (the calls its settings page makes) ----------------------------
+    def _memory_id(self, text: str) -> str:
+        listed = self.session.memories()
+        found = next((m.id for m in listed if m.text == text), None)
+        assert found is not None, (f"{self.name} has no memory that reads {text!r}; her memories: "
+                                   f"{[m.text for m in listed]}")
+        return found
+
+    def memories_shown(self) -> list[str]:
+        return [m.text for m in self.session.memories()]
+
+    def delete_memory(self, text: str) -> None:
+        self.app.require(Capability.MEMORY_DELETE)
+        self.settle()
+        self.session.delete_memory(self._memory_id(text))
+
+    def edit_memory(self, text: str, new_text: str) -> None:
+        self.app.require(Capability.MEMORY_EDIT)
+        self.settle()
+        self.session.edit_memory(self._memory_id(text), new_text)
+
+    def clear_memories(self) -> None:
+        self.app.require(Capability.MEMORY_CLEAR)
+        self.settle()
+        self.session.clear_memories()
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        self.app.require(Capability.CONVERSATION_DELETE)
+        self.session.delete_conversation(conversation_id)
+
+    def turn_memory(self, on: bool) -> None:
+        self.app.require(Capability.MEMORY_SWITCH)
+        self.session.set_memory(on)
 
     def drop_api_session(self) -> None:
         self.close()

@@ -13,6 +13,7 @@ from harness.turn import Turn
 from pages.chat_page import ChatPage
 from pages.conversation_list import ConversationList
 from pages.login_page import LoginPage
+from pages.memories_page import MemoriesPage
 
 
 class BrowserActor(ActorBase):
@@ -38,6 +39,10 @@ class BrowserActor(ActorBase):
     @property
     def login(self) -> LoginPage:
         return LoginPage(self._open_page(), self.app.base_url, self.app.target.locators, self.app.target.api)
+
+    @property
+    def memories(self) -> MemoriesPage:
+        return MemoriesPage(self._open_page(), self.app.base_url, self.app.target.locators, self.app.target.api)
 
     # -- signing in and out ----------------------------------------------------------------------------------------
     def sign_in(self) -> None:
@@ -160,12 +165,12 @@ class BrowserActor(ActorBase):
 
     # -- conversations ---------------------------------------------------------------------------------------------
     def say(self, text: str) -> Exchange:
-        reply, recalled = self.chat.send_and_read(text)
+        reply, recalled = self._chat_open().send_and_read(text)
         self._talking = True
         return self._answered(text, reply, recalled)
 
     def say_composed(self, before: str, reading: str, characters: str, after: str) -> Exchange:
-        reply = self.chat.send_composed(before, reading, characters, after)
+        reply = self._chat_open().send_composed(before, reading, characters, after)
         self._talking = True
         return self._answered(before + characters + after, reply, self.chat.recalled_in_last_reply())
 
@@ -173,7 +178,7 @@ class BrowserActor(ActorBase):
         return self.chat.send_refused(text)
 
     def submit(self, text: str) -> Callable[[], Exchange]:
-        waiter = self.chat.submit(text)
+        waiter = self._chat_open().submit(text)
         self._talking = True
         return lambda: self._answered(text, waiter(), self.chat.recalled_in_last_reply())
 
@@ -185,7 +190,7 @@ class BrowserActor(ActorBase):
         first), else at the app's start address; then the memory writes the app makes on its own have landed."""
         if self.page is None or not self.page.url.startswith(self.app.base_url):
             self.chat.open_new()
-        elif self._talking or not self.chat.is_at_home():  # else already on a new, empty conversation
+        elif not self._chat_open().is_at_home() or self._talking:  # else already on a new, empty conversation
             self.sidebar.start_new()
             self.chat.expect_ready()
         self.settle()  # a later question may rely on what the app still writes on its own
@@ -197,13 +202,76 @@ class BrowserActor(ActorBase):
     def open_from_list(self, conversation_id: str) -> None:
         if not self._open_page().url.startswith(self.app.base_url):
             self.chat.open_new()
+        self._chat_open()
         self.sidebar.open_by_id(conversation_id)
 
     def history(self) -> list[Turn]:
         return self.chat.history()
 
     def conversations_listed(self, count: int | None = None) -> list[str]:
+        self._chat_open()
         return self.sidebar.ids() if count is None else self.sidebar.ids_once_listed(count)
+
+    # -- what users take back: on the app's page where its target locates the controls, else through its API --------
+    def _has_memories_page(self) -> bool:
+        return "memories_page" in self.app.target.api and "memory_item" in self.app.target.locators
+
+    def _on_memories_page(self) -> MemoriesPage:
+        """The memories page, reached as a person does: its link from the chat (which lets the page finish its memory
+        writes first), or its address."""
+        self.settle()
+        chat = self.chat
+        if chat.page.url == chat.url_for("memories_page"):
+            return self.memories
+        link = chat.el("memories_link") if chat.has("memories_link") else None
+        if link is not None and chat.page.url.startswith(self.app.base_url) and link.is_visible():
+            link.click()
+            chat.page.wait_for_url(chat.url_for("memories_page"))
+            return self.memories.expect_shown()
+        return self.memories.open()
+
+    def _chat_open(self) -> ChatPage:
+        """The chat; where the user went elsewhere in the app (its memories page), back at its start address, on a
+        new conversation, as a person going back to the chat."""
+        chat = self.chat
+        if "memories_page" in self.app.target.api and chat.page.url == chat.url_for("memories_page"):
+            chat.open_new()
+            self._talking = False
+        return chat
+
+    def memories_shown(self) -> list[str]:
+        if not self._has_memories_page():
+            return super().memories_shown()
+        shown = self._on_memories_page().texts()
+        return shown
+
+    def delete_memory(self, text: str) -> None:
+        if not self._has_memories_page():
+            return super().delete_memory(text)
+        self._on_memories_page().delete(text)
+
+    def edit_memory(self, text: str, new_text: str) -> None:
+        if not self._has_memories_page():
+            return super().edit_memory(text, new_text)
+        self._on_memories_page().edit(text, new_text)
+
+    def clear_memories(self) -> None:
+        if not self._has_memories_page():
+            return super().clear_memories()
+        self._on_memories_page().clear_all()
+
+    def turn_memory(self, on: bool) -> None:
+        if not self._has_memories_page() or not self.memories.has("memory_switch"):
+            return super().turn_memory(on)
+        self._on_memories_page().set_memory(on)
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        if "delete_conversation" not in self.app.target.locators:
+            return super().delete_conversation(conversation_id)
+        if not self._open_page().url.startswith(self.app.base_url):
+            self.chat.open_new()
+        self._chat_open()
+        self.sidebar.delete(conversation_id)
 
     # -- leaving ---------------------------------------------------------------------------------------------------
     def leave(self) -> None:

@@ -98,9 +98,14 @@ Feature: Cross-session persistence
     And Ana is signed in
     And Ana tells the assistant "My parking spot is B-7."
     And her long-term memory soon holds "My parking spot is B-7."
+    And Ana tells the assistant "My locker code is 5150."
+    And Ana deletes her memory "My locker code is 5150."
     When the app restarts on its data
     And Ana opens the app again
     Then Ana is still signed in
     And everything Ana had before the restart is still there
+    And searching Ana's memory for "My locker code is 5150." finds no memory that reads it
     When Ana asks "What is my parking spot?"
     Then the assistant answers "Your parking spot is B-7."
+    When Ana asks "What is my locker code?"
+    Then the assistant answers "I don't remember your locker code."

@@ -158,6 +158,26 @@ class Actor(Protocol):
         """The conversation list as shown (once it shows `count`, or what it shows by then)."""
         ...
 
+    # -- what users take back -------------------------------------------------------------------------------------
+    def memories_shown(self) -> list[str]:
+        """The user's memories as the app shows them to the user (its memories page, or its API), oldest first."""
+        ...
+
+    def delete_memory(self, text: str) -> None:
+        """Delete the memory that reads `text`, as the user does in the app's memory settings."""
+
+    def edit_memory(self, text: str, new_text: str) -> None:
+        """Change the memory that reads `text` to read `new_text`."""
+
+    def clear_memories(self) -> None:
+        """Delete every memory of the user's ("clear all")."""
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        """Delete one of the user's conversations from their list."""
+
+    def turn_memory(self, on: bool) -> None:
+        """Turn the user's memory on or off in the app's settings."""
+
     # -- the app's own writes, and leaving -------------------------------------------------------------------------
     def settle(self) -> None:
         """Let the app finish the memory writes it makes on its own after this user's turns."""

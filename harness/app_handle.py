@@ -196,6 +196,11 @@ class AppHandle:
         self.require(Capability.DATABASE_ACCESS)
         return self.driver.remains_of(self.running, account, conversation_ids, memory_ids)
 
+    def memory_remains(self, memory_ids: list[str]) -> dict[str, int]:
+        """What the app's store still holds of these memories (their rows and their vectors, by kind)."""
+        self.require(Capability.DATABASE_ACCESS)
+        return self.driver.memory_remains(self.running, memory_ids)
+
     def recall_by_own_text(self, queries: list[OwnTextQuery]) -> list[OwnTextResult]:
         if not self.offers(Capability.HISTORY_IMPORT):  # a driver that imports a history also reads it back
             self.require(Capability.DATABASE_ACCESS)

@@ -38,3 +38,8 @@ class Fact:
     @property
     def answer(self) -> str:
         return answer_reply(normalise_key(self.key), self.value)
+
+    @property
+    def forgotten(self) -> str:
+        """The answer to its question once the assistant no longer knows it."""
+        return answer_reply(normalise_key(self.key), None)

@@ -63,6 +63,48 @@ class Recall:
     memory_listing: str = MEMORY_LISTINGS[0]  # each statement a memory of its own, or one memory per fact
 
 
+# The app's documented choices where apps differ in what taking memory back does ([forgetting]): each choice's
+# allowed answers, what the suite then checks, and the source the target file must cite for it.
+FORGETTING_CHOICES = {
+    "conversation_deleted": ("kept", "deleted"),  # the memories told in a deleted conversation
+    "memory_on_again": ("used again", "gone"),  # the memories from before memory was turned off, once it is on again
+}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One documented choice of the app: which answer, and where the app's documentation or code says so."""
+
+    memories: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Forgetting:
+    """What the app does with what users take back where apps differ ([forgetting]); None: not declared, and the
+    scenarios that need the choice skip with one line."""
+
+    conversation_deleted: Choice | None = None
+    memory_on_again: Choice | None = None
+
+
+def _forgetting(data: dict) -> Forgetting:
+    """[forgetting]: each choice a table `{ memories = "<answer>", source = "<where the app says so>" }`."""
+    table = dict(data.get("forgetting", {}))
+    unknown = sorted(set(table) - set(FORGETTING_CHOICES))
+    if unknown:
+        raise TargetError(f"[forgetting] {unknown[0]} is not a choice the suite knows; known: "
+                          f"{', '.join(FORGETTING_CHOICES)}")
+    choices = {}
+    for name, value in table.items():
+        answers = FORGETTING_CHOICES[name]
+        if not isinstance(value, dict) or value.get("memories") not in answers or not str(value.get("source", "")):
+            raise TargetError(f'[forgetting] {name} must be {{ memories = "{answers[0]}" or "{answers[1]}", source = '
+                              '"<the line of the app\'s documentation or code that says so>" }}')
+        choices[name] = Choice(str(value["memories"]), str(value["source"]))
+    return Forgetting(**choices)
+
+
 @dataclass(frozen=True)
 class Target:
     name: str
@@ -83,6 +125,8 @@ class Target:
     fault_scenarios: dict[str, list[str]] = field(default_factory=dict)
     # Scenarios that fail on this app because of a defect or a documented design choice of the app -> why, in a line
     known_defects: dict[str, str] = field(default_factory=dict)
+    # What the app does with what users take back, where apps differ (harness.target.Forgetting)
+    forgetting: Forgetting = field(default_factory=Forgetting)
     # The changes the replay scenarios put the app through, by name (harness.changes)
     changes: dict[str, Change] = field(default_factory=dict)
     # The sizes of history the replay scenarios run on this app ([replay] history_sizes); empty: every size
@@ -249,6 +293,7 @@ def load_target(path: str | Path | None = None) -> Target:
             index_kinds={k: {sk: str(sv) for sk, sv in v.items()} for k, v in data.get("index_kinds", {}).items()},
             fault_scenarios={str(k): [str(s) for s in v] for k, v in data.get("faults", {}).items()},
             known_defects={str(k): str(v) for k, v in data.get("known_defects", {}).items()},
+            forgetting=_forgetting(data),
             changes=parse_changes(dict(data.get("changes", {})), path.name), history_sizes=_history_sizes(data),
             web_page=bool(data.get("web_page", True)),
             warm_start=warm_start_for(app.get("preload"), dict(app.get("env", {})), str(path)),

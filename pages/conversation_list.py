@@ -39,6 +39,16 @@ class ConversationList(BasePage):
         self._items().and_(self.page.locator(f'[href$="/{conversation_id}"]')).click()
         self.page.wait_for_url(self.url_for("conversation_page", conversation_id=conversation_id))
 
+    def delete(self, conversation_id: str) -> None:
+        """Through the item's own delete control; returns once the list no longer shows it (the page shows a
+        deletion once the app has made it)."""
+        self.reveal("conversation_list")
+        link = self.page.locator(f'[href$="/{conversation_id}"]')
+        item = self._items().and_(link)
+        row = self.el("conversation_row").filter(has=link).first
+        self.el("delete_conversation", within=row).click()
+        expect(item).to_have_count(0)
+
     def start_new(self) -> None:
         """Through the app's own control; returns once the browser is at the app's start address."""
         self.to_act_on("new_conversation").click()

@@ -40,6 +40,13 @@ class Capability(StrEnum):
     SEARCH_SCORES = "similarity scores in the app's memory search"
     HISTORY_IMPORT = "loading a history of memories into the app's store"
     APP_UPGRADE = "an upgrade from an older release of the app on the same data"
+    # What users take back (UserSession's delete_memory, edit_memory, clear_memories, delete_conversation,
+    # set_memory; a browser actor does them on the app's page where its target has the locators).
+    MEMORY_DELETE = "deleting one of a user's memories"
+    MEMORY_EDIT = "editing one of a user's memories"
+    MEMORY_CLEAR = "clearing all of a user's memories"
+    CONVERSATION_DELETE = "deleting a conversation"
+    MEMORY_SWITCH = "turning a user's memory off and on"
 
 
 # Given by the suite to a driver: stop `app`, run `between` (a tool on its stopped data), start it again on the same
@@ -184,6 +191,27 @@ class UserSession(ABC):
         `accepts` reads: a copied one is what a thief would hold."""
         raise DriverError(f"{type(self).__name__} cannot show what it presents to the app")
 
+    # -- what users take back (the capabilities above) ------------------------------------------------------------
+    def delete_memory(self, memory_id: str) -> None:
+        """Delete one of the user's memories, as the app's memory settings do."""
+        raise DriverError(f"{type(self).__name__} cannot delete a memory")
+
+    def edit_memory(self, memory_id: str, text: str) -> None:
+        """Replace one of the user's memories' text, as the app's memory settings do."""
+        raise DriverError(f"{type(self).__name__} cannot edit a memory")
+
+    def clear_memories(self) -> None:
+        """Delete every memory of the user's, as the app's "clear all" does."""
+        raise DriverError(f"{type(self).__name__} cannot clear a user's memories")
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        """Delete one of the user's conversations, as the app's conversation list does."""
+        raise DriverError(f"{type(self).__name__} cannot delete a conversation")
+
+    def set_memory(self, enabled: bool) -> None:
+        """Turn the user's memory off or on, as the app's settings do."""
+        raise DriverError(f"{type(self).__name__} cannot turn memory off or on")
+
     def reads_of(self, other: Account, conversation_ids: list[str], memory_ids: list[str]) -> dict[str, ApiAnswer]:
         """Every read this user's API offers of another user's data (that user's conversations and memories, by id
         and by listing), by what was asked: the isolation checks look for the other's texts in every answer."""
@@ -254,6 +282,11 @@ class AppDriver(ABC):
         raise DriverError(f"the {self.name} driver cannot make up credentials")
 
     # -- memory ----------------------------------------------------------------------------------------------------
+    def memory_remains(self, app: RunningApp, memory_ids: list[str]) -> dict[str, int]:
+        """How many rows of each kind the app's store still holds of these memories: the memory and its vector
+        wherever the app keeps them (a vector store apart, or a column of the row). Needs DATABASE_ACCESS."""
+        raise DriverError(f"the {self.name} driver cannot read what the store holds of a memory")
+
     def settle(self, app: RunningApp, session: UserSession, turns_sent: int) -> None:  # noqa: B027
         """Wait until the memory writes the app makes on its own after a user's turns have landed (apps that write
         memories server-side, later). Waits for the app's work, never decides what it should have written."""

@@ -45,7 +45,7 @@ from harness.turn import Turn
 def _check(resp: httpx.Response, what: str) -> dict:
     if resp.status_code >= 400:
         raise DriverError(f"{what}: HTTP {resp.status_code} {resp.text[:300]}")
-    return resp.json()
+    return resp.json() if resp.content else {}  # 204: nothing to say
 
 
 class MemchatSession(UserSession):
@@ -109,6 +109,24 @@ class MemchatSession(UserSession):
 
     def credentials(self) -> dict:
         return {"cookies": self.cookies(), "origins": []}
+
+    # -- what users take back: the calls memchat's memories page and conversation list make ------------------------
+    def delete_memory(self, memory_id: str) -> None:
+        _check(self.http.delete(self.target.path_of("memory", memory_id=memory_id)), "deleting a memory")
+
+    def edit_memory(self, memory_id: str, text: str) -> None:
+        _check(self.http.put(self.target.path_of("memory", memory_id=memory_id), json={"text": text}),
+               "editing a memory")
+
+    def clear_memories(self) -> None:
+        _check(self.http.delete(self.target.api["memories"]), "clearing memories")
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        _check(self.http.delete(self.target.path_of("conversation", conversation_id=conversation_id)),
+               "deleting a conversation")
+
+    def set_memory(self, enabled: bool) -> None:
+        _check(self.http.put(self.target.api["settings"], json={"memory": enabled}), "saving the memory setting")
 
     def close(self) -> None:
         self.http.close()
@@ -187,6 +205,13 @@ class MemchatDriver(AppDriver):
         }
         with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
             return {kind: scalar(conn, sql, params) for kind, (sql, params) in queries.items()}
+
+    def memory_remains(self, app: RunningApp, memory_ids: list[str]) -> dict[str, int]:
+        """memchat keeps a memory's vector in its row (the `embedding` column)."""
+        with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
+            return {"memory rows": scalar(conn, "SELECT count(*) FROM memories WHERE id = ANY(%s)", (memory_ids,)),
+                    "vectors": scalar(conn, "SELECT count(*) FROM memories WHERE id = ANY(%s) AND embedding IS NOT "
+                                            "NULL", (memory_ids,))}
 
     def import_users(self, app: RunningApp, users: list[NewUser]) -> dict[str, str]:
         with self._admin(app) as admin:

@@ -1,0 +1,75 @@
+"""The memories page: a user's long-term memories, each edited or deleted, all cleared, and memory turned off or on.
+Every change is made once the page shows the server's answer to it (the page shows a change only then)."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Locator, expect
+
+from pages.base import BasePage
+
+
+class MemoriesPage(BasePage):
+    def open(self) -> MemoriesPage:
+        self.page.goto(self.url_for("memories_page"))
+        return self.expect_shown()
+
+    def expect_shown(self) -> MemoriesPage:
+        expect(self.el("memory_switch")).to_be_visible()
+        return self
+
+    def _item(self, text: str) -> Locator:
+        """The one memory that reads `text` exactly (the first, where several do)."""
+        items = self.el("memory_item")
+        return items.filter(has=self.el("memory_text").get_by_text(text, exact=True)).first
+
+    def _pinned(self, item: Locator) -> Locator:
+        """The same item whatever it shows next (editing replaces its text with a textbox): by its id attribute, where
+        the target names one (`id_attribute` of memory_item), else as found."""
+        attribute = self.spec("memory_item").get("id_attribute")
+        if attribute is None:
+            return item
+        return self.el("memory_item").and_(self.page.locator(f'[{attribute}="{item.get_attribute(attribute)}"]'))
+
+    def texts(self) -> list[str]:
+        """Every memory shown, oldest first, once the list (or its empty state) shows."""
+        items = self.el("memory_item")
+        expect(items.first.or_(self.el("no_memories"))).to_be_visible()
+        return self.el("memory_text").all_inner_texts()
+
+    def delete(self, text: str) -> None:
+        item = self._item(text)
+        shown = self.el("memory_item").count()
+        self.el("delete_memory", within=item).click()
+        expect(self.el("memory_item")).to_have_count(shown - 1)
+
+    def edit(self, text: str, new_text: str) -> None:
+        """Edit, the new text typed over the old, Save; returns once the item shows what the server stored."""
+        item = self._pinned(self._item(text))
+        self.el("edit_memory", within=item).click()
+        self.el("memory_edit_input", within=item).fill(new_text)
+        self.el("save_memory", within=item).click()
+        expect(self.el("memory_text", within=item)).to_have_text(new_text)
+
+    def clear_all(self) -> None:
+        self.el("clear_memories").click()
+        self.el("confirm_clear_memories").click()
+        expect(self.el("no_memories")).to_be_visible()
+
+    def set_memory(self, enabled: bool) -> None:
+        """The switch set, once the page shows the change saved: the switch enabled again (pages disable it while
+        its change is on its way) and, where the target locates one, the page's status line changed."""
+        switch = self.el("memory_switch")
+        if switch.is_checked() == enabled:
+            return
+        status = self.el("memory_status") if self.has("memory_status") else None
+        before = status.inner_text() if status is not None else ""
+        switch.click()
+        expect(switch).to_be_enabled()
+        expect(switch).to_be_checked(checked=enabled)
+        if status is not None:
+            expect(status).not_to_have_text(before)
+
+    def error(self) -> str:
+        """What the page says when the server refused a change ('' when it refused none)."""
+        alert = self.el("memories_error")
+        return alert.inner_text() if alert.count() else ""

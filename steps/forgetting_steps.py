@@ -1,0 +1,237 @@
+"""Steps of forgetting.feature: what users take back (a memory deleted or corrected, all memories cleared, a
+conversation deleted, memory turned off), and that it stays taken back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from pytest_bdd import given, parsers, then, when
+
+from harness import report
+from harness.answers import AnswerCheck
+from harness.drivers.base import Capability
+from harness.facts import Fact
+from harness.turn import Turn
+from steps.records import Talk
+from steps.world import NAME, World
+
+HER = "(?:her|his|their)"
+
+
+@dataclass(frozen=True)
+class TakenBack:
+    """What a user took back, as the app held it just before: memories (ids and texts) and conversations (ids and
+    turns), for the checks of what must be gone."""
+
+    name: str = ""
+    memory_ids: tuple[str, ...] = ()
+    texts: tuple[str, ...] = ()
+    conversation_ids: tuple[str, ...] = ()
+    turns: tuple[Turn, ...] = ()
+
+    def plus(self, name: str, memory_ids: tuple[str, ...] = (), texts: tuple[str, ...] = (),
+             conversation_ids: tuple[str, ...] = (), turns: tuple[Turn, ...] = ()) -> TakenBack:
+        return TakenBack(name, self.memory_ids + memory_ids, self.texts + texts,
+                         self.conversation_ids + conversation_ids, self.turns + turns)
+
+
+@pytest.fixture
+def taken_back() -> TakenBack:
+    """Nothing taken back yet; each step that takes something back hands on a new one (target_fixture)."""
+    return TakenBack()
+
+
+@dataclass(frozen=True)
+class MemorySwitched:
+    """A user turned memory off: what they had told before, by then."""
+
+    name: str
+    told_before: tuple[Fact, ...]
+
+
+def memory_of(world: World, name: str, text: str) -> tuple[str, ...]:
+    """The id of the user's memory that reads `text` (the first, where several do), through the app's API."""
+    return tuple(m.id for m in world.actors[name].session.memories() if m.text == text)[:1]
+
+
+@given(parsers.re(f'^{NAME} deletes {HER} memory "(?P<text>.+)"$'), target_fixture="taken_back")
+@when(parsers.re(f'^{NAME} deletes {HER} memory "(?P<text>.+)"$'), target_fixture="taken_back")
+def deletes_memory(world: World, taken_back: TakenBack, name: str, text: str) -> TakenBack:
+    """On the app's memories page (or through its API, for an app without one): the memory that reads so."""
+    ids = memory_of(world, name, text)
+    world.actors[name].delete_memory(text)
+    return taken_back.plus(name, memory_ids=ids, texts=(text,))
+
+
+@when(parsers.re(f'^{NAME} changes {HER} memory "(?P<text>.+)" to "(?P<new_text>.+)"$'), target_fixture="taken_back")
+def changes_memory(world: World, taken_back: TakenBack, name: str, text: str, new_text: str) -> TakenBack:
+    """On the app's memories page (or through its API): the memory that reads `text` now reads `new_text`; its old
+    text is what is taken back."""
+    world.actors[name].edit_memory(text, new_text)
+    return taken_back.plus(name, texts=(text,))
+
+
+@when(parsers.re(f"^{NAME} clears all {HER} memories$"), target_fixture="taken_back")
+def clears_memories(world: World, taken_back: TakenBack, name: str) -> TakenBack:
+    """"Clear all" on the app's memories page (or through its API), confirmed."""
+    held = world.actors[name].session.memories()
+    world.actors[name].clear_memories()
+    return taken_back.plus(name, memory_ids=tuple(m.id for m in held), texts=tuple(m.text for m in held))
+
+
+@when(parsers.re(f'^{NAME} deletes the conversation in which (?:she|he|they) said "(?P<text>.+)"$'),
+      target_fixture="taken_back")
+def deletes_conversation(world: World, taken_back: TakenBack, name: str, text: str) -> TakenBack:
+    """From the conversation list (or through the app's API): the user's conversation that has a turn saying so."""
+    actor = world.actors[name]
+    actor.settle()
+    session = actor.session
+    every = [(cid, session.turns(cid)) for cid in session.conversation_ids()]
+    found = [(cid, turns) for cid, turns in every if Turn("user", text) in turns]
+    assert len(found) == 1, f"{name} has {len(found)} conversations in which she said {text!r}"
+    conversation_id, turns = found[0]
+    actor.delete_conversation(conversation_id)
+    return taken_back.plus(name, conversation_ids=(conversation_id,), turns=tuple(turns))
+
+
+@when(parsers.re(f"^{NAME} turns {HER} memory off$"), target_fixture="memory_switched")
+def turns_memory_off(world: World, talk: Talk, name: str) -> MemorySwitched:
+    """In the app's settings (or through its API)."""
+    world.actors[name].turn_memory(False)
+    return MemorySwitched(name, talk.of(name).told)
+
+
+@when(parsers.re(f"^{NAME} turns {HER} memory on$"))
+def turns_memory_on(world: World, name: str) -> None:
+    """In the app's settings (or through its API)."""
+    world.actors[name].turn_memory(True)
+
+
+@then(parsers.re(f"^{NAME}'s memories are exactly, on {HER} screen and through the app's API:$"))
+def memories_exactly(world: World, name: str, datatable: list[list[str]]) -> None:
+    """What the user is shown of their memories (the memories page; an app without one: its API) and what the app's
+    API lists: both exactly the table's rows after its header, in order."""
+    expected = [row[0] for row in datatable[1:]]
+    actor = world.actors[name]
+    actor.settle()
+    listed = [m.text for m in actor.session.memories()]
+    assert listed == expected, f"the app's API lists {name}'s memories as {listed}, expected exactly {expected}"
+    shown = actor.memories_shown()
+    assert shown == expected, f"{name} is shown her memories as {shown}, expected exactly {expected}"
+
+
+@then(parsers.re(f"^{NAME}'s memories are still exactly:$"))
+def memories_still(world: World, name: str, datatable: list[list[str]]) -> None:
+    """What the app's API lists of the user's memories: exactly the table's rows after its header, in order."""
+    expected = [row[0] for row in datatable[1:]]
+    listed = [m.text for m in world.actors[name].session.memories()]
+    assert listed == expected, f"the app's API lists {name}'s memories as {listed}, expected exactly {expected}"
+
+
+@then(parsers.re(f'^searching {NAME}\'s memory for "(?P<text>.+)" finds no memory that reads it$'))
+def finds_none_that_reads(world: World, name: str, text: str) -> None:
+    """The app's memory search, by the very text: no hit reads it."""
+    hits = world.actors[name].session.search(text, k=world.app.recall_k)
+    found = [h.text for h in hits if h.text == text]
+    assert not found, f"searching {name}'s memory for {text!r} still finds it: {[h.text for h in hits]}"
+
+
+@then(parsers.re(f'^searching {NAME}\'s memory for "(?P<question>.+)" finds "(?P<text>.+)" first$'))
+def finds_first(world: World, name: str, question: str, text: str) -> None:
+    """The app's memory search: the memory that reads `text` is the best hit."""
+    hits = world.actors[name].session.search(question, k=world.app.recall_k)
+    assert hits and hits[0].text == text, (
+        f"searching {name}'s memory for {question!r} should find {text!r} first, found {[h.text for h in hits]}")
+
+
+@then(parsers.re(f"^the app's store holds nothing of what {NAME} took back$"))
+def store_holds_nothing_taken_back(world: World, taken_back: TakenBack, name: str) -> None:
+    """No row and no vector of the memories the user deleted is left in the app's store (where the driver reads
+    the store; elsewhere the report says it was not checked)."""
+    assert taken_back.name == name, f"{name} took nothing back; {taken_back.name or 'nobody'} did"
+    assert taken_back.memory_ids, f"{name} took back no memory the app had listed"
+    if not world.app.offers(Capability.DATABASE_ACCESS):
+        report.attach_text("not checked", f"the {world.app.name} driver does not read the app's store")
+        return
+    left = {kind: n for kind, n in world.app.memory_remains(list(taken_back.memory_ids)).items() if n}
+    assert not left, f"after {name} took back {list(taken_back.texts)}, the app's store still holds {left}"
+
+
+@then(parsers.re(f"^the conversation {NAME} deleted is gone from {HER} list, from its address and from every read of "
+                 "the app's API$"))
+def conversation_gone(world: World, taken_back: TakenBack, name: str) -> None:
+    """Not listed (on the page and by the API); its address shows none of its turns; the API refuses it."""
+    assert taken_back.name == name and taken_back.conversation_ids, f"{name} deleted no conversation"
+    actor, gone = world.actors[name], taken_back.conversation_ids[0]
+    listed = actor.conversations_listed()
+    assert gone not in listed, f"{name}'s deleted conversation {gone} is still in her list {listed}"
+    assert gone not in actor.session.conversation_ids(), f"the app's API still lists {name}'s deleted conversation"
+    status = actor.open_by_address(gone)
+    shown = actor.shown_text()
+    leaked = [t.text for t in taken_back.turns if t.text in shown]
+    assert not leaked, f"{name}'s deleted conversation, opened by its address (HTTP {status}), still shows {leaked}"
+    answer = actor.session.ask_for_conversation(gone)
+    assert answer.refused, f"the app's API answers {name}'s deleted conversation with HTTP {answer.status}"
+    actor.reload()
+
+
+@then(parsers.re(f"^{HER} other conversation is still listed, with every turn$"))
+def other_conversation_kept(world: World, talk: Talk, taken_back: TakenBack) -> None:
+    """The conversation the user still has open: listed, and its turns exactly as said."""
+    name = taken_back.name
+    session = world.actors[name].session
+    kept = [cid for cid in session.conversation_ids() if cid not in taken_back.conversation_ids]
+    assert len(kept) == 1, f"{name} should have one conversation left, the app lists {kept}"
+    turns = session.turns(kept[0])
+    assert turns == list(talk.of(name).turns), f"{name}'s other conversation now reads {turns}"
+
+
+@then("the memories told in the deleted conversation are kept or deleted, as the app documents")
+def deleted_conversations_memories(world: World, taken_back: TakenBack, answers: AnswerCheck) -> None:
+    """The facts stated in the deleted conversation, asked in a new one: answered where the app keeps them, not where
+    it deletes them with the conversation ([forgetting] conversation_deleted); listed accordingly."""
+    choice = world.app.target.forgetting.conversation_deleted
+    if choice is None:
+        pytest.skip(f"needs what {world.app.target.path.name} documents of a deleted conversation's memories: "
+                    "[forgetting] conversation_deleted")
+    name = taken_back.name
+    actor = world.actors[name]
+    told = [Fact.parse(t.text) for t in taken_back.turns if t.role == "user" and Fact.states_one(t.text)]
+    listed = [m.text for m in actor.session.memories()]
+    kept = choice.memories == "kept"
+    wrong = [f.sentence for f in told if (f.sentence in listed) != kept]
+    assert not wrong, (f"{world.app.name} documents that a deleted conversation's memories are {choice.memories} "
+                       f"({choice.source}); {name}'s memories list {listed}")
+    actor.start_new_conversation()
+    for fact in told:
+        reply = actor.say(fact.question).reply
+        expected = fact.answer if kept else fact.forgotten
+        assert answers.matches(reply, expected), (
+            f"{name} asked {fact.question!r} after deleting the conversation she told it in, and the assistant "
+            f"answered {reply!r}; {world.app.name} documents its memories as {choice.memories} ({choice.source})")
+
+
+@then(parsers.re(f"^what {NAME} told before {HER} memory was off is answered as the app documents, and nothing "
+                 f"(?:she|he|they) told while it was off$"))
+def answered_after_memory_on(world: World, talk: Talk, memory_switched: MemorySwitched, answers: AnswerCheck,
+                             name: str) -> None:
+    """Each fact told before memory went off, asked in a new conversation: answered where the app uses them again,
+    not where they are gone ([forgetting] memory_on_again); each told while off: not answered."""
+    choice = world.app.target.forgetting.memory_on_again
+    if choice is None:
+        pytest.skip(f"needs what {world.app.target.path.name} documents of memories once memory is on again: "
+                    "[forgetting] memory_on_again")
+    assert memory_switched.name == name, f"{name} did not turn her memory off; {memory_switched.name} did"
+    before = memory_switched.told_before
+    while_off = [f for f in talk.of(name).told if f not in before]
+    actor = world.actors[name]
+    actor.start_new_conversation()
+    wrong = []
+    for fact, kept in [(f, choice.memories == "used again") for f in before] + [(f, False) for f in while_off]:
+        reply = actor.say(fact.question).reply
+        expected = fact.answer if kept else fact.forgotten
+        if not answers.matches(reply, expected):
+            wrong.append(f"  asked {fact.question!r}: expected {expected!r}, got {reply!r}")
+    assert not wrong, (f"with {name}'s memory on again ({world.app.name} documents the memories from before as "
+                       f"{choice.memories}: {choice.source}):\n" + "\n".join(wrong))

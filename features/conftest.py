@@ -2,8 +2,9 @@
 public API, as a test module binds its feature file: `scenarios("x.feature")` run in the module's namespace for its
 scenarios, and `@scenario` for those that run once per value of one of the suite's own parameters (a step about the
 change "<change>": once per change the target declares; about the "<index kind>" index: once per index kind), the
-value's name in the test's id (harness.scenarios, which also names the tests as pytest-bdd does). A replay runs only
-the sizes of history the target replays ([replay] history_sizes): the other cases are deselected."""
+value's name in the test's id (harness.scenarios, which also names the tests as pytest-bdd does). A case runs only
+what the target replays through its change: the sizes of history ([replay] history_sizes, or the change's own) and the
+index kinds (every one, or the change's own `index_kinds`); the other cases are deselected."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from pathlib import Path
 import pytest
 from pytest_bdd import scenario
 
-from harness.scenarios import CHANGE, OWN_PARAMETERS, OwnParameter, example_of, feature_scenarios
-from harness.target import load_target
+from harness.scenarios import CHANGE, INDEX_KIND, OWN_PARAMETERS, OwnParameter, example_of, feature_scenarios
+from harness.target import Target, load_target
 
 # What a test module holds to bind its feature file's scenarios (pytest-bdd binds into the caller's namespace).
 BINDING = "from pytest_bdd import scenarios\n\nscenarios({feature!r}, features_base_dir={base!r})\ndel scenarios\n"
@@ -69,25 +70,36 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def _history_size(item: pytest.Item) -> int | None:
     """The <size> of a replay case (an example of a scenario run once per change), else None."""
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    example = example_of(item) if CHANGE.fixture in params else None
+    example = example_of(item) if CHANGE.fixture in _params(item) else None
     size = example.get("size") if example else None
     return int(size.replace(",", "")) if size else None
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def _params(item: pytest.Item) -> dict:
+    return getattr(getattr(item, "callspec", None), "params", {})
+
+
+def _not_replayed(target: Target, items: list[pytest.Item]) -> list[pytest.Item]:
+    """The cases the target does not replay: a size, or an index kind, its change is not replayed with."""
     sizes = {item: size for item in items if (size := _history_size(item)) is not None}
-    if not sizes:
-        return
-    target = load_target(config.getoption("--target"))
     if not target.changes:  # nothing to replay: each scenario's first case says so in one line, the others add nothing
         scenarios = [item.nodeid.partition("[")[0] for item in sizes]
-        other_sizes = [item for n, item in enumerate(sizes) if scenarios[n] in scenarios[:n]]
-    else:
-        other_sizes = [item for item, size in sizes.items() if not target.replays_history_of(size)]
-    if other_sizes:
-        config.hook.pytest_deselected(items=other_sizes)
-        left_out = set(other_sizes)
+        return [item for n, item in enumerate(sizes) if scenarios[n] in scenarios[:n]]
+    left_out = []
+    for item in items:
+        change, kind, size = _params(item).get(CHANGE.fixture), _params(item).get(INDEX_KIND.fixture), sizes.get(item)
+        if change and ((size is not None and not target.replays_history_of(size, change))
+                       or (kind and not target.searches_through(kind, change))):
+            left_out.append(item)
+    return left_out
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not any(CHANGE.fixture in _params(item) for item in items):
+        return
+    left_out = set(_not_replayed(load_target(config.getoption("--target")), items))
+    if left_out:
+        config.hook.pytest_deselected(items=[item for item in items if item in left_out])
         items[:] = [item for item in items if item not in left_out]
 
 

@@ -21,5 +21,7 @@ Feature: Every memory survives each change the app goes through
 
     @scale
     Examples: at scale (make replay-scale)
-      | size    |
-      | 100,000 |
+      | size      |
+      | 10,000    |
+      | 100,000   |
+      | 1,000,000 |

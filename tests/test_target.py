@@ -297,7 +297,11 @@ def test_a_target_says_how_long_its_page_may_take_to_show_a_thing() -> None:
 
 
 def test_the_sizes_of_history_each_target_replays() -> None:
-    assert load_target().history_sizes == (1000, 100_000)
+    memchat = load_target()
+    assert memchat.history_sizes == (1000, 100_000)
+    assert memchat.changes["redis-to-postgresql"].history_sizes == (1000, 10_000, 100_000, 1_000_000)
+    assert memchat.replays_history_of(1_000_000, "redis-to-postgresql")
+    assert not memchat.replays_history_of(1_000_000, "embedding-model-v1-to-v2")  # the target's own sizes
     for name in ("open-webui", "open-webui-pgvector"):  # the PostgreSQL configuration extends the first
         target = load_target(name)
         assert target.replays_history_of(300) and not target.replays_history_of(1000)
@@ -315,6 +319,19 @@ def test_a_target_without_replay_settings_replays_every_size(tmp_path: Path) -> 
     ("[replay]\nsizes = [300]", "[replay] sizes is not a replay setting the suite knows; known: history_sizes"),
 ])
 def test_replay_settings_of_the_wrong_shape_are_refused_in_one_line(tmp_path: Path, table: str, message: str) -> None:
+    assert message in _refusal(_write(tmp_path, MINIMAL + "\n" + table + "\n"))
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    ('[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\nhistory_sizes = [0]',
+     '[changes."x"] history_sizes = [0] must be a list of whole numbers of memories'),
+    ('[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\nindex_kinds = ["hnsw"]',
+     "[changes.\"x\"] index_kinds names 'hnsw', which is not one of the target's [index_kinds]: none declared"),
+    ('[index_kinds]\nflat = { index = "none" }\n\n[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\n'
+     'index_kinds = "flat"', '[changes."x"] index_kinds = \'flat\' must be a list of names of the target\'s'),
+])
+def test_what_a_change_is_replayed_with_is_refused_in_one_line_when_wrong(tmp_path: Path, table: str,
+                                                                          message: str) -> None:
     assert message in _refusal(_write(tmp_path, MINIMAL + "\n" + table + "\n"))
 
 

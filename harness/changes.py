@@ -27,6 +27,7 @@ from typing import Any
 
 KINDS = {"migration": ("batch_size", "embedder"), "embedding-model": ("from", "to"),
          "upgrade": ("release", "command", "embedder"), "store-upgrade": ("embedder",)}
+CHANGE_PLACEHOLDER = '"<change>"'  # in a step: the scenario runs once per declared change
 REPLAY_OPTIONS = ("history_sizes", "index_kinds")  # any kind's, each a list
 RELEASE_COMMAND = "release_command"  # a setting: start this older release's command instead of the target's
 

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from gherkin.parser import Parser
 
+from harness.changes import CHANGE_PLACEHOLDER
 from harness.target import Target
 
 FEATURES = Path(__file__).resolve().parent.parent / "features"
@@ -72,7 +73,7 @@ class OwnParameter:
         return names or [self.none_declared]
 
 
-CHANGE = OwnParameter('"<change>"', "change_name", "changes", "no change declared")
+CHANGE = OwnParameter(CHANGE_PLACEHOLDER, "change_name", "changes", "no change declared")
 INDEX_KIND = OwnParameter('"<index kind>"', "index_kind_name", "index_kinds", "no index kind declared")
 OWN_PARAMETERS = (CHANGE, INDEX_KIND)  # in this order in a test's id, before its example's values
 
@@ -133,7 +134,7 @@ def _scenario_nodes(children: list[dict[str, Any]],
 def feature_scenarios(path: Path) -> tuple[ScenarioText, ...]:
     """The scenarios of a feature file in file order, each with its test's name. Titles are unique in a feature (a
     repeated title is one scenario, the last written, in the place of the first, as pytest-bdd reads it)."""
-    document = Parser().parse(path.read_text(encoding="utf-8"))
+    document: dict[str, Any] = dict(Parser().parse(path.read_text(encoding="utf-8")))  # the Gherkin AST, as JSON
     feature = document.get("feature") or {}
     nodes: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {}
     for node, background in _scenario_nodes(feature.get("children", []), ()):

@@ -13,10 +13,9 @@ name in the test id (`When the app goes through the change "<change>"`). The kin
 
 How each is done is the driver's: its migration tool, its embedding-model procedure.
 
-Two options any change may have, for what the replay puts through it: `history_sizes`, the sizes of history replayed
-through it (default: the target's [replay] history_sizes), and `index_kinds`, the kinds of index (names of the target's
-[index_kinds]) the scenarios run once per index kind search through after it (default: every kind the target
-declares).
+Two options any change may have, for what the scenarios put through it: `history_sizes`, the sizes of history it is
+replayed with (default: the target's [replay] history_sizes), and `index_kinds`, the names of the target's
+[index_kinds] a scenario run once per index kind searches through with it (default: every kind the target declares).
 """
 
 from __future__ import annotations

@@ -67,6 +67,7 @@ Feature: Every memory survives each change the app goes through
       | My sister's birthday is 14 March.   |
       | My gate code is 7731.               |
     When the app goes through the change "<change>"
+    And Ana opens the app again
     And Ana starts a new conversation
     Then the assistant answers each of her questions about them correctly
     And searching Ana's memory for each of them finds it first

@@ -1,8 +1,8 @@
 """Steps of replay_through_changes.feature, the changes: a history put into the app as it is before one of the
 changes its target declares, and the app taken through the change the way its operators do. Which change comes from
-the test's parameter `change_name`, which index kind from `index_kind_name` (features/conftest.py). What a step hands on is a
-frozen record of the replay's (`history`, `captured`, `index_kind`: harness.replay.run), or the app after the change
-(`world.app`)."""
+the test's parameter `change_name`, which index kind from `index_kind_name` (features/conftest.py). What a step hands
+on is a frozen record of the replay's (`history`, `captured`, `index_kind`: harness.replay.run), or the app after
+the change (`world.app`)."""
 
 from __future__ import annotations
 

@@ -162,7 +162,8 @@ long-sessions: setup
 	  $(if $(TARGET),--target $(TARGET)) $(if $(FAULTS),--faults $(FAULTS)) $(if $(JOBS),--jobs $(JOBS))
 
 # The replays at scale (10k, 100k and 1M generated memories, every memory and probe checked): the @scale examples
-# of features/migration_recall.feature and replay_through_changes.feature, left out of the default run.
+# of features/replay_through_changes.feature, left out of the default run, at the sizes the target replays through
+# each change it declares (the reference app: its migration at 10k, 100k and 1M, its other changes at 100k).
 replay-scale: setup
 	$(PYTEST) features -m scale --scale -p no:cacheprovider $(if $(TARGET),--target $(TARGET)) \
 	  --alluredir=reports/allure-results-scale --clean-alluredir

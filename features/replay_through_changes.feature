@@ -1,11 +1,13 @@
 @migration
 Feature: Every memory survives each change the app goes through
   A history of memories is put into the app as it is before a change its operators make (its store migrated, its
-  embedding model changed with the re-index that goes with it), the app goes through the change the way they would,
-  and then every memory is checked: still there, its owner's only, with its text, conversation and times unchanged,
-  and recalled by its own text; every golden question recalls what it recalled before. Each app declares its changes
-  in its target file, and each change is one test case, named after it; the target also says which sizes of
-  history it replays (an app whose every read goes through its API replays a few hundred memories).
+  embedding model changed with the re-index that goes with it, the app or its store upgraded), the app goes through
+  the change the way they would, and then every memory is checked: still there, its owner's only, with its text,
+  conversation and times unchanged, and recalled by its own text; every golden question recalls what it recalled
+  before. The history is generated, a team's own imported from outside, or captured from the running app; and what a
+  user told the app before the change is asked again after it. Each app declares its changes and the kinds of index
+  its searches can go through in its target file, and each is one test case, named after it; the target also says
+  which sizes of history it replays (an app whose every read goes through its API replays a few hundred memories).
 
   Scenario Outline: Every memory of a history is recalled after the change, memory by memory
     Given a generated history of <size> memories, as the app holds it before the change "<change>"
@@ -21,5 +23,51 @@ Feature: Every memory survives each change the app goes through
 
     @scale
     Examples: at scale (make replay-scale)
+      | size      |
+      | 10,000    |
+      | 100,000   |
+      | 1,000,000 |
+
+  Scenario Outline: A vector lost after the change is named, among <size> memories
+    Given a generated history of <size> memories, as the app holds it before the change "<change>"
+    And the app goes through the change "<change>"
+    When one memory's vector is removed from the app's store by hand
+    Then the replay names exactly that memory as lost, and only it
+
+    @scale
+    Examples: at scale (make replay-scale)
       | size    |
       | 100,000 |
+
+  @smoke
+  Scenario: A team's own memories, imported from outside, are recalled after the change, through each index kind
+    Given an app that searches every owner's memories through the "<index kind>" index it declares
+    And the memories imported from "snapshots/examples/import", as the app holds them before the change "<change>"
+    When the app goes through the change "<change>"
+    Then every historical memory is recalled for its owner and for nobody else
+    And every historical memory keeps its conversation and its creation and expiry times
+    And every golden question recalls the expected memories, in order, with the expected scores
+    And every golden question was searched through the "<index kind>" index
+
+  Scenario: A history captured from the running app is recalled after the change, with every answer unchanged
+    Given users have told the app facts in several conversations, before the change "<change>"
+    And the app's memory is captured as a snapshot, with questions sampled from it
+    And the captured history, as the app holds it before the change "<change>"
+    When the app goes through the change "<change>"
+    Then every historical memory is recalled for its owner and for nobody else
+    And every historical memory keeps its conversation and its creation and expiry times
+    And every golden question recalls the expected memories, in order, with the expected scores
+
+  Scenario: What a user told the app before the change is answered in a new conversation after it
+    Given an app of its own, as it is before the change "<change>"
+    And Ana is signed in
+    And Ana's long-term memory holds:
+      | memory                              |
+      | My insurance number is AZ-4471-K.   |
+      | My sister's birthday is 14 March.   |
+      | My gate code is 7731.               |
+    When the app goes through the change "<change>"
+    And Ana opens the app again
+    And Ana starts a new conversation
+    Then the assistant answers each of her questions about them correctly
+    And searching Ana's memory for each of them finds it first

@@ -94,6 +94,13 @@ class AppFactory:
         for factory in self.companions:
             factory.end_scenario()
 
+    def stop_scenario_app(self, app: RunningApp) -> None:
+        """Stop an app the running scenario started for itself (never one other scenarios share)."""
+        if app not in self._scenario:
+            raise ValueError(f"the app at {app.base_url} is shared with other scenarios: it is not the scenario's to "
+                             "stop")
+        self.stop(app)
+
     def stop(self, app: RunningApp) -> None:
         app.stop()
         if app in self._owned:

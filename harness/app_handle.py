@@ -131,6 +131,11 @@ class AppHandle:
             again = factory.restart(self.running, self.running.settings, None)
         return AppHandle(self.driver, again, factory, self.chosen)
 
+    def stop(self) -> None:
+        """The app, started for this scenario alone, stopped for good: its connections to its databases end (and
+        PostgreSQL then counts what they did at once, where an idle connection reports it up to 10 s later)."""
+        self._factory_for(Capability.APP_SETTINGS).stop_scenario_app(self.running)
+
     def change_embedding_model(self, model: str) -> AppHandle:
         """The app moved to another embedding model with its own upgrade procedure (it may be restarted)."""
         factory = self._factory_for(Capability.EMBEDDING_MODEL_CHANGE)

@@ -12,16 +12,22 @@ name in the test id (`When the app goes through the change "<change>"`). The kin
   operator upgrades.
 
 How each is done is the driver's: its migration tool, its embedding-model procedure.
+
+Two options any change may have, for what the scenarios put through it: `history_sizes`, the sizes of history it is
+replayed with (default: the target's [replay] history_sizes), and `index_kinds`, the names of the target's
+[index_kinds] a scenario run once per index kind searches through with it (default: every kind the target declares).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 KINDS = {"migration": ("batch_size", "embedder"), "embedding-model": ("from", "to"),
          "upgrade": ("release", "command", "embedder"), "store-upgrade": ("embedder",)}
 CHANGE_PLACEHOLDER = '"<change>"'  # in a step: the scenario runs once per declared change
+REPLAY_OPTIONS = ("history_sizes", "index_kinds")  # any kind's, each a list
 RELEASE_COMMAND = "release_command"  # a setting: start this older release's command instead of the target's
 
 
@@ -35,6 +41,11 @@ class Change:
     kind: str
     options: dict[str, str] = field(default_factory=dict)
     description: str = ""
+    history_sizes: tuple[int, ...] = ()  # the sizes of history replayed through it (empty: every size)
+    index_kinds: tuple[str, ...] = ()  # the index kinds searched through after it, by name
+
+    def replays_history_of(self, size: int) -> bool:
+        return not self.history_sizes or size in self.history_sizes
 
     @property
     def embedder_before(self) -> str:
@@ -54,8 +65,28 @@ class Change:
         return {"embedder": self.embedder_before}
 
 
-def parse_changes(tables: dict[str, Any], where: str) -> dict[str, Change]:
-    """`[changes]` of a target file, each checked: a known kind with its options, or one line saying what to fix."""
+def parse_sizes(sizes: object, what: str) -> tuple[int, ...]:
+    """A list of sizes of history (whole numbers of memories, at least 1), or one line saying what to fix."""
+    if not isinstance(sizes, list) or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
+        raise ChangeError(f"{what} = {sizes!r} must be a list of whole numbers of memories, e.g. [1000, 100000]")
+    return tuple(sizes)
+
+
+def _index_kinds(kinds: object, what: str, declared: Sequence[str]) -> tuple[str, ...]:
+    if not isinstance(kinds, list) or any(not isinstance(k, str) for k in kinds):
+        raise ChangeError(f"{what} = {kinds!r} must be a list of names of the target's [index_kinds]")
+    unknown = [k for k in kinds if k not in declared]
+    if unknown:
+        raise ChangeError(f"{what} names {unknown[0]!r}, which is not one of the target's [index_kinds]: "
+                          f"{', '.join(declared) or 'none declared'}")
+    return tuple(kinds)
+
+
+def parse_changes(tables: dict[str, Any], where: str, *, history_sizes: tuple[int, ...] = (),
+                  index_kinds: Sequence[str] = ()) -> dict[str, Change]:
+    """`[changes]` of a target file, each checked: a known kind with its options, or one line saying what to fix. A
+    change without sizes of its own is replayed at `history_sizes` (the target's), one without index kinds of its own
+    through every one of `index_kinds` (the target's)."""
     changes = {}
     for name, table in tables.items():
         if not isinstance(table, dict):
@@ -63,12 +94,16 @@ def parse_changes(tables: dict[str, Any], where: str) -> dict[str, Change]:
         kind = str(table.get("kind", ""))
         if kind not in KINDS:
             raise ChangeError(f'{where}: [changes."{name}"] kind = {kind!r} is not one of {", ".join(KINDS)}')
-        options = {k: str(v) for k, v in table.items() if k not in ("kind", "description")}
+        options = {k: str(v) for k, v in table.items() if k not in ("kind", "description", *REPLAY_OPTIONS)}
         missing = [o for o in KINDS[kind] if o not in options]
         if missing:
             raise ChangeError(f'{where}: [changes."{name}"] ({kind}) needs {", ".join(missing)}')
         if kind == "upgrade" and "{port}" not in options["command"]:
             raise ChangeError(f'{where}: [changes."{name}"] command must listen on {{port}}, the port the suite '
                               "chooses")
-        changes[str(name)] = Change(str(name), kind, options, str(table.get("description", "")))
+        sizes = (parse_sizes(table["history_sizes"], f'{where}: [changes."{name}"] history_sizes')
+                 if "history_sizes" in table else history_sizes)
+        kinds = (_index_kinds(table["index_kinds"], f'{where}: [changes."{name}"] index_kinds', index_kinds)
+                 if "index_kinds" in table else tuple(index_kinds))
+        changes[str(name)] = Change(str(name), kind, options, str(table.get("description", "")), sizes, kinds)
     return changes

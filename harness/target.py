@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from harness.changes import Change, ChangeError, parse_changes
+from harness.changes import Change, ChangeError, parse_changes, parse_sizes
 from harness.warm_start import WarmStart, WarmStartError, warm_start_for
 
 TARGETS = Path(__file__).resolve().parent.parent / "targets"
@@ -141,9 +141,16 @@ class Target:
         """Whether the app has a web page the suite drives (its locators); else users speak through its API."""
         return self.web_page and bool(self.locators)
 
-    def replays_history_of(self, size: int) -> bool:
-        """Whether the replay scenarios put a history of `size` memories through this app's changes."""
+    def replays_history_of(self, size: int, change: str = "") -> bool:
+        """Whether the replay scenarios put a history of `size` memories through this app's change (its own sizes,
+        else the target's), or through its changes."""
+        if change:
+            return self.change(change).replays_history_of(size)
         return not self.history_sizes or size in self.history_sizes
+
+    def searches_through(self, index_kind: str, change: str) -> bool:
+        """Whether the scenarios run once per index kind search through this kind after this change."""
+        return index_kind in self.change(change).index_kinds
 
     def tool(self, name: str, **values: str) -> list[str]:
         """The command line of one of the app's tools (migrate, redis-load, ...), with {placeholders} filled in."""
@@ -244,11 +251,10 @@ def _history_sizes(data: dict) -> tuple[int, ...]:
     unknown = sorted(set(replay) - {"history_sizes"})
     if unknown:
         raise TargetError(f"[replay] {unknown[0]} is not a replay setting the suite knows; known: history_sizes")
-    sizes = replay.get("history_sizes", [])
-    if not isinstance(sizes, list) or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
-        raise TargetError(f"[replay] history_sizes = {sizes!r} must be a list of whole numbers of memories, e.g. "
-                          "[1000, 100000]")
-    return tuple(sizes)
+    try:
+        return parse_sizes(replay.get("history_sizes", []), "[replay] history_sizes")
+    except ChangeError as e:
+        raise TargetError(str(e)) from None
 
 
 # What the page objects need of a target with a web page: its addresses, and the locators of every screen.
@@ -294,7 +300,9 @@ def load_target(path: str | Path | None = None) -> Target:
             fault_scenarios={str(k): [str(s) for s in v] for k, v in data.get("faults", {}).items()},
             known_defects={str(k): str(v) for k, v in data.get("known_defects", {}).items()},
             forgetting=_forgetting(data),
-            changes=parse_changes(dict(data.get("changes", {})), path.name), history_sizes=_history_sizes(data),
+            changes=parse_changes(dict(data.get("changes", {})), path.name, history_sizes=_history_sizes(data),
+                                  index_kinds=[str(k) for k in data.get("index_kinds", {})]),
+            history_sizes=_history_sizes(data),
             web_page=bool(data.get("web_page", True)),
             warm_start=warm_start_for(app.get("preload"), dict(app.get("env", {})), str(path)),
         ))

@@ -1,80 +1,220 @@
-"""Steps of replay_through_changes.feature: a history as the app holds it before one of the changes its target
-declares, the change done the way the app's operators do it, then the replay's checks (migration_steps' Then steps,
-on the same `migration` state). The change comes from the test's parameter `change_name` (features/conftest.py)."""
+"""Steps of replay_through_changes.feature, the changes: a history put into the app as it is before one of the
+changes its target declares, and the app taken through the change the way its operators do. Which change comes from
+the test's parameter `change_name`, which index kind from `index_kind_name` (features/conftest.py). What a step hands
+on is a frozen record of the replay's (`history`, `captured`, `index_kind`: harness.replay.run), or the app after
+the change (`world.app`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 import allure
 import pytest
 from pytest_bdd import given, parsers, when
 
+from harness import report
 from harness.app_factory import AppFactory
 from harness.app_handle import AppHandle
 from harness.changes import Change
 from harness.drivers.base import Capability
-from harness.replay.run import MigrationRun
+from harness.replay.run import (
+    Captured,
+    HeldHistory,
+    IndexKind,
+    import_into_app,
+    load_into_source_store,
+    replay_checks,
+)
 from harness.snapshots import write_snapshot
 from harness.snapshots.generate import stream_history
+from harness.snapshots.importer import import_history
 from harness.store_upgrade import by_pgvector_version
+from harness.suite_options import ROOT
 from steps.world import World
 
 NEEDS = {"migration": Capability.MIGRATION_TOOLS, "embedding-model": Capability.EMBEDDING_MODEL_CHANGE,
          "upgrade": Capability.APP_UPGRADE, "store-upgrade": Capability.DATABASE_ACCESS}
 
 
-def _older_and_newer(request: pytest.FixtureRequest) -> tuple[AppFactory, AppFactory]:
-    """The run's database server and the second provider's, the one with the older pgvector first."""
+@pytest.fixture
+def index_kind() -> IndexKind:
+    return IndexKind()
+
+
+@dataclass(frozen=True)
+class StoreServers:
+    """The run's database server and the second provider's: the one with the older pgvector holds the history, the
+    store is upgraded onto the other."""
+
+    older: AppFactory
+    newer: AppFactory
+
+
+@pytest.fixture
+def store_servers(request: pytest.FixtureRequest) -> StoreServers:
+    """Where a second provider runs beside the run's (`make engine`, CI's testcontainers stage); else the scenario
+    skips in one line."""
     second = request.getfixturevalue("second_postgres")
     if second.apps is None:
         pytest.skip(second.why_not)
     older, newer = by_pgvector_version([request.getfixturevalue("apps"), second.apps])
     if older.version == newer.version:
         pytest.skip(f"both database providers have pgvector {older.version}: there is no newer one to upgrade onto")
-    return older.apps, newer.apps
+    return StoreServers(older.apps, newer.apps)
 
 
-def _declared(world: World, change_name: str) -> Change:
+def declared_change(world: World, change_name: str) -> Change:
     if not change_name:
         pytest.skip(f"{world.app.target.path.name} declares no [changes] for the replay to put the app through")
     return world.app.target.change(change_name)
 
 
-@given(parsers.re(r'a generated history of (?P<size>[\d,]+) memories, as the app holds it before the change '
-                  r'"<change>"'), converters={"size": lambda text: int(text.replace(",", ""))})
-def history_before_change(world: World, migration: MigrationRun, change_name: str, size: int,
-                          tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    """Generates a history of that many memories (plus 3) and puts it into a fresh app as it is before the change."""
-    change = _declared(world, change_name)
+def app_before(world: World, change: Change, index_kind: IndexKind, request: pytest.FixtureRequest) -> AppHandle:
+    """A fresh app of its own as it is before the change (and searching through the index kind, if one was chosen):
+    for a store upgrade, on the server with the older pgvector."""
     world.app.require(NEEDS[change.kind])
-    if change.kind != "migration":
-        world.app.require(Capability.HISTORY_IMPORT)
-    if change.kind == "store-upgrade":  # on the server with the older pgvector, to be moved onto the newer
-        older, migration.newer_store = _older_and_newer(request)
-        world.use_app(AppHandle.fresh_on(world.app.driver, older, {**world.app.chosen, **change.before_settings}))
-    else:
-        world.use_app(world.app.fresh(Capability.APP_SETTINGS, **change.before_settings))  # a store of its own
-    app = world.app
+    settings = {**change.before_settings, **index_kind.settings}
+    if change.kind == "store-upgrade":
+        older = request.getfixturevalue("store_servers").older
+        return world.use_app(AppHandle.fresh_on(world.app.driver, older, {**world.app.chosen, **settings}))
+    return world.use_app(world.app.fresh(Capability.APP_SETTINGS, **settings))
+
+
+def _history_goes_in(world: World, change: Change) -> None:
+    """What putting a history where the app holds it before the change needs, asked before any app starts: before a
+    migration, the app's own loading tool for the store the migration reads; before any other change, the driver's
+    import into the app's own store."""
+    world.app.require(Capability.MIGRATION_TOOLS if change.kind == "migration" else Capability.HISTORY_IMPORT)
+
+
+def _held_before(world: World, change: Change, snapshot: Path, workdir: Path) -> HeldHistory:
+    """The snapshot where the app holds its memories before the change: in the store its migration reads, or in its
+    own store."""
+    if change.kind == "migration":
+        return load_into_source_store(world.app, snapshot, world.tag)
+    return import_into_app(world.app, snapshot, workdir, world.tag)
+
+
+@given(parsers.re(r'a generated history of (?P<size>[\d,]+) memories, as the app holds it before the change '
+                  r'"<change>"'), converters={"size": lambda text: int(text.replace(",", ""))},
+       target_fixture="history")
+def generated_history(world: World, change_name: str, size: int, index_kind: IndexKind, tmp_path: Path,
+                      request: pytest.FixtureRequest) -> HeldHistory:
+    """Generates a history of that many memories (plus 3) and puts it into a fresh app as it is before the change."""
+    change = declared_change(world, change_name)
+    _history_goes_in(world, change)
+    app = app_before(world, change, index_kind, request)
     embedders = list(dict.fromkeys((change.embedder_before, change.embedder_after)))
     with allure.step(f"generate {size:,} memories (+3) with {', '.join(embedders)}, seed {world.data.seed}"):
-        history = stream_history(app.target, nominal=size, seed=world.data.seed, embedders=embedders,
-                                 threshold=app.threshold, k=app.recall_k)
+        generated = stream_history(app.target, nominal=size, seed=world.data.seed, embedders=embedders,
+                                   threshold=app.threshold, k=app.recall_k)
         path = tmp_path / "history.jsonl"
-        write_snapshot(path, history.header, history.memories, history.probes)
-    if change.kind == "migration":
-        migration.load_history(app, path, world.tag)  # into the store the migration reads
-        migration.import_replayed_owners(app)
-    else:
-        migration.import_history(app, path, tmp_path, world.tag)
+        write_snapshot(path, generated.header, generated.memories, generated.probes)
+    return _held_before(world, change, path, tmp_path)
 
 
+@given(parsers.re(r'the memories imported from "(?P<folder>[^"]+)", as the app holds them before the change '
+                  r'"<change>"'), target_fixture="history")
+def imported_history(world: World, change_name: str, folder: str, index_kind: IndexKind, tmp_path: Path,
+                     request: pytest.FixtureRequest) -> HeldHistory:
+    """Imports a team's memories.jsonl and questions.jsonl from that folder and puts them into a fresh app as it is
+    before the change.
+
+    The folder is made a snapshot as `make_snapshot --import` does, each question's expectation computed with the
+    app's embedding models before and after the change."""
+    change = declared_change(world, change_name)
+    _history_goes_in(world, change)
+    app = app_before(world, change, index_kind, request)
+    source, path = ROOT / folder, tmp_path / "imported.jsonl"
+    embedders = list(dict.fromkeys((change.embedder_before, change.embedder_after)))
+    with allure.step(f"import {folder} into a snapshot with {', '.join(embedders)}"):
+        header = import_history(app.target, source / "memories.jsonl", path, questions_file=source / "questions.jsonl",
+                                sample=0, seed=world.data.seed, embedders=embedders, threshold=app.threshold,
+                                k=app.recall_k, description=f"imported from {folder}")
+        report.attach_text("imported snapshot", f"{header.memories} memories of {header.owners} owners, "
+                                                f"{header.probes} probes")
+    return _held_before(world, change, path, tmp_path)
+
+
+CAPTURED_FACTS = ("My locker code is 12-{n}-7.", "My dentist is Doctor Okafor {n}.", "Where is it?",
+                  "My bike shop is “Rueda” {n} 🚲.", "My locker code is 12-{n}-7.", "Note: my vet is <b>Paws</b> {n}.",
+                  "My home city is 東京 and the gate code is {n}.", "My wifi password is C:\\net\\{n}.")
+
+
+@given('users have told the app facts in several conversations, before the change "<change>"')
+def users_told_facts(world: World, change_name: str, request: pytest.FixtureRequest) -> None:
+    """In a fresh app as it is before the change, three users (Ana, Ana1, Ben) each store sixteen memories through its
+    memory API.
+
+    What it holds is then captured with what it answers under its embedding model: a change to another model skips
+    (nothing was captured under the new one)."""
+    change = declared_change(world, change_name)
+    if change.embedder_after != change.embedder_before:
+        pytest.skip(f"the change {change.name!r} moves the app from {change.embedder_before} to "
+                    f"{change.embedder_after}: what the app answers under the new model cannot be captured before it "
+                    "(not applicable)")
+    world.app.require(Capability.DATABASE_ACCESS)  # to capture what the app holds
+    _history_goes_in(world, change)
+    app_before(world, change, IndexKind(), request)
+    for n, name in enumerate(("Ana", "Ana1", "Ben")):
+        actor = world.actor(name)
+        for conversation in range(2):
+            actor.session.remember([fact.format(n=f"{n}{conversation}{i}")
+                                    for i, fact in enumerate(CAPTURED_FACTS)])
+
+
+@given('the captured history, as the app holds it before the change "<change>"', target_fixture="history")
+def captured_history(world: World, change_name: str, captured: Captured, tmp_path: Path) -> HeldHistory:
+    """Puts the captured snapshot where the app it was captured from holds its memories before the change.
+
+    Its memories and owners come back under the run's own ids (`<tag>-<id>`): beside what the users told, never in its
+    place."""
+    return _held_before(world, declared_change(world, change_name), captured.path, tmp_path)
+
+
+@given('an app that searches every owner\'s memories through the "<index kind>" index it declares',
+       target_fixture="index_kind")
+def chosen_index_kind(world: World, index_kind_name: str) -> IndexKind:
+    """The app started next searches every owner's memories through that index kind (the target's [index_kinds]
+    settings for it)."""
+    if not index_kind_name:
+        pytest.skip(f"{world.app.target.path.name} declares no [index_kinds] for its searches to go through")
+    world.app.require(Capability.APP_SETTINGS)
+    return IndexKind(index_kind_name, MappingProxyType(dict(world.app.target.index_kinds[index_kind_name])))
+
+
+@given('the app goes through the change "<change>"')
 @when('the app goes through the change "<change>"')
-def go_through_change(world: World, migration: MigrationRun, change_name: str) -> None:
-    """The app goes through the declared change the way its operators do it (the driver's procedure)."""
-    change = _declared(world, change_name)
-    app, counts = world.app.go_through(change, migration.newer_store)
+def go_through_change(world: World, change_name: str, request: pytest.FixtureRequest) -> None:
+    """The app goes through the declared change the way its operators do it (the driver's procedure).
+
+    A change that reports what it carried over (a migration's counts) must have read and written every memory of the
+    history in the store it read, and skipped none; when it did not, the replay's figures name the memories it left
+    behind."""
+    change = declared_change(world, change_name)
+    newer = request.getfixturevalue("store_servers").newer if change.kind == "store-upgrade" else None
+    app, counts = world.app.go_through(change, newer)
     world.use_app(app)
     if counts is not None:
-        migration.counts.append(counts)
-    migration.embedder = change.embedder_after
+        held: HeldHistory = request.getfixturevalue("history")
+        total = held.history.size
+        if (counts.read, counts.written, counts.skipped) != (total, total, 0):
+            checks = replay_checks(app, held)
+            raise AssertionError(f"the change {change.name!r} of {total} memories read {counts.read}, wrote "
+                                 f"{counts.written} and skipped {counts.skipped}\n{checks.figures()}\n"
+                                 f"{checks.lost_memories()}")
+
+
+@given('an app of its own, as it is before the change "<change>"')
+def own_app_before_change(world: World, change_name: str, request: pytest.FixtureRequest) -> None:
+    """The scenario goes on with a fresh app of its own as it is before the change.
+
+    What users tell the app goes into the store it runs on: a change that moves memories in from a store the app no
+    longer writes (a migration) has nothing of theirs to carry over, and skips."""
+    change = declared_change(world, change_name)
+    if change.kind == "migration":
+        pytest.skip(f"the change {change.name!r} ({change.kind}) moves memories from a store the running app no "
+                    "longer writes: what its users tell it does not go through the change (not applicable)")
+    app_before(world, change, IndexKind(), request)

@@ -297,7 +297,11 @@ def test_a_target_says_how_long_its_page_may_take_to_show_a_thing() -> None:
 
 
 def test_the_sizes_of_history_each_target_replays() -> None:
-    assert load_target().history_sizes == (1000, 100_000)
+    memchat = load_target()
+    assert memchat.history_sizes == (1000, 100_000)
+    assert memchat.changes["redis-to-postgresql"].history_sizes == (1000, 10_000, 100_000, 1_000_000)
+    assert memchat.replays_history_of(1_000_000, "redis-to-postgresql")
+    assert not memchat.replays_history_of(1_000_000, "embedding-model-v1-to-v2")  # the target's own sizes
     for name in ("open-webui", "open-webui-pgvector"):  # the PostgreSQL configuration extends the first
         target = load_target(name)
         assert target.replays_history_of(300) and not target.replays_history_of(1000)
@@ -318,8 +322,33 @@ def test_replay_settings_of_the_wrong_shape_are_refused_in_one_line(tmp_path: Pa
     assert message in _refusal(_write(tmp_path, MINIMAL + "\n" + table + "\n"))
 
 
+def test_each_change_is_searched_through_the_index_kinds_it_names_else_every_one_declared(tmp_path: Path) -> None:
+    memchat = load_target()
+    assert list(memchat.index_kinds) == ["no index", "hnsw", "ivfflat"]  # no fault switched on by a declaration
+    assert memchat.changes["pgvector-upgrade"].index_kinds == ("no index", "hnsw", "ivfflat")
+    assert memchat.changes["redis-to-postgresql"].index_kinds == ("hnsw", "ivfflat")
+    assert memchat.searches_through("ivfflat", "redis-to-postgresql")
+    assert not memchat.searches_through("hnsw", "embedding-model-v1-to-v2")
+    assert load_target("open-webui").changes["embedding-model-v1-to-v2"].index_kinds == ()
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    ('[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\nhistory_sizes = [0]',
+     '[changes."x"] history_sizes = [0] must be a list of whole numbers of memories'),
+    ('[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\nindex_kinds = ["hnsw"]',
+     "[changes.\"x\"] index_kinds names 'hnsw', which is not one of the target's [index_kinds]: none declared"),
+    ('[index_kinds]\nflat = { index = "none" }\n\n[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\n'
+     'index_kinds = "flat"', '[changes."x"] index_kinds = \'flat\' must be a list of names of the target\'s'),
+])
+def test_what_a_change_is_replayed_with_is_refused_in_one_line_when_wrong(tmp_path: Path, table: str,
+                                                                          message: str) -> None:
+    assert message in _refusal(_write(tmp_path, MINIMAL + "\n" + table + "\n"))
+
+
 REPLAY = ("features/replay_through_changes.feature::"
           "test_every_memory_of_a_history_is_recalled_after_the_change_memory_by_memory")
+INDEXED = ("features/replay_through_changes.feature::"
+           "test_a_teams_own_memories_imported_from_outside_are_recalled_after_the_change_through_each_index_kind")
 
 
 @pytest.mark.parametrize(("target", "cases"), [
@@ -331,3 +360,16 @@ def test_the_replay_runs_each_declared_change_at_the_sizes_its_target_replays(ta
     """What the kill matrix expects is what is collected: a size a target does not replay is never collected."""
     collected = suite_runs.collect(["features", "--target", target, "-k", "memory_by_memory"])
     assert collected == [f"{REPLAY}[{case}]" for case in cases]
+
+
+@pytest.mark.parametrize(("target", "cases"), [
+    ("memchat", ["pgvector-upgrade-hnsw", "pgvector-upgrade-ivfflat", "pgvector-upgrade-no index",
+                 "redis-to-postgresql-hnsw", "redis-to-postgresql-ivfflat"]),
+    ("open-webui", ["embedding-model-v1-to-v2-no index kind declared",  # which skips in one line
+                    "upgrade-0.11.4-to-0.12.4-no index kind declared"]),
+    ("letta", ["no change declared-no index kind declared"]),
+])
+def test_a_scenario_per_change_and_index_kind_runs_the_kinds_each_change_is_searched_through(
+        target: str, cases: list[str]) -> None:
+    collected = suite_runs.collect(["features", "--target", target, "-k", "through_each_index_kind"])
+    assert collected == [f"{INDEXED}[{case}]" for case in cases]

@@ -36,7 +36,7 @@ from pathlib import Path
 import psycopg
 
 from harness.app_handle import AppHandle
-from harness.databases import create_database, drop_database, provide_databases
+from harness.databases import create_database, drop_database, provide_databases, scalar
 from harness.drivers import load_driver
 from harness.replay.checks import ReplayChecks, check_memories, check_probes, query_vectors
 from harness.replay.history import import_owners, stream_for_replay
@@ -118,7 +118,7 @@ class PeakPss:
 
 def _postmaster_pid(dsn: str) -> int:
     with psycopg.connect(dsn, connect_timeout=10) as conn:
-        data_dir = conn.execute("SHOW data_directory").fetchone()[0]
+        data_dir = scalar(conn, "SHOW data_directory")
     return int(Path(data_dir, "postmaster.pid").read_text().split()[0])
 
 

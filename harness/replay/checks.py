@@ -21,6 +21,7 @@ import csv
 import io
 import math
 from collections import Counter
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -93,7 +94,7 @@ def _expired(when: str | None, now: datetime) -> bool:
     return when is not None and datetime.fromisoformat(when) <= now
 
 
-def query_vectors(app: AppHandle, history: ReplayHistory, embedder: str) -> list[bytes | None]:
+def query_vectors(app: AppHandle, history: ReplayHistory, embedder: str) -> Sequence[bytes | None]:
     """Each memory's own text as the app's current model embeds it: the snapshot's vectors when they are that
     model's, else the app's own embedder."""
     if embedder == history.header.legacy_embedder and all(
@@ -126,7 +127,7 @@ def _field_changes(history: ReplayHistory, i: int, stored: dict[str, str | None]
     return changes
 
 
-def check_memories(app: AppHandle, history: ReplayHistory, vectors: list[bytes | None]) -> MemoryCheck:
+def check_memories(app: AppHandle, history: ReplayHistory, vectors: Sequence[bytes | None]) -> MemoryCheck:
     app_ids = [history.memory_id(mid) for mid in history.ids]
     user_ids = {owner: history.user_id(owner) for owner in set(history.owners)}
     queries = [OwnTextQuery(app_id, user_ids[owner], vec, text)

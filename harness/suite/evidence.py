@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness import report
+from harness.scenarios import example_of
 
 CALL_REPORT = pytest.StashKey[pytest.TestReport]()  # the outcome of a scenario's steps
 KEPT_EVIDENCE = pytest.StashKey[list[tuple[str, Path]]]()  # (kind, path) of the browser evidence kept
@@ -31,10 +32,9 @@ def from_the_gherkin(value: object) -> bool:
 
 def pytest_bdd_before_scenario(request: pytest.FixtureRequest, feature, scenario) -> None:  # noqa: ANN001
     """Each outline example is named with its values in the report's result list, not only the scenario's name."""
-    callspec = getattr(request.node, "callspec", None)
-    example = callspec.params.get("_pytest_bdd_example") if callspec else None
+    example = example_of(request.node)
     if example:
-        report.name_example(scenario.name, example)
+        report.name_example(scenario.name, dict(example))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -39,6 +39,8 @@ from harness.target import Choice, Forgetting
 MEMCHAT_LIMITS = Limits(retention_days=365, session_days=30, longest_message=4000)
 MEMCHAT_FORGETTING = Forgetting(conversation_deleted=Choice("kept", "memchat/README.md"),
                                 memory_on_again=Choice("used again", "memchat/README.md"))
+TAKING_BACK = {"delete a memory", "edit a memory", "clear all memories", "delete a conversation", "turn memory off",
+               "turn memory on"}
 EDGES = {"just inside the retention", "just outside the retention", "just inside the session",
          "just outside the session", *(f"near the limit ({s})" for s in SCRIPTS)}
 
@@ -59,20 +61,32 @@ def test_the_same_seed_draws_the_same_session_and_another_seed_another() -> None
 
 
 def test_a_session_draws_every_kind_and_class_over_enough_actions_and_never_a_left_out_one() -> None:
-    plan = generate("1", 600, 4)
+    plan = generate("1", 600, 4, forgetting=MEMCHAT_FORGETTING)
     counts = plan.counts()
     assert set(counts["action kinds"]) == set(ALL_KINDS)
     assert set(CHAT_CLASSES) <= set(counts["character classes"])
-    without_clock = generate("1", 300, 4, left_out={"let time pass": "no clock"})
+    without_clock = generate("1", 300, 4, left_out={"let time pass": "no clock"}, forgetting=MEMCHAT_FORGETTING)
     assert "let time pass" not in without_clock.counts()["action kinds"]
     assert without_clock.left_out == {"let time pass": "no clock"}
+    no_deletion = generate("1", 300, 4, left_out={"delete a memory": "no MEMORY_DELETE"}, forgetting=MEMCHAT_FORGETTING)
+    assert "delete a memory" not in no_deletion.counts()["action kinds"]
+
+
+def test_what_needs_a_choice_the_target_does_not_declare_is_left_out_with_its_reason() -> None:
+    plan = generate("1", 300, 4, forgetting=Forgetting(conversation_deleted=Choice("deleted", "its docs")))
+    assert plan.left_out == {"turn memory on": "needs what the target documents of the memories from before once "
+                                               "memory is on again: [forgetting] memory_on_again"}
+    kinds = plan.counts()["action kinds"]
+    assert "turn memory on" not in kinds and {"turn memory off", "delete a conversation"} <= set(kinds)
+    assert set(generate("1", 300, 4).left_out) == {"delete a conversation", "turn memory on"}
 
 
 @pytest.mark.parametrize("seed", ["20261130", "1", "7", "42"])
 def test_even_a_short_session_draws_every_kind_value_class_wording_and_edge_once(seed: str) -> None:
-    plan = generate(seed, 40, 3, limits=MEMCHAT_LIMITS)
+    plan = generate(seed, 40, 3, limits=MEMCHAT_LIMITS, forgetting=MEMCHAT_FORGETTING)
     counts = plan.counts()
     assert set(counts["action kinds"]) == set(ALL_KINDS) - {"start many conversations"}  # the long form's
+    assert TAKING_BACK <= set(counts["action kinds"])
     assert set(CHAT_CLASSES) <= set(counts["character classes"])
     assert set(VALUE_CLASSES) <= set(counts["value shapes"])
     assert set(counts["boundaries"]) == EDGES
@@ -81,11 +95,11 @@ def test_even_a_short_session_draws_every_kind_value_class_wording_and_edge_once
 
 
 def test_a_long_session_outgrows_pages_and_batches() -> None:
-    plan = generate("3", 300, 4, limits=MEMCHAT_LIMITS)
+    plan = generate("3", 300, 4, limits=MEMCHAT_LIMITS, forgetting=MEMCHAT_FORGETTING)
     tells = [a for a in plan.actions if isinstance(a, Tell)]
     assert max(len(t.statements) for t in tells) > 50  # more facts in one message than one memory write holds
     assert plan.counts()["action kinds"]["start many conversations"] >= 1
-    model = SessionModel(plan.users, 365, session_days=30)
+    model = SessionModel(plan.users, 365, session_days=30, forgetting=MEMCHAT_FORGETTING)
     most_memories = most_conversations = 0
     for action in plan.actions:
         model.apply(action)
@@ -101,9 +115,11 @@ def test_an_unknown_left_out_kind_is_refused_with_the_known_ones() -> None:
         generate("1", 10, 2, left_out={"teleport": "no"})
 
 
-def test_every_generated_session_is_valid_for_the_model_and_addresses_nearly_collide() -> None:
-    plan = generate("3", 300, 4)
-    model = SessionModel(plan.users, 365)
+@pytest.mark.parametrize("listing", [EVERY_STATEMENT, NEWEST_PER_FACT])
+def test_every_generated_session_is_valid_for_the_model_and_addresses_nearly_collide(listing: str) -> None:
+    plan = generate("3", 300, 4, forgetting=MEMCHAT_FORGETTING, memory_listing=listing)
+    assert TAKING_BACK <= set(plan.counts()["action kinds"])
+    model = SessionModel(plan.users, 365, listing, forgetting=MEMCHAT_FORGETTING)
     for action in plan.actions:
         model.apply(action)
     base = plan.email_locals[plan.users[0]]
@@ -356,6 +372,65 @@ def test_with_memory_off_nothing_told_is_remembered_and_nothing_remembered_is_us
     assert model.answer("Ana", "vet") == "Your vet is Paws."
     with pytest.raises(NotApplicable):
         model.apply(TurnMemoryOn("Ana"))
+
+
+def _soon_after(plan_actions: list[Action], taken: Action, wanted: type[Action], key: str = "",
+                within: int = 8) -> Action | None:
+    start = plan_actions.index(taken)
+    later = [a for a in plan_actions[start + 1:start + 1 + within] if a.user == taken.user and isinstance(a, wanted)]
+    return next((a for a in later if not key or getattr(a, "key", "") == key), None)
+
+
+@pytest.mark.parametrize("seed", ["20261130", "1", "7", "42"])
+def test_what_users_take_back_is_drawn_with_what_shows_it(seed: str) -> None:
+    plan = generate(seed, 40, 3, limits=MEMCHAT_LIMITS, forgetting=MEMCHAT_FORGETTING)
+    model = SessionModel(plan.users, 365, session_days=30, forgetting=MEMCHAT_FORGETTING)
+    for action in plan.actions:
+        if isinstance(action, DeleteMemory):  # then asked about it in a new conversation, then told again
+            assert _soon_after(plan.actions, action, Ask, action.key) and _soon_after(plan.actions, action, Tell)
+        if isinstance(action, EditMemory):  # the same fact, another value, then asked about it
+            (fact,) = facts_in(action.new_text)
+            assert (fact.key, fact.value) == (action.key, action.value) and action.new_text != action.text
+            assert _soon_after(plan.actions, action, Ask, action.key)
+        if isinstance(action, ClearMemories):  # while someone else keeps memories, to see them kept
+            assert any(model.memories(u) for u in plan.users if u != action.user and model.alive(u))
+        if isinstance(action, TurnMemoryOff):  # then a question, a fact told, memory on again, questions
+            after = [a for a in plan.actions[plan.actions.index(action) + 1:] if a.user == action.user][:5]
+            assert [a.kind for a in after][:1] == ["ask"] and after[1].kind.startswith("tell")
+            assert _soon_after(plan.actions, action, TurnMemoryOn)
+        model.apply(action)
+        for name in model.expired_sessions():
+            model.signed_in_again(name)
+    edits = [a for a in plan.actions if isinstance(a, EditMemory)]
+    assert edits[0].value_class == "long"  # the first edit changes nearly all of the text
+
+
+def test_a_plan_that_takes_back_is_valid_for_the_model_and_shrinks_to_what_its_failure_needs() -> None:
+    plan = generate("20261130", 40, 3, limits=MEMCHAT_LIMITS, forgetting=MEMCHAT_FORGETTING)
+    deletion = next(a for a in plan.actions if isinstance(a, DeleteMemory))
+    question = _soon_after(plan.actions, deletion, Ask, deletion.key)
+    assert question is not None
+
+    def valid(actions: list[Action]) -> bool:
+        model = SessionModel(plan.users, 365, session_days=30, forgetting=MEMCHAT_FORGETTING)
+        try:
+            for action in actions:
+                model.apply(action)
+                for name in model.expired_sessions():
+                    model.signed_in_again(name)
+        except NotApplicable:
+            return False
+        return True
+
+    def still_fails(actions: list[Action]) -> bool:  # an app that answers the deleted memory's question
+        return deletion in actions and question in actions
+
+    assert valid(plan.actions)
+    shrunk = shrink(plan.actions[:plan.actions.index(question) + 1], still_fails, valid, budget_s=10)
+    assert valid(shrunk) and still_fails(shrunk)
+    told = [a for a in shrunk if isinstance(a, Tell)]
+    assert len(shrunk) == 3 and [a.kind for a in shrunk[1:]] == ["delete a memory", "ask"]
+    assert deletion.text in [s.sentence for t in told for s in t.statements]  # what it deletes was told first
 
 
 def test_the_script_says_what_users_take_back_in_their_words() -> None:

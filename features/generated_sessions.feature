@@ -2,7 +2,8 @@
 Feature: Generated sessions
   A seeded run of many actions by several users: telling and correcting facts, asking about them, small talk, new
   and reopened conversations, closing the browser, time passing, signing out, deleting an account and opening it
-  again. Texts mix quotes, backslashes, newlines, emoji, CJK, right-to-left and HTML-like text, and some users hold
+  again, and taking memory back: deleting, editing and clearing memories, deleting conversations, turning memory off
+  and on. Texts mix quotes, backslashes, newlines, emoji, CJK, right-to-left and HTML-like text, and some users hold
   identical facts. After every action, what each user sees and is answered is compared with a plain model of what
   they did, on full content and only the owner's. A failure prints the seed and the actions that reproduce it.
 

@@ -20,6 +20,11 @@ from harness.suite_options import ROOT
 from steps.world import World
 
 SUMMARIES = ROOT / "reports" / "generated-sessions"
+# What users take back, by the driver capability each needs.
+TAKING_BACK = {Capability.MEMORY_DELETE: ("delete a memory",), Capability.MEMORY_EDIT: ("edit a memory",),
+               Capability.MEMORY_CLEAR: ("clear all memories",),
+               Capability.CONVERSATION_DELETE: ("delete a conversation",),
+               Capability.MEMORY_SWITCH: ("turn memory off", "turn memory on")}
 
 
 def left_out_kinds(world: World) -> dict[str, str]:
@@ -33,18 +38,25 @@ def left_out_kinds(world: World) -> dict[str, str]:
     if not world.app.target.has_pages:
         for kind in ("close and reopen the browser", "sign out and back in"):
             left_out[kind] = f"needs a web page, and the {world.app.target.name} target has none"
+    for capability, kinds in TAKING_BACK.items():
+        if not world.app.offers(capability):
+            for kind in kinds:
+                left_out[kind] = f"needs {capability.value}, which the {world.app.name} driver does not offer"
     return left_out
 
 
 @given(parsers.re(r"^a seeded session of (?P<count>\d+) actions by (?P<users>\d+) users$"),
        converters={"count": int, "users": int}, target_fixture="generated_session")
 def seeded_session(world: World, answers: AnswerCheck, count: int, users: int) -> GeneratedSession:
-    """Drawn from the run's seed alone (--seed), within the target's [limits]; what the app cannot act out is left
-    out with one line each."""
+    """Drawn from the run's seed alone (--seed), within the target's [limits], as its [recall] memory_listing and
+    [forgetting] choices say; what the app cannot act out, or the target does not say, is left out with one line
+    each."""
     left_out = left_out_kinds(world)
     if "let time pass" not in left_out:
         world.use_app(world.app.with_settings(Capability.MOVABLE_CLOCK, clock="settable"))
-    plan = generate(str(world.data.seed), count, users, left_out, limits=world.app.target.limits)
+    target = world.app.target
+    plan = generate(str(world.data.seed), count, users, left_out, limits=target.limits, forgetting=target.forgetting,
+                    memory_listing=target.recall.memory_listing)
 
     def join(name: str, email_local: str, tag: str, domain: str) -> Actor:
         actor = world.create_user(name, email_local, domain=domain, tag=tag)

@@ -11,14 +11,21 @@ from hypothesis import strategies as st
 from harness.drivers.base import Memory
 from harness.language import asked_key, facts_in, normalise_key
 from harness.sessions.actions import (
+    Action,
     Ask,
     Chat,
+    ClearMemories,
     DeleteAccount,
+    DeleteConversation,
+    DeleteMemory,
+    EditMemory,
     NewConversation,
     PassTime,
     Rejoin,
     Reopen,
     Tell,
+    TurnMemoryOff,
+    TurnMemoryOn,
     quoted,
     script,
 )
@@ -27,8 +34,13 @@ from harness.sessions.model import EVERY_STATEMENT, NEWEST_PER_FACT, NotApplicab
 from harness.sessions.runner import SessionRunner
 from harness.sessions.shrink import shrink
 from harness.sessions.text import CHAT_CLASSES, SCRIPTS, VALUE_CLASSES, TextMaker
+from harness.target import Choice, Forgetting
 
 MEMCHAT_LIMITS = Limits(retention_days=365, session_days=30, longest_message=4000)
+MEMCHAT_FORGETTING = Forgetting(conversation_deleted=Choice("kept", "memchat/README.md"),
+                                memory_on_again=Choice("used again", "memchat/README.md"))
+TAKING_BACK = {"delete a memory", "edit a memory", "clear all memories", "delete a conversation", "turn memory off",
+               "turn memory on"}
 EDGES = {"just inside the retention", "just outside the retention", "just inside the session",
          "just outside the session", *(f"near the limit ({s})" for s in SCRIPTS)}
 
@@ -49,20 +61,32 @@ def test_the_same_seed_draws_the_same_session_and_another_seed_another() -> None
 
 
 def test_a_session_draws_every_kind_and_class_over_enough_actions_and_never_a_left_out_one() -> None:
-    plan = generate("1", 600, 4)
+    plan = generate("1", 600, 4, forgetting=MEMCHAT_FORGETTING)
     counts = plan.counts()
     assert set(counts["action kinds"]) == set(ALL_KINDS)
     assert set(CHAT_CLASSES) <= set(counts["character classes"])
-    without_clock = generate("1", 300, 4, left_out={"let time pass": "no clock"})
+    without_clock = generate("1", 300, 4, left_out={"let time pass": "no clock"}, forgetting=MEMCHAT_FORGETTING)
     assert "let time pass" not in without_clock.counts()["action kinds"]
     assert without_clock.left_out == {"let time pass": "no clock"}
+    no_deletion = generate("1", 300, 4, left_out={"delete a memory": "no MEMORY_DELETE"}, forgetting=MEMCHAT_FORGETTING)
+    assert "delete a memory" not in no_deletion.counts()["action kinds"]
+
+
+def test_what_needs_a_choice_the_target_does_not_declare_is_left_out_with_its_reason() -> None:
+    plan = generate("1", 300, 4, forgetting=Forgetting(conversation_deleted=Choice("deleted", "its docs")))
+    assert plan.left_out == {"turn memory on": "needs what the target documents of the memories from before once "
+                                               "memory is on again: [forgetting] memory_on_again"}
+    kinds = plan.counts()["action kinds"]
+    assert "turn memory on" not in kinds and {"turn memory off", "delete a conversation"} <= set(kinds)
+    assert set(generate("1", 300, 4).left_out) == {"delete a conversation", "turn memory on"}
 
 
 @pytest.mark.parametrize("seed", ["20261130", "1", "7", "42"])
 def test_even_a_short_session_draws_every_kind_value_class_wording_and_edge_once(seed: str) -> None:
-    plan = generate(seed, 40, 3, limits=MEMCHAT_LIMITS)
+    plan = generate(seed, 40, 3, limits=MEMCHAT_LIMITS, forgetting=MEMCHAT_FORGETTING)
     counts = plan.counts()
     assert set(counts["action kinds"]) == set(ALL_KINDS) - {"start many conversations"}  # the long form's
+    assert TAKING_BACK <= set(counts["action kinds"])
     assert set(CHAT_CLASSES) <= set(counts["character classes"])
     assert set(VALUE_CLASSES) <= set(counts["value shapes"])
     assert set(counts["boundaries"]) == EDGES
@@ -71,11 +95,11 @@ def test_even_a_short_session_draws_every_kind_value_class_wording_and_edge_once
 
 
 def test_a_long_session_outgrows_pages_and_batches() -> None:
-    plan = generate("3", 300, 4, limits=MEMCHAT_LIMITS)
+    plan = generate("3", 300, 4, limits=MEMCHAT_LIMITS, forgetting=MEMCHAT_FORGETTING)
     tells = [a for a in plan.actions if isinstance(a, Tell)]
     assert max(len(t.statements) for t in tells) > 50  # more facts in one message than one memory write holds
     assert plan.counts()["action kinds"]["start many conversations"] >= 1
-    model = SessionModel(plan.users, 365, session_days=30)
+    model = SessionModel(plan.users, 365, session_days=30, forgetting=MEMCHAT_FORGETTING)
     most_memories = most_conversations = 0
     for action in plan.actions:
         model.apply(action)
@@ -91,9 +115,11 @@ def test_an_unknown_left_out_kind_is_refused_with_the_known_ones() -> None:
         generate("1", 10, 2, left_out={"teleport": "no"})
 
 
-def test_every_generated_session_is_valid_for_the_model_and_addresses_nearly_collide() -> None:
-    plan = generate("3", 300, 4)
-    model = SessionModel(plan.users, 365)
+@pytest.mark.parametrize("listing", [EVERY_STATEMENT, NEWEST_PER_FACT])
+def test_every_generated_session_is_valid_for_the_model_and_addresses_nearly_collide(listing: str) -> None:
+    plan = generate("3", 300, 4, forgetting=MEMCHAT_FORGETTING, memory_listing=listing)
+    assert TAKING_BACK <= set(plan.counts()["action kinds"])
+    model = SessionModel(plan.users, 365, listing, forgetting=MEMCHAT_FORGETTING)
     for action in plan.actions:
         model.apply(action)
     base = plan.email_locals[plan.users[0]]
@@ -243,3 +269,179 @@ def test_memories_made_within_the_apps_clock_resolution_may_be_listed_either_way
     exact = _runner(model, 0.0, {1: now - 10, 2: now - 5, 3: now - 4.7}, {1: now - 9})
     assert exact._listed_as_modelled("Ana", _listing(dog, cat, vet))
     assert not exact._listed_as_modelled("Ana", _listing(dog, vet, cat)), "an app of exact timestamps keeps order"
+
+
+# -- what users take back ---------------------------------------------------------------------------------------------
+def _model(listing: str = EVERY_STATEMENT, forgetting: Forgetting = MEMCHAT_FORGETTING,
+           users: tuple[str, ...] = ("Ana", "Ben")) -> SessionModel:
+    return SessionModel(list(users), 365, listing, forgetting=forgetting)
+
+
+def _apply(model: SessionModel, *actions: Action) -> list[str | None]:
+    return [model.apply(action) for action in actions]
+
+
+def test_a_deleted_memory_is_forgotten_outside_the_conversation_it_was_said_in_and_can_be_told_again() -> None:
+    model = _model()
+    _apply(model, tell("Ana", "dog", "Rex"), tell("Ana", "vet", "Paws"), tell("Ben", "dog", "Rex"),
+           DeleteMemory("Ana", text="My dog is Rex.", key="dog"))
+    assert model.memories("Ana") == ["My vet is Paws."] and model.memories("Ben") == ["My dog is Rex."]
+    assert model.current("Ana") is None  # back from the memories page, on a new conversation
+    assert model.apply(ask("Ana", "dog")) == "I don't remember your dog."
+    assert model.apply(ask("Ben", "dog")) == "Your dog is Rex."
+    model.apply(Reopen("Ana", conversation=1))
+    assert model.answer("Ana", "dog") == "Your dog is Rex."  # the conversation it was said in still says it
+    model.apply(NewConversation("Ana"))
+    model.apply(tell("Ana", "dog", "Bo"))  # told again: not a correction, since nothing remembers it
+    assert model.memories("Ana") == ["My vet is Paws.", "My dog is Bo."]
+    with pytest.raises(NotApplicable):  # no memory reads it any more
+        model.apply(DeleteMemory("Ana", text="My dog is Rex.", key="dog"))
+
+
+def test_deleting_the_newest_of_several_statements_leaves_the_older_or_with_one_memory_per_fact_the_fact() -> None:
+    actions = (tell("Ana", "dog", "Rex"), tell("Ana", "dog", "Bo", correction=True),
+               DeleteMemory("Ana", text="Actually, my dog is Bo.", key="dog"))
+    every, newest = _model(EVERY_STATEMENT), _model(NEWEST_PER_FACT)
+    _apply(every, *actions)
+    _apply(newest, *actions)
+    assert every.memories("Ana") == ["My dog is Rex."] and every.answer("Ana", "dog") == "Your dog is Rex."
+    assert newest.memories("Ana") == [] and newest.answer("Ana", "dog") == "I don't remember your dog."
+    with pytest.raises(NotApplicable):  # with one memory per fact the older statement was never a memory of its own
+        newest.apply(DeleteMemory("Ana", text="My dog is Rex.", key="dog"))
+
+
+def test_an_edited_memory_is_answered_by_its_new_value_in_its_place_and_keeps_its_age() -> None:
+    model = _model()
+    _apply(model, tell("Ana", "dog", "Rex"), tell("Ana", "vet", "Paws"))
+    model.apply(PassTime("", days=300))
+    model.apply(EditMemory("Ana", text="My dog is Rex.", new_text="My dog is Bo.", key="dog", value="Bo"))
+    assert model.memories("Ana") == ["My dog is Bo.", "My vet is Paws."]  # in its place
+    assert model.memory_actions("Ana") == [(1, 1), (2, 2)]
+    assert model.apply(ask("Ana", "dog")) == "Your dog is Bo."
+    model.apply(Reopen("Ana", conversation=1))  # the edit is newer than the turn that told it
+    assert model.answer("Ana", "dog") == "Your dog is Bo."
+    model.apply(PassTime("", days=70))  # 370 days after it was told: forgotten, though edited 70 days ago
+    assert model.memories("Ana") == []
+    with pytest.raises(NotApplicable):  # an edit keeps the fact: the new text must state the same key
+        _model().apply(EditMemory("Ana", text="My dog is Rex.", new_text="My cat is Bo.", key="cat", value="Bo"))
+
+
+def test_clearing_all_memories_forgets_only_that_users() -> None:
+    model = _model()
+    _apply(model, tell("Ana", "dog", "Rex"), tell("Ana", "vet", "Paws"), tell("Ben", "dog", "Rex"),
+           ClearMemories("Ana"))
+    assert model.memories("Ana") == [] and model.memories("Ben") == ["My dog is Rex."]
+    assert model.apply(ask("Ana", "vet")) == "I don't remember your vet."
+    assert model.apply(ask("Ben", "dog")) == "Your dog is Rex."
+
+
+@pytest.mark.parametrize("memories", ["kept", "deleted"])
+def test_a_deleted_conversation_leaves_the_list_and_its_memories_are_what_the_app_documents(memories: str) -> None:
+    model = _model(forgetting=Forgetting(conversation_deleted=Choice(memories, "docs")))
+    _apply(model, tell("Ana", "dog", "Rex"), NewConversation("Ana"), tell("Ana", "vet", "Paws"),
+           DeleteConversation("Ana", conversation=1))
+    assert model.listed("Ana") == [1] and model.current("Ana") is None
+    kept = memories == "kept"
+    assert model.memories("Ana") == (["My dog is Rex.", "My vet is Paws."] if kept else ["My vet is Paws."])
+    assert model.apply(ask("Ana", "dog")) == ("Your dog is Rex." if kept else "I don't remember your dog.")
+    for gone in (Reopen("Ana", conversation=1), DeleteConversation("Ana", conversation=1)):
+        with pytest.raises(NotApplicable):
+            model.apply(gone)
+    with pytest.raises(NotApplicable):  # what the app does with its memories is not declared: nothing to predict
+        _apply(_model(forgetting=Forgetting()), tell("Ana", "dog", "Rex"), DeleteConversation("Ana", conversation=1))
+
+
+@pytest.mark.parametrize("memories", ["used again", "gone"])
+def test_with_memory_off_nothing_told_is_remembered_and_nothing_remembered_is_used(memories: str) -> None:
+    model = _model(forgetting=Forgetting(memory_on_again=Choice(memories, "docs")))
+    _apply(model, tell("Ana", "dog", "Rex"), tell("Ben", "dog", "Bo"), TurnMemoryOff("Ana"))
+    assert model.memories("Ana") == ["My dog is Rex."]  # listed while off
+    assert model.apply(ask("Ana", "dog")) == "I don't remember your dog."  # but not used
+    assert model.apply(ask("Ben", "dog")) == "Your dog is Bo."  # for her only
+    assert model.apply(tell("Ana", "vet", "Paws")) == "Got it. I'll remember that your vet is Paws."
+    assert model.apply(ask("Ana", "vet")) == "Your vet is Paws."  # its own conversation still says it
+    assert model.memories("Ana") == ["My dog is Rex."]
+    with pytest.raises(NotApplicable):
+        model.apply(TurnMemoryOff("Ana"))
+    model.apply(TurnMemoryOn("Ana"))
+    assert model.apply(ask("Ana", "vet")) == "I don't remember your vet."  # told while off: remembered nowhere else
+    used = memories == "used again"
+    assert model.apply(ask("Ana", "dog")) == ("Your dog is Rex." if used else "I don't remember your dog.")
+    assert model.memories("Ana") == (["My dog is Rex."] if used else [])
+    model.apply(Reopen("Ana", conversation=2))
+    assert model.answer("Ana", "vet") == "Your vet is Paws."
+    with pytest.raises(NotApplicable):
+        model.apply(TurnMemoryOn("Ana"))
+
+
+def _soon_after(plan_actions: list[Action], taken: Action, wanted: type[Action], key: str = "",
+                within: int = 8) -> Action | None:
+    start = plan_actions.index(taken)
+    later = [a for a in plan_actions[start + 1:start + 1 + within] if a.user == taken.user and isinstance(a, wanted)]
+    return next((a for a in later if not key or getattr(a, "key", "") == key), None)
+
+
+@pytest.mark.parametrize("seed", ["20261130", "1", "7", "42"])
+def test_what_users_take_back_is_drawn_with_what_shows_it(seed: str) -> None:
+    plan = generate(seed, 40, 3, limits=MEMCHAT_LIMITS, forgetting=MEMCHAT_FORGETTING)
+    model = SessionModel(plan.users, 365, session_days=30, forgetting=MEMCHAT_FORGETTING)
+    for action in plan.actions:
+        if isinstance(action, DeleteMemory):  # then asked about it in a new conversation, then told again
+            assert _soon_after(plan.actions, action, Ask, action.key) and _soon_after(plan.actions, action, Tell)
+        if isinstance(action, EditMemory):  # the same fact, another value, then asked about it
+            (fact,) = facts_in(action.new_text)
+            assert (fact.key, fact.value) == (action.key, action.value) and action.new_text != action.text
+            assert _soon_after(plan.actions, action, Ask, action.key)
+        if isinstance(action, ClearMemories):  # while someone else keeps memories, to see them kept
+            assert any(model.memories(u) for u in plan.users if u != action.user and model.alive(u))
+        if isinstance(action, TurnMemoryOff):  # then a question, a fact told, memory on again, questions
+            after = [a for a in plan.actions[plan.actions.index(action) + 1:] if a.user == action.user][:5]
+            assert [a.kind for a in after][:1] == ["ask"] and after[1].kind.startswith("tell")
+            assert _soon_after(plan.actions, action, TurnMemoryOn)
+        model.apply(action)
+        for name in model.expired_sessions():
+            model.signed_in_again(name)
+    edits = [a for a in plan.actions if isinstance(a, EditMemory)]
+    assert edits[0].value_class == "long"  # the first edit changes nearly all of the text
+
+
+def test_a_plan_that_takes_back_is_valid_for_the_model_and_shrinks_to_what_its_failure_needs() -> None:
+    plan = generate("20261130", 40, 3, limits=MEMCHAT_LIMITS, forgetting=MEMCHAT_FORGETTING)
+    deletion = next(a for a in plan.actions if isinstance(a, DeleteMemory))
+    question = _soon_after(plan.actions, deletion, Ask, deletion.key)
+    assert question is not None
+
+    def valid(actions: list[Action]) -> bool:
+        model = SessionModel(plan.users, 365, session_days=30, forgetting=MEMCHAT_FORGETTING)
+        try:
+            for action in actions:
+                model.apply(action)
+                for name in model.expired_sessions():
+                    model.signed_in_again(name)
+        except NotApplicable:
+            return False
+        return True
+
+    def still_fails(actions: list[Action]) -> bool:  # an app that answers the deleted memory's question
+        return deletion in actions and question in actions
+
+    assert valid(plan.actions)
+    shrunk = shrink(plan.actions[:plan.actions.index(question) + 1], still_fails, valid, budget_s=10)
+    assert valid(shrunk) and still_fails(shrunk)
+    told = [a for a in shrunk if isinstance(a, Tell)]
+    assert len(shrunk) == 3 and [a.kind for a in shrunk[1:]] == ["delete a memory", "ask"]
+    assert deletion.text in [s.sentence for t in told for s in t.statements]  # what it deletes was told first
+
+
+def test_the_script_says_what_users_take_back_in_their_words() -> None:
+    actions: list[Action] = [
+        DeleteMemory("Ana", text="My dog is Rex.", key="dog"),
+        EditMemory("Ana", text="My vet is Paws.", new_text='My vet is "Dr" Who.', key="vet", value='"Dr" Who'),
+        ClearMemories("Ana"), DeleteConversation("Ana", conversation=2), TurnMemoryOff("Ana"), TurnMemoryOn("Ana")]
+    assert script(["Ana"], actions, numbered=False).splitlines()[1:-1] == [
+        'When Ana deletes her memory "My dog is Rex."',
+        'When Ana changes her memory "My vet is Paws." to "My vet is \\"Dr\\" Who."',
+        "When Ana clears all her memories",
+        "When Ana deletes her conversation 2 from the conversation list",
+        "When Ana turns her memory off",
+        "When Ana turns her memory on"]

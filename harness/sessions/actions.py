@@ -198,6 +198,75 @@ class Rejoin(Action):
         return f"When a new account is opened with {self.user}'s e-mail address and signs in"
 
 
+# -- what users take back ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DeleteMemory(Action):
+    """Deletes the memory that reads `text` (the first, where several do), on the app's memories page."""
+
+    text: str = ""
+    key: str = ""  # the fact it states (normalised)
+
+    kind = "delete a memory"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} deletes her memory {quoted(self.text)}"
+
+
+@dataclass(frozen=True)
+class EditMemory(Action):
+    """Changes the memory that reads `text` to `new_text`: the same fact (its key kept), another value, written over
+    the old one where the memory states it."""
+
+    text: str = ""
+    new_text: str = ""
+    key: str = ""  # the fact both texts state (normalised)
+    value: str = ""  # the value `new_text` states
+    value_class: str = "plain"
+
+    kind = "edit a memory"
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return (self.value_class,)
+
+    def gherkin(self) -> str:
+        return f"When {self.user} changes her memory {quoted(self.text)} to {quoted(self.new_text)}"
+
+
+@dataclass(frozen=True)
+class ClearMemories(Action):
+    kind = "clear all memories"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} clears all her memories"
+
+
+@dataclass(frozen=True)
+class DeleteConversation(Action):
+    conversation: int = 0  # the user's n-th conversation, counted from 1 in the order they were started
+
+    kind = "delete a conversation"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} deletes her conversation {self.conversation} from the conversation list"
+
+
+@dataclass(frozen=True)
+class TurnMemoryOff(Action):
+    kind = "turn memory off"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} turns her memory off"
+
+
+@dataclass(frozen=True)
+class TurnMemoryOn(Action):
+    kind = "turn memory on"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} turns her memory on"
+
+
 def script(users: list[str], actions: list[Action], numbered: bool = True) -> str:
     """The Gherkin-like list of actions that reproduces a run."""
     who = users[0] if len(users) == 1 else ", ".join(users[:-1]) + f" and {users[-1]}"

@@ -4,12 +4,19 @@ the longest the app accepts, several facts in one message, time passing to just 
 retention and the session lifetime, and (in the long form) more memories and conversations than any page or batch.
 
 Whatever a short session must cover (every action kind, value class, wording, boundary, ...) is drawn first, in a
-seeded order, so that even the short form draws each at least once."""
+seeded order, so that even the short form draws each at least once.
+
+What users take back is drawn with what shows it soon after, by the same user (follow-ups): a memory deleted, then a
+question about it in a new conversation and the fact told again; a memory edited, then a question about it; memory
+turned off, then a question about a fact told before, a new fact told, memory turned on again, and questions about
+both. All memories are cleared while someone else keeps memories; what the runner checks after a clear-all or a
+conversation's deletion needs no action of the user's (every user's state; the conversation's address). An account
+deleted is opened again soon after."""
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from faker import Faker
 
@@ -18,7 +25,11 @@ from harness.sessions.actions import (
     Action,
     Ask,
     Chat,
+    ClearMemories,
     DeleteAccount,
+    DeleteConversation,
+    DeleteMemory,
+    EditMemory,
     ManyConversations,
     NewConversation,
     PassTime,
@@ -28,10 +39,12 @@ from harness.sessions.actions import (
     Said,
     SignOutAndIn,
     Tell,
+    TurnMemoryOff,
+    TurnMemoryOn,
 )
-from harness.sessions.model import SessionModel
+from harness.sessions.model import EVERY_STATEMENT, Remembered, SessionModel
 from harness.sessions.text import CHAT_CLASSES, SCRIPTS, VALUE_CLASSES, TextMaker
-from harness.target import Limits
+from harness.target import Forgetting, Limits
 
 # The facts users tell: one line each, as people name the things they want remembered.
 FACT_KEYS = ("locker code", "gate code", "dentist", "plumber", "gym class", "book club", "favourite tea", "bike shop",
@@ -44,11 +57,17 @@ EDGE_KEYS = ("will", "to-do", "why", "wifi 5g password", "kid's school", "favori
 # How often each kind of action is drawn, relative to the others.
 WEIGHTS = {"tell": 20, "tell several facts at once": 6, "correct": 10, "ask": 26, "chat": 8,
            "start a conversation": 8, "reopen a conversation": 7, "close and reopen the browser": 5,
-           "let time pass": 4, "sign out and back in": 4, "delete an account": 2, "start many conversations": 0}
+           "let time pass": 4, "sign out and back in": 4, "delete an account": 2, "start many conversations": 0,
+           "delete a memory": 3, "edit a memory": 3, "clear all memories": 1, "delete a conversation": 2,
+           "turn memory off": 2, "turn memory on": 0}  # memory is turned on again as a follow-up of turning it off
 # The long form outgrows every page, batch and cap: many facts at once, many conversations.
 VOLUME_WEIGHTS = {"tell several facts at once": 12, "start many conversations": 2}
 ALL_KINDS = (*WEIGHTS, "open an account again")
 LEAVING = ("close and reopen the browser", "sign out and back in", "delete an account")
+TAKING_BACK = ("delete a memory", "edit a memory", "clear all memories", "delete a conversation", "turn memory off")
+# The kinds whose prediction needs the app's documented choice ([forgetting]), and which choice.
+NEEDS_CHOICE = {"delete a conversation": ("conversation_deleted", "the memories told in a deleted conversation"),
+                "turn memory on": ("memory_on_again", "the memories from before once memory is on again")}
 LONG_FORM = 100  # actions from which a session is a long one
 
 _TELL = ("My {key} is {value}.", "Oh, and my {key} is {value}.", "Also my {key} is {value}!", "So my {key} is {value}.",
@@ -57,6 +76,11 @@ _CORRECT = ("Actually, my {key} is {value}.", "Correction: my {key} is {value}."
             "Actually my {key} is {value}!", "Okay, my {key} is {value}.")
 _ASK = ("What is my {key}?", "What's my {key}?", "Do you remember my {key}?", "Tell me my {key}.",
         "What was my {key}?", "Do you still remember my {key}?", "Hi! What is my {key}?", "What’s my {key}?")
+# The values a memory is edited to. The first edit of a session is to a long value, the edge of an edit: nearly all
+# of the text is new, so that only a vector of the new text finds it (an app that kept the old vector no longer finds
+# the memory by its text at all); later edits, to a value of any of these shapes.
+SHORT_VALUE = 100  # characters: the memories edited are of values shorter, where there are such
+EDIT_CLASSES = ("long", "address", "url", "email", "name with punctuation", "cjk", "emoji", "plain", "code")
 _DAYS = (1, 3, 10, 30, 90, 200, 400)  # 400 is past the retention of a year: everything told before is forgotten
 _HOUR = 1 / 24  # how far from a promise's edge time lands: well beyond the seconds a session runs for
 _EMAIL_SUFFIXES = ("", "1", "-1", "11", "_1", "1a")  # near-colliding addresses: ana, ana1, ana-1, ...
@@ -89,6 +113,17 @@ class Plan:
                     len(t.statements) for a in self.actions for t in _tells(a) if t.more)}}
 
 
+@dataclass(frozen=True)
+class FollowUp:
+    """What a user does soon after taking something back, to show it: "ask" about `key` (empty: the key of the
+    fact told by the follow-up "tell" before it), "tell" `key` (empty: a fact not told yet), "turn memory on",
+    "start a conversation"; or soon after their account's deletion, "open an account again"."""
+
+    user: str
+    kind: str
+    key: str = ""
+
+
 def _tells(action: Action) -> tuple[Tell, ...]:
     if isinstance(action, Tell):
         return (action,)
@@ -115,6 +150,8 @@ class _Draws:
         edges = ["just inside the retention", "just outside the retention"] if limits.retention_days else []
         edges += ["just inside the session", "just outside the session"] if limits.session_days else []
         self.boundaries = rng.sample(edges, len(edges)) if has_clock else []
+        self.follow_ups: list[FollowUp] = []  # in the order they are to be drawn
+        self.edits = ["long"]  # the value class of the first edit
 
     def first(self, pool: list[str], every: tuple[str, ...] | list[str]) -> str:
         """The next of `pool` not drawn yet, else any of `every`."""
@@ -125,11 +162,19 @@ class _Draws:
         kept = any(u.alive and model.memories(name) for name, u in model.users.items())
         return next((b for b in self.boundaries if "session" in b or kept), None)
 
+    def pending(self, name: str) -> bool:
+        """Whether the user still has follow-ups to draw."""
+        return any(f.user == name for f in self.follow_ups)
+
     def uncovered(self, kinds: list[str], model: SessionModel, name: str) -> str | None:
         """The kind of action that covers something still to be drawn once, if any."""
-        if self.kinds and self.fake.boolean(60):
-            return self.kinds[0]
-        if self.boundary(model) and "let time pass" in kinds and self.fake.boolean(30):
+        if self.kinds and self.fake.boolean(85):
+            ready = next((k for k in self.kinds if k not in TAKING_BACK or _taker(k, name, model, self)), None)
+            if "clear all memories" in self.kinds and not model.remembered(name) and not self.pending(name):
+                ready = "tell several facts at once"  # so that someone else keeps memories when one clears hers
+            if ready:
+                return ready
+        if self.boundary(model) and "let time pass" in kinds and self.fake.boolean(60):
             return "let time pass"
         wanted = [("tell", self.long_values), ("chat", self.long_chats), ("tell several facts at once", self.values),
                   ("correct", self.corrects and model.keys(name)), ("ask", self.asks),
@@ -138,15 +183,21 @@ class _Draws:
 
 
 def generate(seed: str, count: int, users: int, left_out: dict[str, str] | None = None,
-             retention_days: float | None = 365, limits: Limits | None = None) -> Plan:
-    """`count` actions by `users` users, from `seed` alone; kinds in `left_out` (kind -> why) are never drawn."""
+             retention_days: float | None = 365, limits: Limits | None = None, forgetting: Forgetting | None = None,
+             memory_listing: str = EVERY_STATEMENT) -> Plan:
+    """`count` actions by `users` users, from `seed` alone; kinds in `left_out` (kind -> why) are never drawn, nor
+    those whose prediction needs a choice `forgetting` does not declare (the app's [forgetting])."""
     if users < 1 or count < 1:
         raise ValueError(f"a session needs at least one user and one action, not {users} users and {count} actions")
     limits = limits or Limits(retention_days=retention_days)
+    forgetting = forgetting or Forgetting()
     left_out = dict(left_out or {})
     unknown = set(left_out) - set(ALL_KINDS)
     if unknown:
         raise ValueError(f"unknown action kinds {sorted(unknown)}; known: {', '.join(ALL_KINDS)}")
+    for kind, (choice, what) in NEEDS_CHOICE.items():
+        if getattr(forgetting, choice) is None:
+            left_out.setdefault(kind, f"needs what the target documents of {what}: [forgetting] {choice}")
     fake = Faker("en_US")
     fake.seed_instance(f"generated-session:{seed}:{count}:{users}")
     names: list[str] = []
@@ -161,26 +212,31 @@ def generate(seed: str, count: int, users: int, left_out: dict[str, str] | None 
         shape, domain = _EMAIL_SHAPES[i % len(_EMAIL_SHAPES)] if i else _EMAIL_SHAPES[0]
         locals_[n] = shape.format(local=local, Local=local.capitalize(), n=i)
         domains[n] = domain
-    model = SessionModel(names, limits.retention_days, session_days=limits.session_days)
+    model = SessionModel(names, limits.retention_days, memory_listing, limits.session_days, forgetting)
     weights = dict(WEIGHTS, **(VOLUME_WEIGHTS if count >= LONG_FORM else {}))
     kinds = [k for k in weights if k not in left_out and weights[k]]
     draws = _Draws(fake, kinds, limits, "let time pass" not in left_out)
     actions: list[Action] = []
     last = names[0]
     while len(actions) < count:
-        name = fake.random_element(names)
-        if not model.alive(name):
+        action: Action | None = None
+        if draws.follow_ups and fake.boolean(90):  # soon after, now and then after another's
+            action = _follow_up(model, draws, limits)
+        elif not model.alive(name := fake.random_element(names)):
             if "open an account again" in left_out:
                 continue
-            action: Action | None = Rejoin(name)
+            action = Rejoin(name)
         else:
-            kind = (draws.uncovered(kinds, model, name) if fake.boolean(85) else None) or fake.random.choices(
+            kind = (draws.uncovered(kinds, model, name) if fake.boolean(95) else None) or fake.random.choices(
                 kinds, weights=[weights[k] for k in kinds])[0]
             if kind in LEAVING and model.alive(last) and fake.boolean(70):
                 name = last  # people close the browser or sign out right after a reply, before a write is done
+            if kind in TAKING_BACK:
+                name = _taker(kind, name, model, draws) or name
             action = _draw(kind, name, model, draws, limits, count >= LONG_FORM)
         if action is None:
             continue
+        draws.follow_ups += _follow_ups_of(action, model, draws, left_out)
         model.apply(action)
         for who in model.expired_sessions():  # what the runner does: they sign in again
             model.signed_in_again(who)
@@ -221,7 +277,7 @@ def _said(model: SessionModel, name: str, draws: _Draws, limits: Limits, key: st
         length = longest - len(template.format(key=typed, value=""))
         value = text.near_limit(script, length)[:-1].rstrip(" .!?") or "x"
     else:
-        others = [(k, v) for k, v in model.values() if k == key]
+        others = [(k, v) for k, v in model.values(but=name) if k == key]
         if not correction and others and fake.boolean(30):  # another user holds the identical fact
             value, value_class = fake.random_element(others)[1], "identical"
         else:
@@ -230,14 +286,19 @@ def _said(model: SessionModel, name: str, draws: _Draws, limits: Limits, key: st
     return Said(key, value, template.format(key=typed, value=value), value_class, correction)
 
 
-def _tell(name: str, model: SessionModel, draws: _Draws, limits: Limits, several: int, correction: bool) -> Tell | None:
+def _tell(name: str, model: SessionModel, draws: _Draws, limits: Limits, several: int, correction: bool,
+          given: tuple[str, str] | None = None) -> Tell | None:
+    """A message of `several` facts (a correction of one told before first, or the `given` key first: normalised,
+    and as typed)."""
     told = model.keys(name)
-    if correction and not told:
+    if correction and not told and given is None:
         return None
     taken: set[str] = set()
     facts: list[Said] = []
     for i in range(several):
-        if correction and i == 0:
+        if i == 0 and given is not None:
+            key, typed = given
+        elif correction and i == 0:
             key = draws.fake.random_element(told)
             typed = key
         else:
@@ -302,7 +363,7 @@ def _draw(kind: str, name: str, model: SessionModel, draws: _Draws, limits: Limi
     if kind == "start a conversation":
         return NewConversation(name) if model.current(name) is not None else None
     if kind == "reopen a conversation":
-        choices = [i for i in range(len(model.conversations(name))) if i != model.current(name)]
+        choices = [i for i in model.listed(name) if i != model.current(name)]
         return Reopen(name, conversation=fake.random_element(choices) + 1) if choices else None
     if kind == "close and reopen the browser":
         return ReopenBrowser(name)
@@ -310,9 +371,115 @@ def _draw(kind: str, name: str, model: SessionModel, draws: _Draws, limits: Limi
         return SignOutAndIn(name)
     if kind == "let time pass":
         return _pass_time(model, draws, limits)
-    if kind == "delete an account":
-        return DeleteAccount(name) if model.conversations(name) else None
+    if kind == "delete an account":  # not before the follow-ups of what the user took back
+        return DeleteAccount(name) if model.conversations(name) and not draws.pending(name) else None
+    if kind in TAKING_BACK or kind == "turn memory on":
+        return _take_back(kind, name, model, draws)
     raise ValueError(f"unknown action kind {kind!r}")
+
+
+# -- what users take back ----------------------------------------------------------------------------------------------
+def _can_take_back(kind: str, model: SessionModel, name: str, draws: _Draws) -> bool:
+    """Whether the user can take this back now in a way that shows: something of theirs to take back, no follow-up of
+    an earlier take-back still to draw, and for a clear-all someone else who keeps memories meanwhile."""
+    if draws.pending(name):
+        return False
+    if kind == "delete a conversation":
+        return bool(model.listed(name))
+    others = [u for u in model.users if u != name and model.alive(u)]
+    if kind == "clear all memories" and others and not any(model.remembered(u) for u in others):
+        return False  # nobody else's memories to see kept
+    return bool(model.remembered(name)) and (kind != "turn memory off" or model.memory_on(name))
+
+
+def _taker(kind: str, name: str, model: SessionModel, draws: _Draws) -> str | None:
+    """Who takes this back: the user drawn where they can, else another who can, if anyone can."""
+    can = [u for u in model.users if model.alive(u) and _can_take_back(kind, model, u, draws)]
+    return name if name in can else (draws.fake.random_element(can) if can else None)
+
+
+def _take_back(kind: str, name: str, model: SessionModel, draws: _Draws) -> Action | None:
+    fake = draws.fake
+    if kind == "turn memory on":
+        return TurnMemoryOn(name) if not model.memory_on(name) else None
+    if not _can_take_back(kind, model, name, draws):
+        return None
+    if kind == "delete a conversation":
+        told_in = {s.conversation for s in model.users[name].statements}
+        listed = model.listed(name)
+        return DeleteConversation(name, conversation=fake.random_element(
+            [i for i in listed if i in told_in] or listed) + 1)
+    if kind == "turn memory off":
+        return TurnMemoryOff(name)
+    if kind == "clear all memories":
+        return ClearMemories(name)
+    mine = model.remembered(name)
+    if kind == "delete a memory":  # one the user has only one memory of, where there is one: it is then forgotten
+        alone = [m for m in mine if sum(o.key == m.key for o in mine) == 1]
+        memory = fake.random_element(alone or mine)
+        return DeleteMemory(name, text=memory.sentence, key=memory.key)
+    newest = list({m.key: m for m in sorted(mine, key=lambda m: m.seq)}.values())  # what the user is answered
+    short = [m for m in newest if len(m.value) < SHORT_VALUE]  # (a long value edited to a long one keeps words)
+    return _edit(name, fake.random_element(short or newest), draws)
+
+
+def _edit(name: str, memory: Remembered, draws: _Draws) -> EditMemory | None:
+    """The memory's value changed to another, of another class, written over the old value where the memory states
+    it; the fact's key is kept (a user correcting what the assistant remembers)."""
+    value_class = draws.first(draws.edits, EDIT_CLASSES)
+    value = draws.text.value(value_class)
+    head, found, tail = memory.sentence.rpartition(memory.value)
+    if not found or value == memory.value:
+        return None
+    return EditMemory(name, text=memory.sentence, new_text=f"{head}{value}{tail}", key=memory.key, value=value,
+                      value_class=value_class)
+
+
+def _follow_ups_of(action: Action, model: SessionModel, draws: _Draws, left_out: dict[str, str]) -> list[FollowUp]:
+    """What the user does soon after taking something back (or deleting their account), drawn from the state before
+    the action."""
+    name, fake = action.user, draws.fake
+    if isinstance(action, DeleteAccount):  # and the person opens an account again with the same address
+        return [] if "open an account again" in left_out else [FollowUp(name, "open an account again")]
+    if isinstance(action, (DeleteMemory, EditMemory)):
+        return [FollowUp(name, "ask", action.key)] + ([FollowUp(name, "tell", action.key)]
+                                                        if isinstance(action, DeleteMemory) else [])
+    if isinstance(action, TurnMemoryOff):
+        before = fake.random_element([m.key for m in model.remembered(name)])
+        if "turn memory on" in left_out:
+            return [FollowUp(name, "ask", before), FollowUp(name, "tell"), FollowUp(name, "start a conversation"),
+                    FollowUp(name, "ask")]
+        return [FollowUp(name, "ask", before), FollowUp(name, "tell"), FollowUp(name, "turn memory on"),
+                FollowUp(name, "ask"), FollowUp(name, "ask", before)]
+    return []
+
+
+def _follow_up(model: SessionModel, draws: _Draws, limits: Limits) -> Action | None:
+    """The next follow-up, when it still fits the model's state (else it is dropped)."""
+    follow = draws.follow_ups.pop(0)
+    name = follow.user
+    if follow.kind == "open an account again":
+        return Rejoin(name) if not model.alive(name) else None
+    if not model.alive(name):
+        draws.follow_ups = [f for f in draws.follow_ups if f.user != name]
+        return None
+    if follow.kind == "ask":
+        return Ask(name, key=follow.key, question=draws.first(draws.asks, _ASK).format(key=follow.key)) \
+            if follow.key else None
+    if follow.kind == "turn memory on":
+        return _take_back("turn memory on", name, model, draws)
+    if follow.kind == "start a conversation":
+        return NewConversation(name) if model.current(name) is not None else None
+    given = (follow.key, follow.key) if follow.key else _key(model, name, draws, set())
+    several = draws.fake.random_int(2, 4) if draws.values else 1  # more facts with it while classes are to cover
+    tell = _tell(name, model, draws, limits, several, given is not None and model.remembers(name, given[0]), given) \
+        if given else None
+    if tell is not None and not follow.key:  # the question after it asks about the fact it told
+        waiting = next((i for i, f in enumerate(draws.follow_ups) if f.user == name and f.kind == "ask" and not f.key),
+                       None)
+        if waiting is not None:
+            draws.follow_ups[waiting] = replace(draws.follow_ups[waiting], key=tell.key)
+    return tell
 
 
 def _pass_time(model: SessionModel, draws: _Draws, limits: Limits) -> PassTime:
@@ -323,8 +490,8 @@ def _pass_time(model: SessionModel, draws: _Draws, limits: Limits) -> PassTime:
         fake.random_element(("just inside the retention", "just outside the retention", "", "", ""))
         if limits.retention_days else "")
     if "retention" in edge and limits.retention_days:
-        ages = [model.day - s.day for u in model.users.values() if u.alive for s in u.statements
-                if model.day - s.day < limits.retention_days]
+        ages = [model.day - m.day for u in model.users.values() if u.alive for m in u.remembered
+                if model.day - m.day < limits.retention_days]
         if ages:
             left = limits.retention_days - fake.random_element(ages)
             if left > _HOUR:

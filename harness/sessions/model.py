@@ -1,16 +1,21 @@
 """The plain model of a generated session: what each user must see and be answered, computed from the actions alone
-(never from what the app returned). The promises it encodes are the README's memory contract."""
+(never from what the app returned). The promises it encodes are the README's memory contract, and where apps differ
+in what taking memory back does, the target's documented choices ([forgetting])."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harness.language import NOTED, answer_reply, told_reply
 from harness.sessions.actions import (
     Action,
     Ask,
     Chat,
+    ClearMemories,
     DeleteAccount,
+    DeleteConversation,
+    DeleteMemory,
+    EditMemory,
     ManyConversations,
     NewConversation,
     PassTime,
@@ -19,11 +24,14 @@ from harness.sessions.actions import (
     ReopenBrowser,
     SignOutAndIn,
     Tell,
+    TurnMemoryOff,
+    TurnMemoryOn,
 )
-from harness.target import MEMORY_LISTINGS
+from harness.target import MEMORY_LISTINGS, Forgetting
 from harness.turn import Turn
 
 EVERY_STATEMENT, NEWEST_PER_FACT = MEMORY_LISTINGS  # each statement a memory, oldest first; or one per fact
+TAKING_BACK = (DeleteMemory, EditMemory, ClearMemories, TurnMemoryOff, TurnMemoryOn)  # done on the memories page
 
 
 class NotApplicable(Exception):
@@ -36,6 +44,8 @@ def reply_to(tell: Tell) -> str:
 
 @dataclass(frozen=True)
 class Statement:
+    """A fact as told in a conversation: what the conversation's own turns say, whatever became of its memory."""
+
     key: str
     value: str
     sentence: str
@@ -44,12 +54,29 @@ class Statement:
     seq: int  # the action's number: a later statement of a key replaces an earlier one
 
 
+@dataclass(frozen=True)
+class Remembered:
+    """One long-term memory as the app keeps it: a statement's, or (one memory per fact) the newest statement's in the
+    place its fact was first given; an edit changes its value and text and keeps the rest."""
+
+    key: str
+    value: str
+    sentence: str
+    day: float  # when its statement was told: its age for the retention (an edit keeps it)
+    conversation: int  # the conversation its statement was told in
+    seq: int  # its statement's action: the newer of two memories of a fact is answered
+    place: int  # the action that first told what holds its place in the list
+
+
 @dataclass
 class UserState:
     conversations: list[list[Turn]] = field(default_factory=list)  # their turns, in order
     activity: list[int] = field(default_factory=list)  # per conversation: the action number of its last turn
+    deleted: set[int] = field(default_factory=set)  # the conversations the user deleted (indexes)
     current: int | None = None  # the conversation on screen; None: a new one, not yet started
     statements: list[Statement] = field(default_factory=list)
+    remembered: list[Remembered] = field(default_factory=list)  # the app's memories of the user, in listed order
+    memory_on: bool = True
     alive: bool = True
     account: int = 1  # how many accounts this person has opened with their address
     signed_in_day: float = 0  # when the user last signed in (their session's age counts from it)
@@ -57,13 +84,15 @@ class UserState:
 
 class SessionModel:
     def __init__(self, users: list[str], retention_days: float | None = None,
-                 memory_policy: str = EVERY_STATEMENT, session_days: float | None = None) -> None:
+                 memory_policy: str = EVERY_STATEMENT, session_days: float | None = None,
+                 forgetting: Forgetting | None = None) -> None:
         if memory_policy not in MEMORY_LISTINGS:
             raise ValueError(f"unknown memory policy {memory_policy!r}; known: {', '.join(MEMORY_LISTINGS)}")
         self.users = {name: UserState() for name in users}
         self.retention_days = retention_days
         self.memory_policy = memory_policy
         self.session_days = session_days  # how long a sign-in lasts (None: longer than any session)
+        self.forgetting = forgetting or Forgetting()  # the app's documented choices; None each: not declared
         self.day: float = 0
         self.seq = 0
 
@@ -100,8 +129,8 @@ class SessionModel:
             self._turn(user, action.text, NOTED)
             return NOTED
         if isinstance(action, Reopen):
-            if not 1 <= action.conversation <= len(user.conversations):
-                raise NotApplicable(f"{action.user} has no conversation {action.conversation}")
+            if action.conversation - 1 not in self.listed(action.user):
+                raise NotApplicable(f"{action.user} has no conversation {action.conversation} in her list")
             user.current = action.conversation - 1
             return None
         if isinstance(action, (NewConversation, ReopenBrowser, SignOutAndIn)):
@@ -112,20 +141,89 @@ class SessionModel:
         if isinstance(action, DeleteAccount):
             user.alive = False
             return None
+        if isinstance(action, DeleteConversation):
+            self._delete_conversation(user, action)
+            return None
+        if isinstance(action, TAKING_BACK):
+            self._take_back(user, action)
+            user.current = None  # back from the memories page to the chat: a new conversation
+            return None
         raise NotApplicable(f"the model knows no action {type(action).__name__}")
+
+    def _take_back(self, user: UserState, action: Action) -> None:
+        """A memory deleted or edited, all cleared, memory off or on: what the app keeps of the user changes so."""
+        if isinstance(action, DeleteMemory):
+            user.remembered.remove(self._reading(user, action.user, action.text))
+        elif isinstance(action, EditMemory):
+            memory = self._reading(user, action.user, action.text)
+            if memory.key != action.key:
+                raise NotApplicable(f"{action.user}'s memory {action.text!r} does not state her {action.key}")
+            edited = replace(memory, value=action.value, sentence=action.new_text)
+            user.remembered[user.remembered.index(memory)] = edited
+        elif isinstance(action, ClearMemories):
+            user.remembered = []
+        elif isinstance(action, TurnMemoryOff):
+            if not user.memory_on:
+                raise NotApplicable(f"{action.user}'s memory is off already")
+            user.memory_on = False
+        elif isinstance(action, TurnMemoryOn):
+            choice = self.forgetting.memory_on_again
+            if choice is None:
+                raise NotApplicable("the target declares no [forgetting] memory_on_again")
+            if user.memory_on:
+                raise NotApplicable(f"{action.user}'s memory is on already")
+            user.memory_on = True
+            if choice.memories == "gone":
+                user.remembered = []
+
+    def _reading(self, user: UserState, name: str, text: str) -> Remembered:
+        """The user's first memory (as listed) that reads `text`: the one the memories page acts on."""
+        found = next((m for m in user.remembered if m.sentence == text and self._remembered(m)), None)
+        if found is None:
+            raise NotApplicable(f"{name} has no memory that reads {text!r}")
+        return found
+
+    def _delete_conversation(self, user: UserState, action: DeleteConversation) -> None:
+        """Gone from the list and its address; its memories kept or deleted as the app documents. The user looked
+        at its address and went back to the start page: a new conversation."""
+        choice = self.forgetting.conversation_deleted
+        if choice is None:
+            raise NotApplicable("the target declares no [forgetting] conversation_deleted")
+        index = action.conversation - 1
+        if index not in self.listed(action.user):
+            raise NotApplicable(f"{action.user} has no conversation {action.conversation} in her list")
+        user.deleted.add(index)
+        if choice.memories == "deleted":
+            user.remembered = [m for m in user.remembered if m.conversation != index]
+        user.current = None
 
     def _tell(self, user: UserState, tell: Tell) -> str:
         keys = [said.key for said in tell.statements]
         if len(set(keys)) != len(keys):
             raise NotApplicable(f"{tell.user} states one key twice in one message")
         for said in tell.statements:
-            if not said.correction and any(s.key == said.key and self._remembered(user, s) for s in user.statements):
+            if not said.correction and self._remembers(user, said.key):
                 raise NotApplicable(f"{tell.user} already told her {said.key}: that is a correction")
         reply = reply_to(tell)
         conversation = self._turn(user, tell.message, reply)
-        user.statements += [Statement(said.key, said.value, said.sentence, self.day, conversation, self.seq)
-                            for said in tell.statements]
+        told = [Statement(said.key, said.value, said.sentence, self.day, conversation, self.seq)
+                for said in tell.statements]
+        user.statements += told
+        if user.memory_on:  # with memory off nothing told is remembered: only the conversation's turns say it
+            for statement in told:
+                self._remember(user, statement)
         return reply
+
+    def _remember(self, user: UserState, s: Statement) -> None:
+        memory = Remembered(s.key, s.value, s.sentence, s.day, s.conversation, s.seq, place=s.seq)
+        same = [i for i, m in enumerate(user.remembered) if m.key == s.key]
+        if self.memory_policy == NEWEST_PER_FACT and same:  # the fact's memory replaced, in its place
+            user.remembered[same[0]] = replace(memory, place=user.remembered[same[0]].place)
+        else:
+            user.remembered.append(memory)
+
+    def _remembers(self, user: UserState, key: str) -> bool:
+        return any(m.key == key and self._remembered(m) for m in user.remembered)
 
     def _user(self, name: str) -> UserState:
         if name not in self.users:
@@ -142,52 +240,52 @@ class SessionModel:
         return user.current
 
     # -- what users must see ---------------------------------------------------------------------------------------
-    def _remembered(self, user: UserState, s: Statement) -> bool:
-        return self.retention_days is None or self.day - s.day < self.retention_days
+    def _remembered(self, memory: Remembered) -> bool:
+        return self.retention_days is None or self.day - memory.day < self.retention_days
 
     def answer(self, name: str, key: str) -> str:
-        """The newest statement of the key the user can still be answered from: one in the conversation on screen
-        (however old), or one still within the retention period (in any conversation)."""
+        """The newest statement of the key the user can still be answered from: one the conversation on screen
+        says in its own turns (however old), or a memory of theirs still kept (within the retention period, not
+        taken back) while their memory is on. An edited memory is answered by its new value, also in the
+        conversation its statement was told in (the edit came after the turn); it keeps its statement's age."""
         user = self.users[name]
-        usable = [s for s in user.statements if s.key == key
-                  and (s.conversation == user.current or self._remembered(user, s))]
-        return answer_reply(key, max(usable, key=lambda s: s.seq).value if usable else None)
+        said = [(s.seq, 0, s.value) for s in user.statements if s.key == key and s.conversation == user.current]
+        kept = [(m.seq, 1, m.value) for m in user.remembered
+                if m.key == key and self._remembered(m)] if user.memory_on else []
+        newest = max(said + kept, default=None)
+        return answer_reply(key, newest[2] if newest else None)
+
+    def remembered(self, name: str) -> list[Remembered]:
+        """The user's long-term memories as the app must list them, oldest first (each in its place)."""
+        user = self.users[name]
+        return [m for m in user.remembered if self._remembered(m)] if user.alive else []
 
     def memories(self, name: str) -> list[str]:
-        """The user's long-term memories as the app must list them, oldest first."""
-        user = self.users[name]
-        if not user.alive:
-            return []
-        kept = [s for s in user.statements if self._remembered(user, s)]
-        if self.memory_policy == EVERY_STATEMENT:
-            return [s.sentence for s in kept]
-        newest: dict[str, Statement] = {}
-        for s in user.statements:  # first-told order of keys, newest statement of each
-            newest[s.key] = s
-        return [newest[key].sentence for key in newest if self._remembered(user, newest[key])]
+        """The user's long-term memories as the app must list them, oldest first: their texts."""
+        return [m.sentence for m in self.remembered(name)]
 
     def memory_actions(self, name: str) -> list[tuple[int, int]]:
         """For each of `memories(name)`, in the same order: the action that first told what holds its place (the
         fact's first statement, where a correction replaces the memory) and the action of its newest statement."""
-        user = self.users[name]
-        if not user.alive:
-            return []
-        if self.memory_policy == EVERY_STATEMENT:
-            return [(s.seq, s.seq) for s in user.statements if self._remembered(user, s)]
-        first: dict[str, Statement] = {}
-        newest: dict[str, Statement] = {}
-        for s in user.statements:
-            first.setdefault(s.key, s)
-            newest[s.key] = s
-        return [(first[key].seq, newest[key].seq) for key in newest if self._remembered(user, newest[key])]
+        return [(m.place, m.seq) for m in self.remembered(name)]
+
+    def memory_on(self, name: str) -> bool:
+        return self.users[name].memory_on
+
+    def remembers(self, name: str, key: str) -> bool:
+        """Whether the user has a memory of the fact still kept (telling it again is then a correction)."""
+        return self._remembers(self.users[name], key)
 
     def conversations(self, name: str) -> list[list[Turn]]:
+        """Every turn of each conversation the user started, by its number less one (deleted ones too: `listed` says
+        which are left)."""
         return self.users[name].conversations if self.users[name].alive else []
 
     def listed(self, name: str) -> list[int]:
-        """The user's conversations (indexes) as the list shows them: the most recently active first."""
+        """The user's conversations (indexes) as the list shows them: the most recently active first, none deleted."""
         user = self.users[name]
-        return sorted(range(len(user.conversations)), key=lambda i: user.activity[i], reverse=True)
+        kept = [i for i in range(len(user.conversations)) if i not in user.deleted]
+        return sorted(kept, key=lambda i: user.activity[i], reverse=True)
 
     def current(self, name: str) -> int | None:
         return self.users[name].current
@@ -213,6 +311,6 @@ class SessionModel:
         """Keys the user has stated, in the order first told (corrections included once)."""
         return list(dict.fromkeys(s.key for s in self.users[name].statements))
 
-    def values(self) -> list[tuple[str, str]]:
-        """Every (key, value) stated by anyone, to give another user an identical fact."""
-        return [(s.key, s.value) for u in self.users.values() for s in u.statements]
+    def values(self, but: str | None = None) -> list[tuple[str, str]]:
+        """Every (key, value) stated by anyone (but one user), to give another user an identical fact."""
+        return [(s.key, s.value) for name, u in self.users.items() if name != but for s in u.statements]

@@ -1,7 +1,9 @@
 """Acting a generated session out and comparing the app with the model after every action: the answer after each
 turn; after every other action, the acting user's memories, their conversation list and every turn of every
 conversation through the API, the history shown when a conversation is reopened, the list shown after signing in
-again; every few actions and at the end, every user's state, and that nobody's API opens another's conversation.
+again; after what a user takes back, the memories shown to them, searches by the old and the new text, and a deleted
+conversation refused at its address; after a clear-all, every few actions and at the end, every user's state, and
+that nobody's API opens another's conversation.
 
 The runner acts through `Actor`s (harness.actor: a user in a browser, or through the app's API) that the scenario's
 world gives it, and asks the app itself through its handle. After a turn it goes straight on, as users do: an app
@@ -28,7 +30,11 @@ from harness.sessions.actions import (
     Action,
     Ask,
     Chat,
+    ClearMemories,
     DeleteAccount,
+    DeleteConversation,
+    DeleteMemory,
+    EditMemory,
     ManyConversations,
     NewConversation,
     PassTime,
@@ -37,6 +43,8 @@ from harness.sessions.actions import (
     ReopenBrowser,
     SignOutAndIn,
     Tell,
+    TurnMemoryOff,
+    TurnMemoryOn,
     script,
 )
 from harness.sessions.generator import Plan
@@ -105,7 +113,8 @@ class SessionRunner:
         self._first_listed: dict[int, float] = {}  # the action number of a memory's newest statement -> first seen
 
     def new_model(self) -> SessionModel:
-        return SessionModel(self.plan.users, self.retention_days, self.memory_listing, self.session_days)
+        return SessionModel(self.plan.users, self.retention_days, self.memory_listing, self.session_days,
+                            self.app.target.forgetting)
 
     def valid(self, actions: list[Action]) -> bool:
         model = self.new_model()
@@ -162,9 +171,12 @@ class SessionRunner:
             return self._many_conversations(number, action, starts_conversation)
         act: dict[type[Action], Callable[[int, Any], Difference | None]] = {
             NewConversation: self._new_conversation, Reopen: self._reopen, ReopenBrowser: self._reopen_browser,
-            SignOutAndIn: self._sign_out_and_in, DeleteAccount: self._delete_account, Rejoin: self._rejoin}
+            SignOutAndIn: self._sign_out_and_in, DeleteAccount: self._delete_account, Rejoin: self._rejoin,
+            DeleteMemory: self._delete_memory, EditMemory: self._edit_memory, ClearMemories: self._take_back,
+            TurnMemoryOff: self._take_back, TurnMemoryOn: self._take_back,
+            DeleteConversation: self._delete_conversation}
         difference = act[type(action)](number, action)
-        if difference or isinstance(action, (DeleteAccount, Rejoin)) or number % FULL_CHECK_EVERY == 0:
+        if difference or isinstance(action, (DeleteAccount, Rejoin, ClearMemories)) or number % FULL_CHECK_EVERY == 0:
             return difference or self._check_everyone(number, action)
         return self._check_user(number, action, action.user)
 
@@ -218,7 +230,8 @@ class SessionRunner:
             member.ids.append(member.actor.conversation_id())
         if not self.answers.matches(exchange.reply, expected):
             return Difference(number, action, f"{action.user}'s answer", expected, exchange.reply)
-        own = set(self.model.memories(action.user))
+        # Only the user's own memories kept now are recalled, and none while their memory is off.
+        own = set(self.model.memories(action.user)) if self.model.memory_on(action.user) else set()
         foreign = [t for t in exchange.recalled if t not in own]
         if foreign:
             return Difference(number, action, f"{action.user}'s recalled memories", sorted(own),
@@ -262,6 +275,80 @@ class SessionRunner:
 
     def _rejoin(self, number: int, action: Action) -> Difference | None:
         self.members[action.user] = self._join(action.user)
+        return None
+
+    # -- what users take back -------------------------------------------------------------------------------------
+    def _take_back(self, number: int, action: Action) -> Difference | None:
+        """On the app's memories page (or through its API): all cleared, memory off or on. Then the memories the
+        user is shown, and back to the chat, on a new conversation."""
+        actor = self.members[action.user].actor
+        if isinstance(action, ClearMemories):
+            actor.clear_memories()
+        elif isinstance(action, (TurnMemoryOff, TurnMemoryOn)):
+            actor.turn_memory(isinstance(action, TurnMemoryOn))
+        return self._back_from_memories(number, action)
+
+    def _delete_memory(self, number: int, action: DeleteMemory) -> Difference | None:
+        """Deleted: shown no more, and its text finds no memory that reads it (unless another memory of the user's
+        reads the same)."""
+        self.members[action.user].actor.delete_memory(action.text)
+        return self._back_from_memories(number, action) or self._found_by(number, action, action.text, None)
+
+    def _edit_memory(self, number: int, action: EditMemory) -> Difference | None:
+        """Edited: shown with its new text; its old text finds no memory that reads it, its new text finds it
+        first."""
+        self.members[action.user].actor.edit_memory(action.text, action.new_text)
+        return (self._back_from_memories(number, action) or self._found_by(number, action, action.text, None)
+                or self._found_by(number, action, action.new_text, action.new_text))
+
+    def _back_from_memories(self, number: int, action: Action) -> Difference | None:
+        """The memories the user is shown (the memories page, where the app has one) exactly as the model says; then
+        back to the chat, on a new conversation (as the model has it after the memories page)."""
+        actor = self.members[action.user].actor
+        shown = actor.memories_shown()
+        actor.start_new_conversation()
+        if not self._listed_as_modelled(action.user, [Memory("", text) for text in shown]):
+            return Difference(number, action, f"{action.user}'s memories shown", self.model.memories(action.user),
+                              shown)
+        return None
+
+    def _found_by(self, number: int, action: Action, text: str, first: str | None) -> Difference | None:
+        """The user's memory search for `text`: the memory that reads `first` first; or (None) no memory that reads
+        `text`, unless the model keeps one that does."""
+        name = action.user
+        hits = self.members[name].actor.session.search(text, k=self.app.recall_k)
+        if first is not None and (not hits or hits[0].text != first):
+            return Difference(number, action, f"{name}'s search for {text!r}", f"{first!r} first",
+                              [h.text for h in hits])
+        if first is None and text not in self.model.memories(name) and any(h.text == text for h in hits):
+            return Difference(number, action, f"{name}'s search for {text!r}", "no memory that reads it",
+                              [h.text for h in hits])
+        return None
+
+    def _delete_conversation(self, number: int, action: DeleteConversation) -> Difference | None:
+        """From the list (or through the API): gone from the list shown, nothing of it shown at its address, and
+        refused by the API; then back at the app's start address."""
+        name, member = action.user, self.members[action.user]
+        gone, turns = member.ids[action.conversation - 1], self.model.conversations(name)[action.conversation - 1]
+        actor = member.actor
+        actor.delete_conversation(gone)
+        expected = [member.ids[i] for i in self.model.listed(name)]
+        listed = actor.conversations_listed(len(expected))
+        if listed != expected:
+            return Difference(number, action, f"{name}'s conversation list on the page", expected, listed)
+        status = actor.open_by_address(gone)
+        shown = actor.shown_text()
+        kept = [t.text for i in self.model.listed(name) for t in self.model.conversations(name)[i]]
+        # What only the deleted conversation said (a text another conversation holds may be in the list's titles).
+        leaked = [t.text for t in turns if t.text in shown and not any(t.text in k for k in kept)]
+        actor.reload()
+        if leaked:
+            return Difference(number, action, f"{name}'s deleted conversation at its address",
+                              "none of its turns", f"HTTP {status}: {leaked}")
+        answer = actor.session.ask_for_conversation(gone)
+        if not answer.refused:
+            return Difference(number, action, f"{name}'s request for her deleted conversation", "refused",
+                              f"HTTP {answer.status}")
         return None
 
     def _signed_in(self, number: int, action: Action, member: Member) -> Difference | None:
@@ -319,7 +406,8 @@ class SessionRunner:
         listed = session.conversation_ids()
         if listed != expected_ids:
             return Difference(number, action, f"{name}'s conversations", expected_ids, listed)
-        for index, turns in enumerate(self.model.conversations(name)):
+        for index in sorted(self.model.listed(name)):
+            turns = self.model.conversations(name)[index]
             stored = session.turns(member.ids[index])
             if stored != turns:
                 return Difference(number, action, f"{name}'s turns of conversation {index + 1}", turns, stored)

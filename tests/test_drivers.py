@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import pytest
 
 from harness.app_launcher import RunningApp
 from harness.drivers import load_driver, shipped_drivers
-from harness.drivers.base import Capability, DriverError, Hit
-from harness.drivers.letta import LettaDriver, _is_turn, letta_pg_uri
+from harness.drivers.base import Account, Capability, DriverError, Hit
+from harness.drivers.letta import LettaDriver, LettaSession, _is_turn, letta_pg_uri
 from harness.drivers.open_webui import MISCONFIGURATIONS, OpenWebUIDriver, hits_of, shown_branch, tokens_in
 from harness.drivers.open_webui_store import MemoryRow, count_by_owner, epoch, insert_memories, iso, read_memories
 from harness.model_server.client import ModelServer
@@ -93,13 +95,63 @@ def test_misconfigurations_reach_the_apps_environment(tmp_path: Path) -> None:
 def test_letta_offers_chatting_restarts_and_its_store_but_no_scores_nor_sessions() -> None:
     driver = load_driver(load_target("letta"))
     assert driver.capabilities == {Capability.CHAT_API, Capability.RESTART, Capability.DATABASE_ACCESS,
-                                   Capability.APP_SETTINGS}
+                                   Capability.APP_SETTINGS, Capability.MEMORY_DELETE, Capability.MEMORY_CLEAR,
+                                   Capability.CONVERSATION_DELETE}
     with pytest.raises(DriverError) as info:
         driver.browser_state(None, None)  # type: ignore[arg-type]
     assert "no web page" in str(info.value)
     made_up = driver.made_up_credentials(None, {"user_id": "user-1"})  # type: ignore[arg-type]
     assert set(made_up) == {"user_id"} and re.fullmatch(r"user-[0-9a-f-]{36}", made_up["user_id"])
     assert made_up != driver.made_up_credentials(None, {"user_id": "user-1"})  # type: ignore[arg-type]
+
+
+def test_letta_declares_what_its_code_does_with_a_deleted_conversations_memories_and_no_memory_switch() -> None:
+    forgetting = load_target("letta").forgetting
+    assert forgetting.conversation_deleted is not None and forgetting.conversation_deleted.memories == "kept"
+    assert "conversation_manager.py" in forgetting.conversation_deleted.source
+    assert forgetting.memory_on_again is None  # Letta has no switch that turns an agent's memory off
+
+
+def _letta_session(handler: Callable[[httpx.Request], httpx.Response]) -> LettaSession:
+    session = LettaSession(RunningApp("http://letta", {}), Account("user-1", "ana@example.com", "", "Ana"),
+                           "agent-1", lambda other: pytest.fail("no other user's session is needed"))
+    session.http = httpx.Client(base_url="http://letta", headers={"user_id": "user-1"},
+                                transport=httpx.MockTransport(handler))
+    return session
+
+
+def test_letta_takes_memories_back_through_its_own_routes_clearing_them_one_by_one_over_every_page() -> None:
+    passages = [{"id": f"passage-{n:03}", "text": f"fact {n}"} for n in range(150)]
+    deleted: list[str] = []
+
+    def letta(request: httpx.Request) -> httpx.Response:
+        assert request.headers["user_id"] == "user-1"
+        path = request.url.path
+        if request.method == "GET" and path == "/v1/agents/agent-1/archival-memory":
+            left = [p for p in passages if p["id"] not in deleted]
+            after = request.url.params.get("after")
+            start = next((i + 1 for i, p in enumerate(left) if p["id"] == after), 0)
+            return httpx.Response(200, json=left[start:start + int(request.url.params["limit"])])
+        passage = path.removeprefix("/v1/agents/agent-1/archival-memory/")
+        if request.method == "DELETE" and passage in {p["id"] for p in passages} - set(deleted):
+            deleted.append(passage)
+            return httpx.Response(200, json={"message": f"Memory id={passage} successfully deleted"})
+        if request.method == "DELETE" and path == "/v1/conversations/conv-1":
+            return httpx.Response(200)
+        return httpx.Response(404, json={"detail": f"no {request.method} {path}"})
+
+    session = _letta_session(letta)
+    session.delete_memory("passage-007")
+    assert deleted == ["passage-007"]
+    session.clear_memories()
+    assert sorted(deleted) == [p["id"] for p in passages] and len(deleted) == len(set(deleted))
+    session.delete_conversation("conv-1")
+    with pytest.raises(DriverError, match="deleting Ana <ana@example.com>'s archival memory passage-x: HTTP 404"):
+        session.delete_memory("passage-x")
+    with pytest.raises(DriverError, match="cannot edit a memory"):
+        session.edit_memory("passage-001", "new text")
+    with pytest.raises(DriverError, match="cannot turn memory off or on"):
+        session.set_memory(False)
 
 
 @pytest.mark.parametrize(("dsn", "uri"), [

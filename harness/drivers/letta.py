@@ -25,6 +25,11 @@ What differs from a chat app with a page, and why (Letta 0.16.8, docs.letta.com 
 - Its store is PostgreSQL + pgvector: archival passages with vectors zero-padded to 4096 dimensions, ranked by cosine
   distance over the owner's organization and no vector index. The driver reads it as Letta ranks it (`nearest`,
   `recall_by_own_text`, with pgvector's similarity as the score) and counts what a deleted account leaves in it.
+- What users take back, through Letta's own routes: deleting an archival passage deletes its row, and with it its
+  vector (a column of the row) and its tags; clearing deletes the passages one by one (Letta has no call for all of
+  an agent's, only one that deletes the archive itself); deleting a conversation marks it and its messages deleted
+  (their rows stay, hidden from every read) and leaves the agent's archival memory as it was. Letta has no route that
+  edits a passage and no switch that turns an agent's memory off.
 - Letta's wheel ships no migrations and creates no tables: tools/letta_schema.py creates them with Letta's own ORM,
   in Letta's own environment, before the first start on a fresh database.
 - Letta rebuilds LETTA_PG_URI from its parsed parts (letta/database_utils.py): a Unix-socket DSN such as the
@@ -109,9 +114,14 @@ def letta_pg_uri(dsn: str) -> str:
     return f"postgresql://{auth}@{f'[{host}]' if ':' in host else host}{at_port}/{database}"
 
 
-def _check(resp: httpx.Response, what: str) -> Any:
+def _done(resp: httpx.Response, what: str) -> None:
+    """A request Letta must have served (its body, if any, not read: a deletion answers null, a message or nothing)."""
     if resp.status_code >= 400:
         raise DriverError(f"{what}: HTTP {resp.status_code} {resp.text[:300]}")
+
+
+def _check(resp: httpx.Response, what: str) -> Any:
+    _done(resp, what)
     return resp.json()
 
 
@@ -228,6 +238,26 @@ class LettaSession(UserSession):
     def credentials(self) -> dict:
         return {"user_id": self.account.id}
 
+    # -- what users take back: Letta's own routes for an agent's archival memory and its conversations ---------------
+    def delete_memory(self, memory_id: str) -> None:
+        """`DELETE /v1/agents/{agent}/archival-memory/{passage}`: Letta deletes the passage's row, its vector with it
+        (a column of the row) and its tags."""
+        _done(self.http.delete(f"/v1/agents/{self.agent_id}/archival-memory/{memory_id}"),
+               f"deleting {self.account.label}'s archival memory {memory_id}")
+
+    def clear_memories(self) -> None:
+        """Letta has no call that deletes all of an agent's passages (only `DELETE /v1/archives/{id}`, which deletes
+        the archive itself, detaching it from the agent): every passage listed, deleted one by one, as a client
+        clears them."""
+        for memory in self.memories():
+            self.delete_memory(memory.id)
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        """`DELETE /v1/conversations/{id}`: Letta marks the conversation and its messages deleted (it keeps their rows)
+        and deletes the conversation's own memory blocks; the agent's archival memory is not touched."""
+        _done(self.http.delete(f"/v1/conversations/{conversation_id}"),
+               f"deleting {self.account.label}'s conversation {conversation_id}")
+
     # -- another user's data -------------------------------------------------------------------------------------
     def reads_of(self, other: Account, conversation_ids: list[str], memory_ids: list[str]) -> dict[str, ApiAnswer]:
         """Every read of Letta's API that could reach `other`'s data: by the ids their own API shows them (agent,
@@ -310,8 +340,12 @@ class LettaDriver(AppDriver):
     seeding_concurrency = 8  # each seeded conversation is a turn of the agent loop; Letta serves them side by side
 
     name = "letta"
+    # What users take back: deleting a memory, clearing them (one by one) and deleting a conversation. Letta has no
+    # route that edits a passage (its passage manager can, but no endpoint calls it) and no switch that turns an
+    # agent's memory off: MEMORY_EDIT and MEMORY_SWITCH are not offered.
     capabilities = frozenset({Capability.CHAT_API, Capability.RESTART, Capability.DATABASE_ACCESS,
-                              Capability.APP_SETTINGS})
+                              Capability.APP_SETTINGS, Capability.MEMORY_DELETE, Capability.MEMORY_CLEAR,
+                              Capability.CONVERSATION_DELETE})
 
     def __init__(self, target: Target) -> None:
         super().__init__(target)
@@ -498,6 +532,26 @@ class LettaDriver(AppDriver):
                                                                                     sql.Identifier(column))
                 counts[f"{table}.{column} of {what}"] = int(scalar(conn, query, [list(values)]))
         return counts
+
+    def memory_remains(self, app: RunningApp, memory_ids: list[str]) -> dict[str, int]:
+        """Letta keeps an archival memory in one row of `archival_passages`, its vector in that row's `embedding`
+        column (pgvector) and its tags in `passage_tags`: rows of each, and vectors, left of these memories. An
+        archive may keep its vectors in Turbopuffer instead (`archives.vector_db_provider`), where the driver cannot
+        look: it says so rather than count what it cannot see."""
+        with self._store(app) as conn:
+            elsewhere = scalar(conn, "SELECT count(*) FROM archives WHERE vector_db_provider::text <> 'NATIVE'")
+            if elsewhere:
+                raise DriverError(f"{elsewhere} of Letta's archives keep their vectors in Turbopuffer, which the "
+                                  "letta driver cannot read: run Letta without LETTA_USE_TPUF")
+            ids = [list(memory_ids)]
+            return {
+                "archival_passages rows": int(scalar(conn, "SELECT count(*) FROM archival_passages WHERE id = ANY(%s)",
+                                                     ids)),
+                "archival_passages.embedding vectors": int(scalar(
+                    conn, "SELECT count(*) FROM archival_passages WHERE id = ANY(%s) AND embedding IS NOT NULL", ids)),
+                "passage_tags rows": int(scalar(conn, "SELECT count(*) FROM passage_tags WHERE passage_id = ANY(%s)",
+                                                ids)),
+            }
 
     # The owner of an archival passage is the one user of its organization (the driver makes one per user).
     _OWNED = ("SELECT p.id, u.id AS owner, p.text, p.created_at, p.embedding_config->>'embedding_model' AS embedder,"

@@ -71,3 +71,28 @@ Feature: Every memory survives each change the app goes through
     And Ana starts a new conversation
     Then the assistant answers each of her questions about them correctly
     And searching Ana's memory for each of them finds it first
+
+  @forgetting
+  Scenario: Nothing a user deleted before the change comes back after it
+    Given an app of its own, as it is before the change "<change>"
+    And Ana is signed in
+    And Ana's long-term memory holds:
+      | memory                   |
+      | My locker code is 5150.  |
+      | My gate code is 7731.    |
+    And Ana deletes her memory "My locker code is 5150."
+    When the app goes through the change "<change>"
+    And Ana opens the app again
+    Then Ana's memories are exactly, on her screen and through the app's API:
+      | memory                   |
+      | My gate code is 7731.    |
+    And what Ana took back is neither listed nor found, and the app's store holds nothing of it
+
+  @forgetting
+  Scenario: Nothing an owner deleted comes back when the change runs again
+    Given the change "<change>" runs again from the store it reads, as a migration does
+    And the memories imported from "snapshots/examples/import", as the app holds them before the change "<change>"
+    And the app goes through the change "<change>"
+    When Ana, one of the history's owners, deletes one of her memories
+    And the app goes through the change "<change>" again
+    Then what Ana took back is neither listed nor found, and the app's store holds nothing of it

@@ -207,6 +207,30 @@ def go_through_change(world: World, change_name: str, request: pytest.FixtureReq
                                  f"{checks.lost_memories()}")
 
 
+@given('the change "<change>" runs again from the store it reads, as a migration does')
+def runs_again(world: World, change_name: str) -> None:
+    """Only a change that reads a store the app keeps (a migration) can run again on the same data; the others skip
+    (not applicable)."""
+    change = declared_change(world, change_name)
+    if change.kind != "migration":
+        pytest.skip(f"the change {change.name!r} ({change.kind}) does not run again from a store the app keeps, as a "
+                    "migration does (not applicable)")
+
+
+@when('the app goes through the change "<change>" again')
+def go_through_change_again(world: World, change_name: str, history: HeldHistory) -> None:
+    """The same change once more, as an operator running it again does: it carries none of the history over again
+    (each memory already there, or deleted by its owner since), so nothing its owners deleted comes back."""
+    change = declared_change(world, change_name)
+    app, counts = world.app.go_through(change, None)
+    world.use_app(app)
+    assert counts is not None, f"the change {change.name!r} reported no counts"
+    total = history.history.size
+    assert (counts.read, counts.written) == (total, 0), (
+        f"running the change {change.name!r} again read {counts.read} of the history's {total} memories and wrote "
+        f"{counts.written} of them again: it must write none (each is there already, or its owner deleted it)")
+
+
 @given('an app of its own, as it is before the change "<change>"')
 def own_app_before_change(world: World, change_name: str, request: pytest.FixtureRequest) -> None:
     """The scenario goes on with a fresh app of its own as it is before the change.

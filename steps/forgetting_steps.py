@@ -12,6 +12,7 @@ from harness import report
 from harness.answers import AnswerCheck
 from harness.drivers.base import Capability
 from harness.facts import Fact
+from harness.replay.run import HeldHistory
 from harness.turn import Turn
 from steps.records import Talk
 from steps.world import NAME, World
@@ -62,6 +63,19 @@ def deletes_memory(world: World, taken_back: TakenBack, name: str, text: str) ->
     ids = memory_of(world, name, text)
     world.actors[name].delete_memory(text)
     return taken_back.plus(name, memory_ids=ids, texts=(text,))
+
+
+@when(parsers.re(f"^{NAME}, one of the history's owners, deletes one of {HER} memories$"),
+      target_fixture="taken_back")
+def owner_deletes(world: World, history: HeldHistory, taken_back: TakenBack, name: str) -> TakenBack:
+    """The first owner of the history who can sign in, as this user: signed in, their first memory deleted."""
+    owner = sorted(history.accounts)[0]
+    actor = world.new_actor(name, history.accounts[owner])
+    world.actors[name] = actor
+    actor.sign_in()
+    memory = actor.session.memories()[0]
+    actor.delete_memory(memory.text)
+    return taken_back.plus(name, memory_ids=(memory.id,), texts=(memory.text,))
 
 
 @when(parsers.re(f'^{NAME} changes {HER} memory "(?P<text>.+)" to "(?P<new_text>.+)"$'), target_fixture="taken_back")
@@ -143,6 +157,21 @@ def finds_first(world: World, name: str, question: str, text: str) -> None:
     hits = world.actors[name].session.search(question, k=world.app.recall_k)
     assert hits and hits[0].text == text, (
         f"searching {name}'s memory for {question!r} should find {text!r} first, found {[h.text for h in hits]}")
+
+
+@then(parsers.re(f"^what {NAME} took back is neither listed nor found, and the app's store holds nothing of it$"))
+def taken_back_gone(world: World, taken_back: TakenBack, name: str) -> None:
+    """The memories the user took back: not listed by the app's API (by id, nor by text), no search by their text
+    finds a memory that reads it, and the store holds none of their rows and vectors."""
+    assert taken_back.name == name and taken_back.texts, f"{name} took nothing back"
+    session = world.actors[name].session
+    listed = session.memories()
+    back = [m.text for m in listed if m.id in taken_back.memory_ids or m.text in taken_back.texts]
+    assert not back, f"the app lists again what {name} took back: {back}"
+    for text in taken_back.texts:
+        hits = session.search(text, k=world.app.recall_k)
+        assert all(h.text != text for h in hits), f"searching {name}'s memory for {text!r} finds it again"
+    store_holds_nothing_taken_back(world, taken_back, name)
 
 
 @then(parsers.re(f"^the app's store holds nothing of what {NAME} took back$"))

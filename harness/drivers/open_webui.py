@@ -500,10 +500,10 @@ class OpenWebUIDriver(AppDriver):
                                                           f"{expected} turns sent with memory on")
         if len(reviews) == ledger.reviews_seen:
             return
-        ledger.reviews_seen = len(reviews)
         chosen = set(reviews[-1]["memories_after"])  # what the last review left the user's memories holding
         wait_until(lambda: {m.text for m in session.memories()}, lambda held: chosen <= held,
                    timeout=SETTLE_SECONDS, what=f"Open WebUI storing the memories its review chose for {who}")
+        ledger.reviews_seen = len(reviews)
 
     def memory_remains(self, app: RunningApp, memory_ids: list[str]) -> dict[str, int]:
         """Rows of the `memory` table (SQLite or PostgreSQL) and vectors: on pgvector, `document_chunk` rows (the

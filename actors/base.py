@@ -103,6 +103,7 @@ class ActorBase:
 
     def turn_memory(self, on: bool) -> None:
         self.app.require(Capability.MEMORY_SWITCH)
+        self.settle()  # what the app still writes of the turns before belongs to them, not to the switch
         self.session.set_memory(on)
 
     def drop_api_session(self) -> None:

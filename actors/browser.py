@@ -260,14 +260,23 @@ class BrowserActor(ActorBase):
             return super().clear_memories()
         self._on_memories_page().clear_all()
 
+    def _load_again(self) -> None:
+        """After a change made through the app's API rather than on the open page (as on another device): the page
+        loaded again, as it shows such a change only once it reads the user's data anew."""
+        if self.page is not None and self.page.url.startswith(self.app.base_url):
+            self.page.reload()
+            self.chat.expect_ready()
+
     def turn_memory(self, on: bool) -> None:
         if not self._has_memories_page() or not self.memories.has("memory_switch"):
-            return super().turn_memory(on)
+            super().turn_memory(on)
+            return self._load_again()
         self._on_memories_page().set_memory(on)
 
     def delete_conversation(self, conversation_id: str) -> None:
         if "delete_conversation" not in self.app.target.locators:
-            return super().delete_conversation(conversation_id)
+            super().delete_conversation(conversation_id)
+            return self._load_again()
         if not self._open_page().url.startswith(self.app.base_url):
             self.chat.open_new()
         self._chat_open()

@@ -203,7 +203,8 @@ class AppHandle:
 
     def memory_remains(self, memory_ids: list[str]) -> dict[str, int]:
         """What the app's store still holds of these memories (their rows and their vectors, by kind)."""
-        self.require(Capability.DATABASE_ACCESS)
+        if not self.offers(Capability.MEMORY_REMAINS):
+            self.require(Capability.DATABASE_ACCESS)
         return self.driver.memory_remains(self.running, memory_ids)
 
     def recall_by_own_text(self, queries: list[OwnTextQuery]) -> list[OwnTextResult]:

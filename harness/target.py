@@ -298,7 +298,8 @@ def load_target(path: str | Path | None = None) -> Target:
             app=app, recall=_recall(data), limits=_limits(data),
             index_kinds={k: {sk: str(sv) for sk, sv in v.items()} for k, v in data.get("index_kinds", {}).items()},
             fault_scenarios={str(k): [str(s) for s in v] for k, v in data.get("faults", {}).items()},
-            known_defects={str(k): str(v) for k, v in data.get("known_defects", {}).items()},
+            # an empty reason: a file that `extends` another takes back a defect of the other's store or setting
+            known_defects={str(k): str(v) for k, v in data.get("known_defects", {}).items() if v},
             forgetting=_forgetting(data),
             changes=parse_changes(dict(data.get("changes", {})), path.name, history_sizes=_history_sizes(data),
                                   index_kinds=[str(k) for k in data.get("index_kinds", {})]),

@@ -180,7 +180,7 @@ def store_holds_nothing_taken_back(world: World, taken_back: TakenBack, name: st
     the store; elsewhere the report says it was not checked)."""
     assert taken_back.name == name, f"{name} took nothing back; {taken_back.name or 'nobody'} did"
     assert taken_back.memory_ids, f"{name} took back no memory the app had listed"
-    if not world.app.offers(Capability.DATABASE_ACCESS):
+    if not (world.app.offers(Capability.DATABASE_ACCESS) or world.app.offers(Capability.MEMORY_REMAINS)):
         report.attach_text("not checked", f"the {world.app.name} driver does not read the app's store")
         return
     left = {kind: n for kind, n in world.app.memory_remains(list(taken_back.memory_ids)).items() if n}

@@ -16,7 +16,15 @@ from harness.app_launcher import RunningApp
 from harness.drivers import load_driver, shipped_drivers
 from harness.drivers.base import Account, Capability, DriverError, Hit
 from harness.drivers.letta import LettaDriver, LettaSession, _is_turn, letta_pg_uri
-from harness.drivers.open_webui import MISCONFIGURATIONS, OpenWebUIDriver, hits_of, shown_branch, tokens_in
+from harness.drivers.open_webui import (
+    MISCONFIGURATIONS,
+    OpenWebUIDriver,
+    OpenWebUISession,
+    Reviews,
+    hits_of,
+    shown_branch,
+    tokens_in,
+)
 from harness.drivers.open_webui_store import MemoryRow, count_by_owner, epoch, insert_memories, iso, read_memories
 from harness.model_server.client import ModelServer
 from harness.target import load_target
@@ -212,3 +220,105 @@ def test_a_history_written_into_open_webuis_memory_table_reads_back_with_its_ids
 def test_open_webuis_store_without_a_database_is_named_in_one_line(tmp_path: Path) -> None:
     with pytest.raises(DriverError, match=r"^Open WebUI's database .*webui.db does not exist: give the suite an app"):
         read_memories(RunningApp("http://127.0.0.1:1", {}, data_dir=tmp_path), False, ["x"])
+
+
+TAKING_BACK = {Capability.MEMORY_DELETE, Capability.MEMORY_EDIT, Capability.MEMORY_CLEAR,
+               Capability.CONVERSATION_DELETE, Capability.MEMORY_SWITCH}
+
+
+def test_open_webui_offers_every_take_back_move_and_declares_what_its_code_does() -> None:
+    for name in ("open-webui", "open-webui-pgvector"):
+        target = load_target(name)
+        capabilities = load_driver(target).capabilities
+        assert TAKING_BACK | {Capability.MEMORY_REMAINS} <= capabilities
+        assert Capability.DATABASE_ACCESS not in capabilities  # it reads only what users took back of its store
+        deleted, again = target.forgetting.conversation_deleted, target.forgetting.memory_on_again
+        assert deleted is not None and deleted.memories == "kept" and "routers/chats.py" in deleted.source
+        assert again is not None and again.memories == "used again" and "utils/memory.py" in again.source
+    chroma_only = "forgetting.feature: A memory Ana deletes is forgotten, and nobody else's memory changes"
+    assert chroma_only in load_target("open-webui").known_defects
+    assert chroma_only not in load_target("open-webui-pgvector").known_defects  # taken back with an empty reason
+
+
+def _open_webui_session(handler: Callable[[httpx.Request], httpx.Response]) -> OpenWebUISession:
+    session = OpenWebUISession(RunningApp("http://owui", {}), Account("user-1", "ana@example.com", "pw", "Ana"),
+                               "token-1", None)
+    session.http = httpx.Client(base_url="http://owui", transport=httpx.MockTransport(handler))
+    return session
+
+
+def test_open_webui_takes_memory_back_through_the_routes_its_page_calls() -> None:
+    calls: list[tuple[str, str, bytes]] = []
+
+    def owui(request: httpx.Request) -> httpx.Response:
+        calls.append((request.method, request.url.path, request.content))
+        if request.url.path.endswith("/update") and request.url.path.startswith("/api/v1/memories/"):
+            return httpx.Response(200, json={"id": "m-1", "content": "My locker code is 5150."})
+        if request.url.path == "/api/v1/users/user/settings/update":
+            return httpx.Response(200, json={"ui": {"richTextInput": False, "memory": False}})
+        answer = request.url.path not in ("/api/v1/memories/m-other", "/api/v1/chats/c-other")
+        return httpx.Response(200, json=answer)
+
+    session = _open_webui_session(owui)
+    session.delete_memory("m-1")
+    session.edit_memory("m-1", "My locker code is 5150.")
+    session.clear_memories()
+    session.delete_conversation("c-1")
+    session.set_memory(False)
+    assert [(method, path) for method, path, _ in calls] == [
+        ("DELETE", "/api/v1/memories/m-1"), ("POST", "/api/v1/memories/m-1/update"),
+        ("DELETE", "/api/v1/memories/delete/user"), ("DELETE", "/api/v1/chats/c-1"),
+        ("POST", "/api/v1/users/user/settings/update")]
+    assert calls[1][2] == b'{"content":"My locker code is 5150."}' and calls[4][2] == b'{"ui":{"memory":false}}'
+    assert session.reviews.memory_on is False
+    with pytest.raises(DriverError, match="^Open WebUI deleted no memory m-other of Ana <ana@example.com>"):
+        session.delete_memory("m-other")
+    with pytest.raises(DriverError, match="^Open WebUI did not delete chat c-other"):
+        session.delete_conversation("c-other")
+    with pytest.raises(DriverError, match="memory switch"):
+        session.set_memory(True)  # the app answered the switch still off
+
+
+def test_open_webui_settle_waits_for_no_review_of_the_turns_sent_with_memory_off(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    reviews: list[dict] = []
+    monkeypatch.setattr(ModelServer, "reviews", lambda self, user_id: list(reviews))
+    driver = OpenWebUIDriver(load_target("open-webui"))
+    app = RunningApp("http://owui", {}, model_url="http://model/v1")
+    account = Account("user-1", "ana@example.com", "pw", "Ana")
+    ledger = driver._reviews.setdefault((app.base_url, account.id), Reviews())
+    session = _open_webui_session(lambda request: httpx.Response(200, json=[{"id": "m-1", "content": "A."}]))
+    session.account, session.reviews = account, ledger
+    reviews.append({"memories_after": ["A."]})
+    driver.settle(app, session, 1)  # one turn with memory on: its review, and what it chose, are there
+    ledger.memory_on = False
+    driver.settle(app, session, 3)  # two turns with memory off: no review is waited for
+    assert (ledger.turns_seen, ledger.unreviewed, ledger.reviews_seen) == (3, 2, 1)
+    ledger.memory_on = True
+    reviews.append({"memories_after": ["A."]})
+    driver.settle(app, session, 4)  # one more with memory on: one more review
+    assert (ledger.turns_seen, ledger.unreviewed, ledger.reviews_seen) == (4, 2, 2)
+
+
+CHROMA = ["CREATE TABLE embeddings (id INTEGER PRIMARY KEY, segment_id TEXT, embedding_id TEXT, seq_id BLOB)",
+          "CREATE TABLE embeddings_queue (seq_id INTEGER PRIMARY KEY, topic TEXT, id TEXT, operation INTEGER,"
+          " vector BLOB, encoding TEXT, metadata TEXT)"]
+
+
+def test_what_is_left_of_deleted_memories_in_open_webuis_sqlite_and_chroma(tmp_path: Path) -> None:
+    with sqlite3.connect(tmp_path / "webui.db") as conn:
+        conn.execute(OPEN_WEBUI_MEMORY)
+    (tmp_path / "vector_db").mkdir()
+    with sqlite3.connect(tmp_path / "vector_db" / "chroma.sqlite3") as conn:
+        for statement in CHROMA:
+            conn.execute(statement)
+        conn.executemany("INSERT INTO embeddings (segment_id, embedding_id) VALUES ('s', ?)", [("kept",)])
+        conn.executemany("INSERT INTO embeddings_queue (topic, id, operation, vector) VALUES ('t', ?, ?, ?)",
+                         [("gone", 2, b"\0" * 8), ("kept", 2, b"\0" * 8), ("gone", 3, None)])
+    app = RunningApp("http://owui", {}, data_dir=tmp_path)
+    insert_memories(app, False, [MemoryRow("kept", "user-1", "My gate code is 7731.", 0)])
+    driver = OpenWebUIDriver(load_target("open-webui"))
+    assert driver.memory_remains(app, ["gone"]) == {
+        "memory table rows": 0, "Chroma embeddings records": 0, "Chroma write-ahead log vectors (embeddings_queue)": 1}
+    assert driver.memory_remains(app, ["kept"]) == {
+        "memory table rows": 1, "Chroma embeddings records": 1, "Chroma write-ahead log vectors (embeddings_queue)": 1}

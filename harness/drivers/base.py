@@ -47,6 +47,9 @@ class Capability(StrEnum):
     MEMORY_CLEAR = "clearing all of a user's memories"
     CONVERSATION_DELETE = "deleting a conversation"
     MEMORY_SWITCH = "turning a user's memory off and on"
+    # memory_remains alone, for a driver that reads no more of the app's store than what users took back (without
+    # DATABASE_ACCESS, which promises every store read of the replay and of deleted accounts)
+    MEMORY_REMAINS = "reading what the app's store keeps of a deleted memory"
 
 
 # Given by the suite to a driver: stop `app`, run `between` (a tool on its stopped data), start it again on the same
@@ -284,7 +287,8 @@ class AppDriver(ABC):
     # -- memory ----------------------------------------------------------------------------------------------------
     def memory_remains(self, app: RunningApp, memory_ids: list[str]) -> dict[str, int]:
         """How many rows of each kind the app's store still holds of these memories: the memory and its vector
-        wherever the app keeps them (a vector store apart, or a column of the row). Needs DATABASE_ACCESS."""
+        wherever the app keeps them (a vector store apart, or a column of the row). Needs DATABASE_ACCESS or
+        MEMORY_REMAINS."""
         raise DriverError(f"the {self.name} driver cannot read what the store holds of a memory")
 
     def settle(self, app: RunningApp, session: UserSession, turns_sent: int) -> None:  # noqa: B027

@@ -9,7 +9,12 @@ What differs from a simple app, and how the driver deals with it:
 - the web front end reads its token from `localStorage.token`, so a signed-in browser needs local storage too;
 - memories are written by the server after each turn (the background memory review: one more model call), not by
   the page: `settle` waits for those reviews through the model server's log, then for what they told the app to
-  store; it never decides what should have been stored;
+  store; it never decides what should have been stored. A user who turned memory off (Settings > Personalization >
+  Memory) has no turn reviewed until it is on again: `settle` waits for no review of the turns sent meanwhile;
+- what users take back goes through the routes the page's memory manager, chat menu and memory switch call: a
+  memory deleted (DELETE /api/v1/memories/{id}), edited (POST /api/v1/memories/{id}/update), all cleared (DELETE
+  /api/v1/memories/delete/user), a chat deleted (DELETE /api/v1/chats/{id}), memory turned off and on (the user's
+  `ui.memory` setting, which the page reads when it loads and then sends with every message);
 - an embedding-model change is the admin setting plus the admin's memory re-index;
 - its memory search scores (1 + cosine) / 2 in both its vector stores (Chroma and pgvector): the driver gives the
   cosine back, the similarity the suite's expectations are computed in;
@@ -30,6 +35,7 @@ import shutil
 import tempfile
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +65,11 @@ from harness.drivers.open_webui_store import (
     epoch,
     insert_memories,
     iso,
+    memory_rows_left,
     own_text_in_pgvector,
     read_memories,
+    vectors_left_in_chroma,
+    vectors_left_in_pgvector,
 )
 from harness.http_clients import tls
 from harness.model_server.client import ModelServer, start_model_server
@@ -173,9 +182,23 @@ class AdminClient(httpx.Client):
         return super().send(request, **kwargs)
 
 
+@dataclass
+class Reviews:
+    """What `settle` knows of one user's memory reviews: the turns the user's actor had sent at the last settle, how
+    many of them were sent with memory off (Open WebUI reviews none of those), and how many reviews it had seen by
+    then (a later settle waits for the memories only of reviews that came since)."""
+
+    memory_on: bool = True
+    turns_seen: int = 0
+    unreviewed: int = 0
+    reviews_seen: int = 0
+
+
 class OpenWebUISession(UserSession):
-    def __init__(self, app: RunningApp, account: Account, token: str, model: ModelServer | None) -> None:
+    def __init__(self, app: RunningApp, account: Account, token: str, model: ModelServer | None,
+                 reviews: Reviews | None = None) -> None:
         self.account = account
+        self.reviews = reviews or Reviews()
         self.model = model
         self.base_url = app.base_url
         self.token = token
@@ -218,6 +241,40 @@ class OpenWebUISession(UserSession):
         self.remember([sentence])
         return str(created["id"])
 
+    # -- what users take back: the routes the page calls (its memory manager, chat menu and memory switch) ---------
+    def delete_memory(self, memory_id: str) -> None:
+        """The memory manager's delete (routers/memories.py delete_memory_by_id: the row, then its vector); it
+        answers false for a memory that is not the user's."""
+        if _check(self.http.delete(f"/api/v1/memories/{memory_id}"), "deleting a memory") is not True:
+            raise DriverError(f"Open WebUI deleted no memory {memory_id} of {self.account.label}: it is not theirs")
+
+    def edit_memory(self, memory_id: str, text: str) -> None:
+        """The memory manager's edit (update_memory_by_id: the row's content, then its vector embedded again)."""
+        updated = _check(self.http.post(f"/api/v1/memories/{memory_id}/update", json={"content": text}),
+                         "editing a memory")
+        if not updated or updated.get("content") != text:
+            raise DriverError(f"Open WebUI stored {updated!r} for the edit of memory {memory_id} to {text!r}")
+
+    def clear_memories(self) -> None:
+        """The memory manager's "Clear memory", confirmed (delete_memory_by_user_id: every row of the user's, then
+        the user's vector collection); it answers false for a user who had none."""
+        _check(self.http.delete("/api/v1/memories/delete/user"), "clearing memories")
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        """The chat menu's delete, confirmed (routers/chats.py delete_chat_by_id)."""
+        if _check(self.http.delete(f"/api/v1/chats/{conversation_id}"), "deleting a chat") is not True:
+            raise DriverError(f"Open WebUI did not delete chat {conversation_id} of {self.account.label}")
+
+    def set_memory(self, enabled: bool) -> None:
+        """The Personalization tab's Memory switch: it saves `ui.memory` (a field-level patch of the user's settings);
+        the page sends `features.memory` with each message from it, and without it the server neither puts
+        memories into the prompt nor reviews the turn."""
+        saved = _check(self.http.post("/api/v1/users/user/settings/update", json={"ui": {"memory": enabled}}),
+                       "saving the memory switch")
+        if (saved.get("ui") or {}).get("memory") is not enabled:
+            raise DriverError(f"Open WebUI saved {saved.get('ui')!r} for {self.account.label}'s memory switch")
+        self.reviews.memory_on = enabled
+
     def close(self) -> None:
         self.http.close()
 
@@ -226,13 +283,16 @@ class OpenWebUIDriver(AppDriver):
     name = "open-webui"
     capabilities = frozenset({Capability.APP_SETTINGS, Capability.EMBEDDING_MODEL_CHANGE,
                               Capability.SERVER_SIGN_OUT, Capability.RESTART, Capability.HISTORY_IMPORT,
-                              Capability.APP_UPGRADE})
+                              Capability.APP_UPGRADE, Capability.MEMORY_DELETE, Capability.MEMORY_EDIT,
+                              Capability.MEMORY_CLEAR, Capability.CONVERSATION_DELETE, Capability.MEMORY_SWITCH,
+                              Capability.MEMORY_REMAINS})
     kept_fields = ("created_at",)  # a memory has no conversation and no expiry in Open WebUI
     writes_memories_later = True  # its background memory review, after each turn
 
     def __init__(self, target: Target) -> None:
         super().__init__(target)
         self._tokens: dict[tuple[str, str], str] = {}  # (app, user id) -> the user's token
+        self._reviews: dict[tuple[str, str], Reviews] = {}  # (app, user id) -> what settle knows of their reviews
 
     # -- life cycle ------------------------------------------------------------------------------------------------
     def _env(self, app_port: int, model: ModelServer, data_dir: Path, secret: str, pg_dsn: str, redis_url: str,
@@ -387,7 +447,8 @@ class OpenWebUIDriver(AppDriver):
         key = (app.base_url, account.id)
         if key not in self._tokens:
             self._tokens[key] = sign_in(app, account)
-        return OpenWebUISession(app, account, self._tokens[key], ModelServer.of(app))
+        return OpenWebUISession(app, account, self._tokens[key], ModelServer.of(app),
+                                self._reviews.setdefault(key, Reviews()))
 
     def browser_state(self, app: RunningApp, session: UserSession) -> dict:
         assert isinstance(session, OpenWebUISession)
@@ -420,18 +481,38 @@ class OpenWebUIDriver(AppDriver):
 
     # -- memory ----------------------------------------------------------------------------------------------------
     def settle(self, app: RunningApp, session: UserSession, turns_sent: int) -> None:
-        """Wait until the model server has answered a memory review for each of the user's turns, then until the
-        app holds what those reviews told it to store."""
+        """Wait until the model server has answered a memory review for each of the user's turns sent with memory
+        on, then until the app holds what the newest review told it to store (once: what the user took back since is
+        not waited for again)."""
         model = ModelServer.of(app)
         if model is None or turns_sent == 0:
             return
+        ledger = self._reviews.setdefault((app.base_url, session.account.id), Reviews())
+        if not ledger.memory_on:  # the turns since the last settle went unreviewed (the actor settles before a switch)
+            ledger.unreviewed += max(0, turns_sent - ledger.turns_seen)
+        ledger.turns_seen = turns_sent
+        expected = turns_sent - ledger.unreviewed
+        if expected <= 0:
+            return
         who = session.account.label
-        reviews = wait_until(lambda: model.reviews(session.account.id), lambda r: len(r) >= turns_sent,
+        reviews = wait_until(lambda: model.reviews(session.account.id), lambda r: len(r) >= expected,
                              timeout=SETTLE_SECONDS, what=f"Open WebUI asking for a memory review of each of {who}'s "
-                                                          f"{turns_sent} turns")
+                                                          f"{expected} turns sent with memory on")
+        if len(reviews) == ledger.reviews_seen:
+            return
         chosen = set(reviews[-1]["memories_after"])  # what the last review left the user's memories holding
         wait_until(lambda: {m.text for m in session.memories()}, lambda held: chosen <= held,
                    timeout=SETTLE_SECONDS, what=f"Open WebUI storing the memories its review chose for {who}")
+        ledger.reviews_seen = len(reviews)
+
+    def memory_remains(self, app: RunningApp, memory_ids: list[str]) -> dict[str, int]:
+        """Rows of the `memory` table (SQLite or PostgreSQL) and vectors: on pgvector, `document_chunk` rows (the
+        user's collection `user-memory-<id>`); on Chroma, read in its file `vector_db/chroma.sqlite3`, the
+        collection's `embeddings` rows and the vectors its write-ahead log (`embeddings_queue`) still holds."""
+        rows = {"memory table rows": memory_rows_left(app, self.postgresql, memory_ids)}
+        if self._vectors_in_pgvector(app):
+            return rows | vectors_left_in_pgvector(app, memory_ids)
+        return rows | vectors_left_in_chroma(app, memory_ids)
 
     # -- faults and optional capabilities --------------------------------------------------------------------------
     def fault_catalogue(self) -> list[dict[str, str]]:

@@ -157,3 +157,45 @@ def own_text_in_pgvector(app: RunningApp, queries: list[tuple[str, str, np.ndarr
 def _number(value: float | None) -> float | None:
     """A cosine, or None where there is none (no row; NaN, pgvector's score of an all-zero vector)."""
     return None if value is None or math.isnan(value) else float(value)
+
+
+# -- what is left of deleted memories (memory_remains) ----------------------------------------------------------------
+def memory_rows_left(app: RunningApp, postgresql: bool, ids: list[str]) -> int:
+    """Rows of the `memory` table that still have these ids."""
+    return len(read_memories(app, postgresql, ids))
+
+
+def vectors_left_in_pgvector(app: RunningApp, ids: list[str]) -> dict[str, int]:
+    """Open WebUI's pgvector store keeps a memory's vector (and its text) in one `document_chunk` row whose id is the
+    memory's, in the collection `user-memory-<user id>`: those rows left, in any collection."""
+    with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
+        left = scalar(conn, "SELECT count(*) FROM document_chunk WHERE id = ANY(%s)", (list(ids),))
+    return {"document_chunk rows (vectors)": int(left)}
+
+
+def chroma_file(app: RunningApp) -> Path:
+    """Chroma's own database in the app's data folder (CHROMA_DATA_PATH = DATA_DIR/vector_db)."""
+    path = (app.data_dir or Path("/nonexistent")) / "vector_db" / "chroma.sqlite3"
+    if not path.exists():
+        raise DriverError(f"Open WebUI's Chroma store {path} does not exist: give the suite an app it starts itself")
+    return path
+
+
+def vectors_left_in_chroma(app: RunningApp, ids: list[str]) -> dict[str, int]:
+    """Open WebUI's Chroma store (a PersistentClient on the data folder): a memory is a record of its collection, its
+    id the memory's; Chroma keeps the record in `embeddings` (its metadata and text in `embedding_metadata`) and every
+    write, vector and text included, in its write-ahead log `embeddings_queue` until its vector index has persisted
+    past it. Counted: records left, and logged writes that still carry a vector of these ids."""
+    database = sqlite3.connect(f"file:{chroma_file(app)}?mode=ro", uri=True, timeout=30)
+    try:
+        records = logged = 0
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            marks = ", ".join(["?"] * len(part))
+            records += database.execute(f"SELECT count(*) FROM embeddings WHERE embedding_id IN ({marks})",
+                                        part).fetchone()[0]
+            logged += database.execute(f"SELECT count(*) FROM embeddings_queue WHERE id IN ({marks})"
+                                       " AND vector IS NOT NULL", part).fetchone()[0]
+    finally:
+        database.close()
+    return {"Chroma embeddings records": int(records), "Chroma write-ahead log vectors (embeddings_queue)": int(logged)}

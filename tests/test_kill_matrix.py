@@ -180,6 +180,13 @@ def test_junit_totals_sum_the_testsuites(tmp_path: Path) -> None:
     assert junit_totals(tmp_path / "missing.xml")["tests"] == 0
 
 
+def test_junit_totals_name_a_file_that_is_not_junit(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.xml"
+    empty.write_text("")
+    with pytest.raises(ValueError, match=r"empty\.xml is not a JUnit XML report .*--junitxml"):
+        junit_totals(empty)
+
+
 def test_short_id() -> None:
     assert short_id(A) == "in_session_memory::a_fact_told_earlier_in_the_conversation_is_recalled[order number-4417]"
 

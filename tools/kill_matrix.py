@@ -250,7 +250,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     places.out.mkdir(parents=True)
     clean_totals = None
     if args.clean_from_junit is not None:
-        clean_totals = junit_totals(args.clean_from_junit)
+        try:
+            clean_totals = junit_totals(args.clean_from_junit)
+        except ValueError as e:
+            print(f"kill-matrix: {e}, or drop --clean-from-junit", file=sys.stderr)
+            return 2
         if not args.clean_from_junit.exists() or not clean_totals["tests"]:
             print(f"kill-matrix: {args.clean_from_junit} holds no test results; run the suite with --junitxml first, "
                   "or drop --clean-from-junit", file=sys.stderr)
@@ -281,7 +285,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if res.errors:
             notes.setdefault(job.label, []).append(
                 "setup/teardown errors (not counted as failures): " + ", ".join(short_id(n) for n in res.errors))
-        totals = junit_totals(run.junit_file) if run.junit_file else {}
+        try:
+            totals = junit_totals(run.junit_file) if run.junit_file else {}
+        except ValueError as e:  # a run that was stopped leaves its report cut short: say so, count from the plugin
+            totals = {}
+            notes.setdefault(job.label, []).append(str(e))
         seen = len(res.passed) + len(res.failed) + len(res.errors) + len(res.skipped)
         if totals and totals["tests"] != seen:
             notes.setdefault(job.label, []).append(f"JUnit counts {totals['tests']} tests, the plugin {seen}")

@@ -160,11 +160,15 @@ def read_results(path: Path) -> RunResults:
 
 
 def junit_totals(path: Path) -> dict[str, int]:
-    """tests/failures/errors/skipped as the JUnit XML counts them (a cross-check of the plugin's records)."""
+    """tests/failures/errors/skipped as the JUnit XML counts them (a cross-check of the plugin's records); a file that
+    is not JUnit XML raises ValueError saying so."""
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     if not path.exists():
         return totals
-    root = ET.parse(path).getroot()
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as e:  # empty, or cut short by a run that was stopped
+        raise ValueError(f"{path} is not a JUnit XML report ({e}); write one with pytest --junitxml") from None
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
     for suite in suites:
         for key in totals:

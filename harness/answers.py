@@ -3,7 +3,10 @@ or, with a real model (--answer-check contains), any answer that contains the ex
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from harness.actor import Actor
 
 MODES = ("exact", "contains")
 
@@ -20,3 +23,14 @@ class AnswerCheck:
         if self.mode == "contains":
             return expected.rstrip(".").lower() in reply.lower()
         return reply == expected
+
+
+def asked_wrongly(actor: Actor, questions: Iterable[tuple[str, str]], answers: AnswerCheck) -> list[str]:
+    """Each question asked in turn in the actor's open conversation; one line for each answer that is not the one
+    expected, so that one failure names every wrong answer."""
+    wrong = []
+    for question, expected in questions:
+        reply = actor.say(question).reply
+        if not answers.matches(reply, expected):
+            wrong.append(f"  asked {question!r}: expected {expected!r}, got {reply!r}")
+    return wrong

@@ -9,7 +9,7 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness import report
-from harness.answers import AnswerCheck
+from harness.answers import AnswerCheck, asked_wrongly
 from harness.drivers.base import Capability
 from harness.facts import Fact
 from harness.replay.run import HeldHistory
@@ -233,12 +233,9 @@ def deleted_conversations_memories(world: World, taken_back: TakenBack, answers:
     assert not wrong, (f"{world.app.name} documents that a deleted conversation's memories are {choice.memories} "
                        f"({choice.source}); {name}'s memories list {listed}")
     actor.start_new_conversation()
-    for fact in told:
-        reply = actor.say(fact.question).reply
-        expected = fact.answer if kept else fact.forgotten
-        assert answers.matches(reply, expected), (
-            f"{name} asked {fact.question!r} after deleting the conversation she told it in, and the assistant "
-            f"answered {reply!r}; {world.app.name} documents its memories as {choice.memories} ({choice.source})")
+    wrong = asked_wrongly(actor, [(f.question, f.answer if kept else f.forgotten) for f in told], answers)
+    assert not wrong, (f"{name} asked about what she told in the conversation she deleted ({world.app.name} documents "
+                       f"its memories as {choice.memories}: {choice.source}):\n" + "\n".join(wrong))
 
 
 @then(parsers.re(f"^what {NAME} told before {HER} memory was off is answered as the app documents, and nothing "
@@ -255,12 +252,9 @@ def answered_after_memory_on(world: World, talk: Talk, memory_switched: MemorySw
     before = memory_switched.told_before
     while_off = [f for f in talk.of(name).told if f not in before]
     actor = world.actors[name]
+    used_again = choice.memories == "used again"
     actor.start_new_conversation()
-    wrong = []
-    for fact, kept in [(f, choice.memories == "used again") for f in before] + [(f, False) for f in while_off]:
-        reply = actor.say(fact.question).reply
-        expected = fact.answer if kept else fact.forgotten
-        if not answers.matches(reply, expected):
-            wrong.append(f"  asked {fact.question!r}: expected {expected!r}, got {reply!r}")
+    wrong = asked_wrongly(actor, [(f.question, f.answer if used_again else f.forgotten) for f in before]
+                          + [(f.question, f.forgotten) for f in while_off], answers)
     assert not wrong, (f"with {name}'s memory on again ({world.app.name} documents the memories from before as "
                        f"{choice.memories}: {choice.source}):\n" + "\n".join(wrong))

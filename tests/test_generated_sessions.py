@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from harness.drivers.base import Memory
 from harness.language import asked_key, facts_in, normalise_key
+from harness.sessions import generator
 from harness.sessions.actions import (
     Action,
     Ask,
@@ -29,9 +31,22 @@ from harness.sessions.actions import (
     quoted,
     script,
 )
-from harness.sessions.generator import _ASK, _CORRECT, _TELL, ALL_KINDS, EDGE_KEYS, FACT_KEYS, Limits, generate
+from harness.sessions.generator import (
+    _ASK,
+    _CORRECT,
+    _TELL,
+    ALL_KINDS,
+    EDGE_KEYS,
+    FACT_KEYS,
+    SHORT_FORM,
+    GenerationError,
+    Limits,
+    generate,
+)
 from harness.sessions.model import EVERY_STATEMENT, NEWEST_PER_FACT, NotApplicable, SessionModel
+from harness.sessions.reads import READ_AFTER, changes, effects, observe, pair
 from harness.sessions.runner import SessionRunner
+from harness.sessions.seeds import SeedsError, load_seeds
 from harness.sessions.shrink import shrink
 from harness.sessions.text import CHAT_CLASSES, SCRIPTS, VALUE_CLASSES, TextMaker
 from harness.target import Choice, Forgetting
@@ -83,7 +98,7 @@ def test_what_needs_a_choice_the_target_does_not_declare_is_left_out_with_its_re
 
 @pytest.mark.parametrize("seed", ["20261130", "1", "7", "42"])
 def test_even_a_short_session_draws_every_kind_value_class_wording_and_edge_once(seed: str) -> None:
-    plan = generate(seed, 40, 3, limits=MEMCHAT_LIMITS, forgetting=MEMCHAT_FORGETTING)
+    plan = generate(seed, SHORT_FORM, 3, limits=MEMCHAT_LIMITS, forgetting=MEMCHAT_FORGETTING)
     counts = plan.counts()
     assert set(counts["action kinds"]) == set(ALL_KINDS) - {"start many conversations"}  # the long form's
     assert TAKING_BACK <= set(counts["action kinds"])
@@ -383,7 +398,7 @@ def _soon_after(plan_actions: list[Action], taken: Action, wanted: type[Action],
 
 @pytest.mark.parametrize("seed", ["20261130", "1", "7", "42"])
 def test_what_users_take_back_is_drawn_with_what_shows_it(seed: str) -> None:
-    plan = generate(seed, 40, 3, limits=MEMCHAT_LIMITS, forgetting=MEMCHAT_FORGETTING)
+    plan = generate(seed, SHORT_FORM, 3, limits=MEMCHAT_LIMITS, forgetting=MEMCHAT_FORGETTING)
     model = SessionModel(plan.users, 365, session_days=30, forgetting=MEMCHAT_FORGETTING)
     for action in plan.actions:
         if isinstance(action, DeleteMemory):  # then asked about it in a new conversation, then told again
@@ -445,3 +460,80 @@ def test_the_script_says_what_users_take_back_in_their_words() -> None:
         "When Ana deletes her conversation 2 from the conversation list",
         "When Ana turns her memory off",
         "When Ana turns her memory on"]
+
+
+# -- transitions: each action kind, then each later read its effect changes -----------------------------------------
+API_LEFT_OUT = {"close and reopen the browser": "no page", "sign out and back in": "no page"}
+
+
+def _explored(seeds: range, count: int, forgetting: Forgetting, listing: str = EVERY_STATEMENT,
+              ) -> set[tuple[str, str]]:
+    """Every (kind, read) the model's reads show changed, over generated sessions replayed with every user read after
+    every action."""
+    seen: set[tuple[str, str]] = set()
+    for seed in seeds:
+        plan = generate(str(seed), count, 3, limits=MEMCHAT_LIMITS, forgetting=forgetting, memory_listing=listing)
+        model = SessionModel(plan.users, 365, listing, 30, forgetting)
+        for action in plan.actions:
+            before = observe(model, plan.users)
+            model.apply(action)
+            for name in model.expired_sessions():
+                model.signed_in_again(name)
+            seen |= {(action.kind, read) for _, read in changes(before, observe(model, plan.users))}
+    return seen
+
+
+@pytest.mark.parametrize("choices", ["kept, used again", "deleted, gone"])
+def test_the_models_effects_are_exactly_the_reads_its_actions_change(choices: str) -> None:
+    kept, again = choices.split(", ")
+    forgetting = Forgetting(conversation_deleted=Choice("deleted" if kept == "deleted" else "kept", "x"),
+                            memory_on_again=Choice(again, "x"))
+    declared = {(kind, read) for kind, reads in
+                effects(SessionModel(["a"], 365, session_days=30, forgetting=forgetting)).items() for read in reads}
+    seen = _explored(range(2), 110, forgetting) | _explored(range(4), 99, forgetting)
+    assert seen - declared == set(), "the model changes reads its effects do not declare"
+    assert declared - seen == set(), "the model's effects declare changes no session shows"
+
+
+@pytest.mark.parametrize("seed", [*load_seeds().fixed, *(r.seed for r in load_seeds().regressions)])
+@pytest.mark.parametrize("through", ["browser", "api"])
+def test_every_transition_of_the_model_is_shown_in_the_short_form_of_each_listed_seed(seed: str, through: str) -> None:
+    left_out = API_LEFT_OUT if through == "api" else {}
+    plan = generate(seed, SHORT_FORM, 3, left_out, limits=MEMCHAT_LIMITS, forgetting=MEMCHAT_FORGETTING)
+    model = SessionModel(plan.users, 365, session_days=30, forgetting=MEMCHAT_FORGETTING)
+    declared = [pair(kind, read) for kind, reads in effects(model).items() for read in reads]
+    assert set(plan.covered) | set(plan.uncovered) == set(declared)
+    assert {why for why in plan.uncovered.values()} <= {"drawn in the long form only", "no page"}
+    assert len(plan.covered) >= 48 - (2 if left_out else 0)
+    # each transition the runner reads through the API after a turn is read right after the turn that shows it
+    turns = {n for t, n in plan.covered.items() if t.split(" -> ")[1] in READ_AFTER
+             and isinstance(plan.actions[n - 1], (Tell, Ask, Chat))}
+    assert turns <= plan.read_after
+
+
+def test_a_generator_that_no_longer_draws_a_transition_fails_to_generate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Talking in an older conversation, then reading the list's order: without reopening older conversations the
+    transition cannot be shown, and generation says so instead of passing silently."""
+    monkeypatch.setattr(generator, "CONTEXTS", ("", "start a conversation"))
+    monkeypatch.setitem(generator.WEIGHTS, "reopen a conversation", 0)
+    with pytest.raises(GenerationError, match=r"uncovered: .*-> the order of the conversation list"):
+        generate(load_seeds().fixed[0], SHORT_FORM, 3, limits=MEMCHAT_LIMITS, forgetting=MEMCHAT_FORGETTING)
+
+
+def test_a_changed_answer_is_read_by_a_question_in_the_conversation_where_it_changed() -> None:
+    plan = generate(load_seeds().fixed[0], SHORT_FORM, 3, limits=MEMCHAT_LIMITS, forgetting=MEMCHAT_FORGETTING)
+    first = plan.covered["correct -> the answers"]
+    correction = plan.actions[first - 1]
+    assert isinstance(correction, Tell)
+    later = [a for a in plan.actions[first:first + 4] if a.user == correction.user]
+    assert any(isinstance(a, Ask) for a in later), [a.gherkin() for a in later]
+
+
+def test_the_seeds_file_refuses_what_it_cannot_use_in_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "seeds.toml"
+    bad.write_text('fixed = ["1"]\n')
+    with pytest.raises(SeedsError, match="at least three seeds"):
+        load_seeds(bad)
+    bad.write_text('fixed = ["1", "2", "3"]\n[[regression]]\nseed = "4"\n')
+    with pytest.raises(SeedsError, match=r"\[\[regression\]\] 1 has no date, found"):
+        load_seeds(bad)

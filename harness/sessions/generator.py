@@ -15,6 +15,7 @@ deleted is opened again soon after."""
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
@@ -42,7 +43,8 @@ from harness.sessions.actions import (
     TurnMemoryOff,
     TurnMemoryOn,
 )
-from harness.sessions.model import EVERY_STATEMENT, Remembered, SessionModel
+from harness.sessions.model import EVERY_STATEMENT, NotApplicable, Remembered, SessionModel
+from harness.sessions.reads import ANSWERS, READ_AFTER, changes, effects, observe, pair
 from harness.sessions.text import CHAT_CLASSES, SCRIPTS, VALUE_CLASSES, TextMaker
 from harness.target import Forgetting, Limits
 
@@ -69,6 +71,15 @@ TAKING_BACK = ("delete a memory", "edit a memory", "clear all memories", "delete
 NEEDS_CHOICE = {"delete a conversation": ("conversation_deleted", "the memories told in a deleted conversation"),
                 "turn memory on": ("memory_on_again", "the memories from before once memory is on again")}
 LONG_FORM = 100  # actions from which a session is a long one
+SHORT_FORM = 50  # actions from which a session must show every transition once (the default run's size)
+STEER_TRIES = 3  # transitions still to show tried at each steering, the others after them
+ATTEMPTS = 3  # draws of one seed before a short form that leaves a transition uncovered fails
+ENDING = 4  # the last actions, too few to show what an account's deletion is followed by
+CONTEXTS = ("", "reopen an older conversation", "start a conversation")  # moves that make an effect observable
+
+
+class GenerationError(ValueError):
+    """A short session that leaves a transition of the model uncovered: the generator failed, not the app."""
 
 _TELL = ("My {key} is {value}.", "Oh, and my {key} is {value}.", "Also my {key} is {value}!", "So my {key} is {value}.",
          "Well, my {key} is {value}.", "Our {key} is {value}.", "My {key} = {value}.")
@@ -98,6 +109,14 @@ class Plan:
     actions: list[Action]
     left_out: dict[str, str]  # kind -> why the driver cannot act it out
     email_domains: dict[str, str] = field(default_factory=dict)
+    covered: dict[str, int] = field(default_factory=dict)  # transition -> the action number that first showed it
+    uncovered: dict[str, str] = field(default_factory=dict)  # transition -> why the plan does not show it
+    read_after: frozenset[int] = frozenset()  # turns after which the runner reads what the turn changed
+
+    def transitions(self) -> dict[str, object]:
+        """The transitions (action kind -> read) the plan shows, with the action that first shows each, and those
+        it does not, with why."""
+        return {"covered": dict(self.covered), "uncovered": dict(self.uncovered)}
 
     def counts(self) -> dict[str, dict[str, int]]:
         kinds = Counter(a.kind for a in self.actions)
@@ -152,6 +171,20 @@ class _Draws:
         self.boundaries = rng.sample(edges, len(edges)) if has_clock else []
         self.follow_ups: list[FollowUp] = []  # in the order they are to be drawn
         self.edits = ["long"]  # the value class of the first edit
+        self.queued: list[Action] = []  # drawn already, to be taken next in this order
+        self.left = 0  # actions still to draw
+        self.transitions: list[tuple[str, str]] = []  # (kind, read) still to show, in a seeded order
+
+    def save(self) -> tuple[object, dict[str, list]]:
+        """What drawing changes, to go back to after a trial draw."""
+        lists = {k: list(v) for k, v in vars(self).items() if isinstance(v, list)}
+        return self.fake.random.getstate(), {**lists, "unseen": list(self.text.unseen)}
+
+    def restore(self, saved: tuple[object, dict[str, list]]) -> None:
+        state, lists = saved
+        self.fake.random.setstate(state)
+        self.text.unseen = lists.pop("unseen")
+        vars(self).update(lists)
 
     def first(self, pool: list[str], every: tuple[str, ...] | list[str]) -> str:
         """The next of `pool` not drawn yet, else any of `every`."""
@@ -184,9 +217,26 @@ class _Draws:
 
 def generate(seed: str, count: int, users: int, left_out: dict[str, str] | None = None,
              retention_days: float | None = 365, limits: Limits | None = None, forgetting: Forgetting | None = None,
-             memory_listing: str = EVERY_STATEMENT) -> Plan:
+             memory_listing: str = EVERY_STATEMENT, unread: dict[str, str] | None = None) -> Plan:
     """`count` actions by `users` users, from `seed` alone; kinds in `left_out` (kind -> why) are never drawn, nor
-    those whose prediction needs a choice `forgetting` does not declare (the app's [forgetting])."""
+    those whose prediction needs a choice `forgetting` does not declare (the app's [forgetting]). A short form
+    shows each transition of the model (an action kind and a later read its effect changes) at least once, except
+    reads the runner cannot make on the target (`unread`: read -> why): a draw that leaves one uncovered is drawn
+    again from the same seed (a few attempts, each its own sub-seed), and the last one's failure raises
+    GenerationError."""
+    for attempt in range(ATTEMPTS):
+        try:
+            return _generate(seed, count, users, left_out, retention_days, limits, forgetting, memory_listing, unread,
+                             attempt)
+        except GenerationError:
+            if attempt == ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _generate(seed: str, count: int, users: int, left_out: dict[str, str] | None = None,
+             retention_days: float | None = 365, limits: Limits | None = None, forgetting: Forgetting | None = None,
+             memory_listing: str = EVERY_STATEMENT, unread: dict[str, str] | None = None, attempt: int = 0) -> Plan:
     if users < 1 or count < 1:
         raise ValueError(f"a session needs at least one user and one action, not {users} users and {count} actions")
     limits = limits or Limits(retention_days=retention_days)
@@ -199,7 +249,7 @@ def generate(seed: str, count: int, users: int, left_out: dict[str, str] | None 
         if getattr(forgetting, choice) is None:
             left_out.setdefault(kind, f"needs what the target documents of {what}: [forgetting] {choice}")
     fake = Faker("en_US")
-    fake.seed_instance(f"generated-session:{seed}:{count}:{users}")
+    fake.seed_instance(f"generated-session:{seed}:{count}:{users}" + (f":{attempt}" if attempt else ""))
     names: list[str] = []
     while len(names) < users:
         name = "".join(ch for ch in fake.first_name() if ch.isalpha())
@@ -216,35 +266,181 @@ def generate(seed: str, count: int, users: int, left_out: dict[str, str] | None 
     weights = dict(WEIGHTS, **(VOLUME_WEIGHTS if count >= LONG_FORM else {}))
     kinds = [k for k in weights if k not in left_out and weights[k]]
     draws = _Draws(fake, kinds, limits, "let time pass" not in left_out)
+    tracked = count < LONG_FORM  # the long form outgrows pages and batches; the short form shows each transition
+    required, uncovered = _transitions(model, weights, left_out, unread or {})
+    draws.transitions = fake.random.sample(required, len(required)) if tracked else []
+    covered: dict[tuple[str, str], int] = {}
+    read_after: set[int] = set()
     actions: list[Action] = []
     last = names[0]
     while len(actions) < count:
-        action: Action | None = None
-        if draws.follow_ups and fake.boolean(90):  # soon after, now and then after another's
-            action = _follow_up(model, draws, limits)
-        elif not model.alive(name := fake.random_element(names)):
-            if "open an account again" in left_out:
-                continue
-            action = Rejoin(name)
-        else:
-            kind = (draws.uncovered(kinds, model, name) if fake.boolean(95) else None) or fake.random.choices(
-                kinds, weights=[weights[k] for k in kinds])[0]
-            if kind in LEAVING and model.alive(last) and fake.boolean(70):
-                name = last  # people close the browser or sign out right after a reply, before a write is done
-            if kind in TAKING_BACK:
-                name = _taker(kind, name, model, draws) or name
-            action = _draw(kind, name, model, draws, limits, count >= LONG_FORM)
+        draws.left = count - len(actions)
+        action = _next(model, draws, limits, names, left_out, kinds, weights, last, count >= LONG_FORM)
         if action is None:
             continue
         draws.follow_ups += _follow_ups_of(action, model, draws, left_out)
+        who = names if isinstance(action, PassTime) else [action.user]
+        before = observe(model, who) if tracked else {}
         model.apply(action)
-        for who in model.expired_sessions():  # what the runner does: they sign in again
-            model.signed_in_again(who)
+        for name in model.expired_sessions():  # what the runner does: they sign in again
+            model.signed_in_again(name)
         actions.append(action)
         last = action.user or last
         if action.kind in draws.kinds:
             draws.kinds.remove(action.kind)
-    return Plan(seed, names, locals_, actions, left_out, domains)
+        if tracked:
+            _shown(action, len(actions), before, observe(model, who), model, draws, covered, read_after)
+    left = [t for t in required if t not in covered] if tracked else []
+    plan = Plan(seed, names, locals_, actions, left_out, domains,
+                covered={pair(*t): n for t, n in sorted(covered.items(), key=lambda c: c[1])},
+                uncovered={**uncovered, **{pair(*t): "not drawn" for t in left},
+                           **({} if tracked else {"*": "the long form does not track transitions"})},
+                read_after=frozenset(read_after))
+    if left and count >= SHORT_FORM:
+        raise GenerationError(f"seed {seed}: the session of {count} actions by {users} users leaves "
+                              f"{len(left)} transition(s) of the model uncovered: {', '.join(pair(*t) for t in left)}"
+                              "; draw them (harness/sessions/generator.py) or give the session more actions")
+    return plan
+
+
+def _transitions(model: SessionModel, weights: dict[str, int], left_out: dict[str, str],
+                 unread: dict[str, str]) -> tuple[list[tuple[str, str]], dict[str, str]]:
+    """The (kind, read) pairs of the model's effects a session can show, and those it cannot, with why: a kind
+    left out, or a read the runner cannot make on this target (`unread`: read -> why)."""
+    drawn = {k for k, w in weights.items() if w} | {"turn memory on", "open an account again"}
+    required, why = [], {}
+    for kind, reads in effects(model).items():
+        for read in reads:
+            if kind in left_out or kind not in drawn:
+                why[pair(kind, read)] = left_out.get(kind, "drawn in the long form only")
+            elif read in unread:
+                why[pair(kind, read)] = unread[read]
+            else:
+                required.append((kind, read))
+    return required, why
+
+
+def _next(model: SessionModel, draws: _Draws, limits: Limits, names: list[str], left_out: dict[str, str],
+          kinds: list[str], weights: dict[str, int], last: str, long_form: bool) -> Action | None:
+    """The next action: one drawn already, a follow-up, a transition still to show, or a new draw."""
+    fake = draws.fake
+    if draws.queued:
+        return draws.queued.pop(0)
+    if draws.follow_ups and fake.boolean(90):  # soon after, now and then after another's
+        return _follow_up(model, draws, limits)
+    if draws.boundary(model) and "let time pass" in kinds and fake.boolean(10):  # the edges of time, among them
+        return _pass_time(model, draws, limits)
+    if draws.transitions and (fake.boolean(70) or draws.left <= 2 * len(draws.transitions)):  # (time runs out)
+        steered = _steer(model, draws, limits, names)
+        if steered:
+            draws.queued[:0] = steered[1:]
+            return steered[0]
+    if not model.alive(name := fake.random_element(names)):
+        return None if "open an account again" in left_out else Rejoin(name)
+    kind = (draws.uncovered(kinds, model, name) if fake.boolean(95) else None) or fake.random.choices(
+        kinds, weights=[weights[k] for k in kinds])[0]
+    if kind in LEAVING and model.alive(last) and fake.boolean(70):
+        name = last  # people close the browser or sign out right after a reply, before a write is done
+    if kind in TAKING_BACK:
+        name = _taker(kind, name, model, draws) or name
+    return _draw(kind, name, model, draws, limits, long_form)
+
+
+# -- transitions: what each action changes for a later read ---------------------------------------------------------
+def _shown(action: Action, number: int, before: dict, after: dict, model: SessionModel, draws: _Draws,
+           covered: dict[tuple[str, str], int], read_after: set[int]) -> None:
+    """Record the transitions the action showed first; have the runner (or a question drawn next) read them."""
+    for user, read in changes(before, after):
+        transition = (action.kind, read)
+        if transition in covered:
+            continue
+        covered[transition] = number
+        if transition in draws.transitions:
+            draws.transitions.remove(transition)
+        if read in READ_AFTER and isinstance(action, (Tell, Ask, Chat, ManyConversations)):
+            read_after.add(number)  # (every other action is followed by a read of its user)
+        elif read == ANSWERS and model.alive(user) and not draws.pending(user):
+            draws.queued += _question(model, draws, user, before[(user, read)], after[(user, read)])
+
+
+def _question(model: SessionModel, draws: _Draws, name: str, before: object, after: object) -> list[Action]:
+    """The question that reads a changed answer: in the older conversation that said the fact (reopened from the
+    list) where the answer there changed, else in a new conversation."""
+    was = dict(before) if isinstance(before, tuple) else {}
+    now = dict(after) if isinstance(after, tuple) else {}
+    changed = sorted((k for k, v in now.items() if was.get(k) != v), key=lambda k: k[0] is None)
+    if not changed:
+        return []
+    where, key = changed[0]
+    if where is not None:
+        move: list[Action] = [Reopen(name, conversation=where + 1)]
+    else:
+        move = [NewConversation(name)] if model.current(name) is not None else []
+    return [*move, Ask(name, key=key, question=draws.first(draws.asks, _ASK).format(key=key))]
+
+
+def _steer(model: SessionModel, draws: _Draws, limits: Limits, names: list[str]) -> list[Action] | None:
+    """Actions that show transitions not shown yet: of the kind of the next one still to show, the draw (after a
+    move that makes its effect observable where it needs one: reopening an older conversation, starting a new one)
+    that shows the most of them, found by trying draws on a copy of the model; a kind none of whose draws shows
+    anything goes to the back."""
+    fake = draws.fake
+    alive = [n for n in names if model.alive(n)]
+    # Kinds not drawn yet first: one draw then covers the kind too.
+    draws.transitions.sort(key=lambda t: t[0] not in draws.kinds)
+    for kind, _ in list(draws.transitions[:STEER_TRIES]):
+        wanted = {read for k, read in draws.transitions if k == kind}
+        best: tuple[int, list[Action], tuple] | None = None
+        for name in fake.random.sample(alive, len(alive)):
+            for context in CONTEXTS:
+                saved = draws.save()
+                found = _trial(kind, name, context, model, draws, limits, names)
+                shows = len(wanted & found[1]) if found else 0
+                if found and shows and (best is None or shows > best[0]):
+                    best = (shows, found[0], draws.save())
+                draws.restore(saved)
+        if best:
+            draws.restore(best[2])
+            return best[1]
+        for transition in [t for t in draws.transitions if t[0] == kind]:
+            draws.transitions.remove(transition)
+            draws.transitions.append(transition)
+    return None
+
+
+def _trial(kind: str, name: str, context: str, model: SessionModel, draws: _Draws, limits: Limits,
+           names: list[str]) -> tuple[list[Action], set[str]] | None:
+    """A draw of `kind` by `name` after the `context` move, on a copy of the model: the actions and the reads they
+    change."""
+    trial = copy.deepcopy(model)
+    moves: list[Action] = []
+    if context == "reopen an older conversation":
+        listed = trial.listed(name)
+        older = [i for i in listed[1:] if i != trial.current(name)]  # not the most recent one
+        if not older:
+            return None
+        moves.append(Reopen(name, conversation=draws.fake.random_element(older) + 1))
+    elif context == "start a conversation":
+        if trial.current(name) is None:
+            return None
+        moves.append(NewConversation(name))
+    if kind == "open an account again" or not trial.alive(name) or (
+            kind in TAKING_BACK and not _can_take_back(kind, trial, name, draws)):
+        return None  # (an account is opened again as the follow-up of its deletion)
+    try:
+        for move in moves:
+            trial.apply(move)
+        action = _draw(kind, name, trial, draws, limits, False)
+        if action is None or action.kind != kind:
+            return None
+        who = names if isinstance(action, PassTime) else [name]
+        before = observe(trial, who)
+        trial.apply(action)
+        for other in trial.expired_sessions():
+            trial.signed_in_again(other)
+    except NotApplicable:
+        return None
+    return [*moves, action], {read for _, read in changes(before, observe(trial, who))}
 
 
 def _key(model: SessionModel, name: str, draws: _Draws, taken: set[str]) -> tuple[str, str] | None:
@@ -371,8 +567,9 @@ def _draw(kind: str, name: str, model: SessionModel, draws: _Draws, limits: Limi
         return SignOutAndIn(name)
     if kind == "let time pass":
         return _pass_time(model, draws, limits)
-    if kind == "delete an account":  # not before the follow-ups of what the user took back
-        return DeleteAccount(name) if model.conversations(name) and not draws.pending(name) else None
+    if kind == "delete an account":  # not before the follow-ups of what the user took back, nor at the very end
+        return DeleteAccount(name) if model.conversations(name) and not draws.pending(name) and (
+            draws.left > ENDING) else None
     if kind in TAKING_BACK or kind == "turn memory on":
         return _take_back(kind, name, model, draws)
     raise ValueError(f"unknown action kind {kind!r}")

@@ -80,6 +80,7 @@ class UserState:
     alive: bool = True
     account: int = 1  # how many accounts this person has opened with their address
     signed_in_day: float = 0  # when the user last signed in (their session's age counts from it)
+    sign_ins: int = 1  # how many times the user signed in or opened the app again, on this account
 
 
 class SessionModel:
@@ -95,6 +96,7 @@ class SessionModel:
         self.forgetting = forgetting or Forgetting()  # the app's documented choices; None each: not declared
         self.day: float = 0
         self.seq = 0
+        self.keys_told: dict[str, None] = {}  # every key anyone told, deleted accounts' too, in the order first told
 
     # -- applying actions ------------------------------------------------------------------------------------------
     def apply(self, action: Action) -> str | None:
@@ -137,6 +139,8 @@ class SessionModel:
             user.current = None
             if isinstance(action, SignOutAndIn):
                 user.signed_in_day = self.day
+            if not isinstance(action, NewConversation):
+                user.sign_ins += 1
             return None
         if isinstance(action, DeleteAccount):
             user.alive = False
@@ -209,6 +213,7 @@ class SessionModel:
         told = [Statement(said.key, said.value, said.sentence, self.day, conversation, self.seq)
                 for said in tell.statements]
         user.statements += told
+        self.keys_told.update(dict.fromkeys(s.key for s in told))
         if user.memory_on:  # with memory off nothing told is remembered: only the conversation's turns say it
             for statement in told:
                 self._remember(user, statement)
@@ -248,12 +253,25 @@ class SessionModel:
         says in its own turns (however old), or a memory of theirs still kept (within the retention period, not
         taken back) while their memory is on. An edited memory is answered by its new value, also in the
         conversation its statement was told in (the edit came after the turn); it keeps its statement's age."""
+        return self.answer_in(name, key, self.users[name].current)
+
+    def answer_in(self, name: str, key: str, conversation: int | None) -> str:
+        """The answer to the key in the user's conversation (an index; None: a new one)."""
         user = self.users[name]
-        said = [(s.seq, 0, s.value) for s in user.statements if s.key == key and s.conversation == user.current]
+        said = [(s.seq, 0, s.value) for s in user.statements if s.key == key and s.conversation == conversation]
         kept = [(m.seq, 1, m.value) for m in user.remembered
                 if m.key == key and self._remembered(m)] if user.memory_on else []
         newest = max(said + kept, default=None)
         return answer_reply(key, newest[2] if newest else None)
+
+    def keys_said_in(self, name: str, conversation: int) -> list[str]:
+        """The keys the conversation's own turns state, in the order first told there."""
+        return list(dict.fromkeys(s.key for s in self.users[name].statements if s.conversation == conversation))
+
+    def sign_in_state(self, name: str) -> tuple[bool, int, float, int]:
+        """Who is signed in where: alive, which of the person's accounts, since when, how many sign-ins or openings."""
+        user = self.users[name]
+        return user.alive, user.account, user.signed_in_day, user.sign_ins
 
     def remembered(self, name: str) -> list[Remembered]:
         """The user's long-term memories as the app must list them, oldest first (each in its place)."""
@@ -281,6 +299,11 @@ class SessionModel:
         which are left)."""
         return self.users[name].conversations if self.users[name].alive else []
 
+    def title(self, name: str, conversation: int, length: int) -> str:
+        """The conversation's title in the list: its first message, cut to `length` characters."""
+        turns = self.users[name].conversations[conversation]
+        return turns[0].text[:length] if turns else ""
+
     def listed(self, name: str) -> list[int]:
         """The user's conversations (indexes) as the list shows them: the most recently active first, none deleted."""
         user = self.users[name]
@@ -302,6 +325,7 @@ class SessionModel:
     def signed_in_again(self, name: str) -> None:
         """The user signed in again after their session ended; the open conversation is left."""
         self.users[name].signed_in_day = self.day
+        self.users[name].sign_ins += 1
         self.users[name].current = None
 
     def alive(self, name: str) -> bool:

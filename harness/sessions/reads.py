@@ -1,0 +1,143 @@
+"""The reads of a generated session: what a user can see of what earlier actions did, each computed from the model
+alone, so that the generator can tell which action changed which read (transition coverage) and the runner knows
+what to read after it.
+
+Each read's value is what a wrong app would show differently once an action touched it: the order of the entries
+already listed (a new entry on top changes nothing an app ordering by creation would get wrong), the content each
+listed conversation's entry is made from, each listed conversation's turns, the memories listed, the texts a search
+finds, the answer to each fact in a new conversation and in each older conversation that said it, and who is signed
+in where."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+
+from harness.sessions.model import SessionModel
+
+Value = Hashable
+Observation = dict[tuple[str, str], Value]  # (user, read) -> value
+
+
+def _listed(model: SessionModel, name: str) -> list[int]:
+    return model.listed(name) if model.alive(name) else []
+
+
+def _order(model: SessionModel, name: str) -> Value:
+    return tuple(_listed(model, name))
+
+
+def _entries(model: SessionModel, name: str) -> Value:
+    conversations = model.conversations(name)
+    # An entry shows a title or a preview: made from the conversation's first message, or its latest.
+    return tuple((i, (conversations[i][0].text, conversations[i][-1].text) if conversations[i] else ())
+                 for i in sorted(_listed(model, name)))
+
+
+def _turns(model: SessionModel, name: str) -> Value:
+    conversations = model.conversations(name)
+    return tuple((i, tuple(conversations[i])) for i in sorted(_listed(model, name)))
+
+
+def _memories(model: SessionModel, name: str) -> Value:
+    return tuple(model.memories(name))
+
+
+def _search(model: SessionModel, name: str) -> Value:
+    return frozenset(model.memories(name))
+
+
+def _answers(model: SessionModel, name: str) -> Value:
+    """Per (conversation, key): the answer to each fact anyone told (a deleted account too), in a new conversation
+    (None), and to each fact a listed conversation's own turns state, in that conversation reopened."""
+    if not model.alive(name):
+        return ()
+    keys = sorted(model.keys_told)
+    return (*(((None, key), model.answer_in(name, key, None)) for key in keys),
+            *(((i, key), model.answer_in(name, key, i)) for i in sorted(_listed(model, name))
+              for key in model.keys_said_in(name, i)))
+
+
+def _signed_in(model: SessionModel, name: str) -> Value:
+    return model.sign_in_state(name)
+
+
+# Each read: its name as the plan prints it, and its value.
+READS: dict[str, Callable[[SessionModel, str], Value]] = {
+    "the order of the conversation list": _order,
+    "what each list entry shows": _entries,
+    "the turns of each conversation": _turns,
+    "the memories listed": _memories,
+    "what a search finds": _search,
+    "the answers": _answers,
+    "who is signed in where": _signed_in,
+}
+# Reads the runner makes through the app's API or its page right after the action (the answers need a question: the
+# generator draws it; who is signed in, a sign-in: the runner reads it after every sign-in and every span of time).
+READ_AFTER = ("the order of the conversation list", "what each list entry shows", "the turns of each conversation",
+              "the memories listed", "what a search finds")
+
+
+# Reads of items that stay in place (a conversation's entry and turns): changed when an item there before changes (an
+# item that comes or goes is the list's order's business).
+PER_ITEM = ("what each list entry shows", "the turns of each conversation")
+
+
+def observe(model: SessionModel, names: list[str]) -> Observation:
+    return {(name, read): value(model, name) for name in names for read, value in READS.items()}
+
+
+def changed(read: str, before: Value, after: Value) -> bool:
+    """Whether the action changed the read in a way a wrong app could get wrong: for the order, the entries listed
+    before in another order (or one gone); for the per-conversation reads, a conversation listed before that changed
+    (a new one is no test of what an app keeps of an old one); for the others, any change."""
+    if read == "the order of the conversation list":
+        assert isinstance(before, tuple) and isinstance(after, tuple)
+        return tuple(i for i in after if i in before) != before
+    if read in PER_ITEM:
+        assert isinstance(before, tuple) and isinstance(after, tuple)
+        now = dict(after)
+        return any(i in now and now[i] != content for i, content in before)
+    if read == "the answers":  # an answer one can ask for now that differs (a new account's "I don't know" too)
+        assert isinstance(before, tuple) and isinstance(after, tuple)
+        was = dict(before)
+        return any(was.get(item) != answer for item, answer in after)
+    return before != after
+
+
+def changes(before: Observation, after: Observation) -> list[tuple[str, str]]:
+    """(user, read) for every read the action changed."""
+    return [key for key, value in before.items() if changed(key[1], value, after[key])]
+
+
+ORDER, ENTRIES, TURNS, MEMORIES, SEARCH, ANSWERS, SIGNED_IN = READS
+_TALK = (ORDER, ENTRIES, TURNS)  # a turn in a conversation listed before
+_KEPT = (MEMORIES, SEARCH, ANSWERS)  # what the app keeps and answers from
+
+
+def effects(model: SessionModel) -> dict[str, tuple[str, ...]]:
+    """For each action kind, the reads its effect can change under the model's promises (the target's retention,
+    session lifetime and documented choices): the pairs a short session must each show once. A test explores the
+    model to keep this exact (every change it sees is here, and each pair here is seen)."""
+    forgetting, gone = model.forgetting, ()
+    effects = {
+        "tell": _TALK + _KEPT, "tell several facts at once": _TALK + _KEPT, "correct": _TALK + _KEPT,
+        "ask": _TALK, "chat": _TALK, "start many conversations": _KEPT,
+        "close and reopen the browser": (SIGNED_IN,), "sign out and back in": (SIGNED_IN,),
+        "let time pass": ((*_KEPT,) if model.retention_days else gone) + ((SIGNED_IN,) if model.session_days else gone),
+        "delete an account": (ORDER, MEMORIES, SEARCH, SIGNED_IN), "open an account again": (ANSWERS, SIGNED_IN),
+        "delete a memory": _KEPT, "edit a memory": _KEPT, "clear all memories": _KEPT,
+        "turn memory off": (ANSWERS,),
+    }
+    if forgetting.conversation_deleted is not None:
+        deleted = forgetting.conversation_deleted.memories == "deleted"
+        effects["delete a conversation"] = (ORDER, *(_KEPT if deleted else ()))
+    if forgetting.memory_on_again is not None:
+        gone_again = forgetting.memory_on_again.memories == "gone"
+        # gone: what was kept is cleared, while nothing was answered from it already; used again: answered again
+        effects["turn memory on"] = (MEMORIES, SEARCH) if gone_again else (ANSWERS,)
+    return effects
+
+
+def pair(kind: str, read: str) -> str:
+    """A transition as the plan prints it."""
+    return f"{kind} -> {read}"

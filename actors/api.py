@@ -159,5 +159,8 @@ class ApiActor(ActorBase):
     def conversations_listed(self, count: int | None = None) -> list[str]:
         return self.session.conversation_ids()
 
+    def conversation_titles_shown(self) -> dict[str, str]:
+        return self.session.conversation_titles()
+
     def leave(self) -> None:
         self.close()

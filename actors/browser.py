@@ -212,6 +212,10 @@ class BrowserActor(ActorBase):
         self._chat_open()
         return self.sidebar.ids() if count is None else self.sidebar.ids_once_listed(count)
 
+    def conversation_titles_shown(self) -> dict[str, str]:
+        self._chat_open()
+        return self.sidebar.titles()
+
     # -- what users take back: on the app's page where its target locates the controls, else through its API --------
     def _has_memories_page(self) -> bool:
         return "memories_page" in self.app.target.api and "memory_item" in self.app.target.locators

@@ -158,6 +158,10 @@ class Actor(Protocol):
         """The conversation list as shown (once it shows `count`, or what it shows by then)."""
         ...
 
+    def conversation_titles_shown(self) -> dict[str, str]:
+        """Each listed conversation's title as shown to the user (the page's list, else the API's), by id."""
+        ...
+
     # -- what users take back -------------------------------------------------------------------------------------
     def memories_shown(self) -> list[str]:
         """The user's memories as the app shows them to the user (its memories page, or its API), oldest first."""

@@ -42,6 +42,8 @@ class Limits:
     longest_fact: int | None = _limit("the longest fact the generated sessions tell (a known defect of the app cuts "
                                       "longer ones)")
     conversation_page: int | None = _limit("conversations the app lists per page (0 or absent: all at once)")
+    title_length: int | None = _limit("the conversation list shows each conversation's first message, cut to this "
+                                      "many characters, as its title (absent: titles are not compared)")
     memory_page: int | None = _limit("memories the app lists per page (0 or absent: all at once)")
     clock_resolution_s: float = _limit("the resolution of the app's timestamps: items made within it may be listed "
                                        "either way", 0.0)

@@ -41,11 +41,14 @@ _COLUMNS = "id, user_id, title, created_at, updated_at"
 
 
 class Conversations:
-    def __init__(self, pool: Pool, check_owner: bool = True, soft_delete: bool = False) -> None:
+    def __init__(self, pool: Pool, check_owner: bool = True, soft_delete: bool = False, by_creation: bool = False,
+                 retitle: bool = False) -> None:
         self.pool = pool
         self.check_owner = check_owner
         # The fault conversation-delete-keeps-messages: a delete marks the row, which only the list leaves out.
         self.soft_delete = soft_delete
+        self.order = "created_at" if by_creation else "updated_at"  # the fault conversation-list-by-creation
+        self.retitle = retitle  # the fault title-follows-latest-message
 
     def create(self, user_id: str, title: str, now: datetime) -> Conversation:
         cid = "c_" + uuid.uuid4().hex[:16]
@@ -57,7 +60,7 @@ class Conversations:
     def list(self, user_id: str) -> list[Conversation]:
         with self.pool.connection() as conn:
             rows = conn.execute(f"SELECT {_COLUMNS} FROM conversations WHERE user_id = %s AND deleted_at IS NULL"
-                                " ORDER BY updated_at DESC, id DESC", (user_id,)).fetchall()
+                                f" ORDER BY {self.order} DESC, id DESC", (user_id,)).fetchall()
         return [Conversation(*r) for r in rows]
 
     def get(self, user_id: str, conversation_id: str) -> Conversation | None:
@@ -91,7 +94,8 @@ class Conversations:
         with self.pool.transaction() as conn:
             row = conn.execute("INSERT INTO messages (conversation_id, role, text, created_at)"
                                " VALUES (%s, %s, %s, %s) RETURNING id", (conversation.id, role, text, now)).fetchone()
+            once = "title = ''" if not self.retitle else f"title = '' OR {role == 'user'}"
             conn.execute("UPDATE conversations SET updated_at = %s,"
-                         " title = CASE WHEN title = '' THEN left(%s, 80) ELSE title END WHERE id = %s",
+                         f" title = CASE WHEN {once} THEN left(%s, 80) ELSE title END WHERE id = %s",
                          (now, text, conversation.id))
         return Message(row[0], role, text, now)

@@ -89,6 +89,11 @@ CATALOG: dict[str, Fault] = {
               "the user tells meanwhile is remembered"),
         Fault("migration-resurrects-deleted", "the migration checks presence in the live table only, not the "
               "owners' deletions", "a memory deleted after a migration is back after the migration runs again"),
+        Fault("conversation-list-by-creation", "the conversation list ordered by the creation column (an index "
+              "added on created_at, the query changed to use it)", "a conversation the user just talked in stays "
+              "below newer ones instead of moving to the top"),
+        Fault("title-follows-latest-message", "the title's \"set once\" guard dropped from the message insert",
+              "each conversation in the list is titled with the user's latest message instead of their first"),
     )
 }
 

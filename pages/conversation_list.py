@@ -17,6 +17,13 @@ class ConversationList(BasePage):
         hrefs = self._items().evaluate_all("links => links.map(a => a.getAttribute('href') || '')")
         return [href.rstrip("/").rsplit("/", 1)[-1] for href in hrefs]
 
+    def titles(self) -> dict[str, str]:
+        """Each listed conversation's title as the page shows it (its link's text), by id."""
+        self.reveal("conversation_list")
+        shown = self._items().evaluate_all(
+            "links => links.map(a => [a.getAttribute('href') || '', a.textContent || ''])")
+        return {href.rstrip("/").rsplit("/", 1)[-1]: text for href, text in shown}
+
     def ids_once_listed(self, count: int, timeout_ms: float = 5000) -> list[str]:
         """The ids once the list shows `count` conversations (lists load after the page, and apps that page their
         list load more as its end is scrolled into view), or what it shows by then."""

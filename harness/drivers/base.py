@@ -155,6 +155,12 @@ class UserSession(ABC):
     def conversation_ids(self) -> list[str]:
         """The user's conversations, newest first."""
 
+    def conversation_titles(self) -> dict[str, str]:
+        """Each of the user's conversations' title as the API lists it, by id (for a target that declares its
+        titles: [limits] title_length)."""
+        raise NotImplementedError(f"the {type(self).__name__} reads no conversation titles; remove [limits] "
+                                  "title_length from the target or teach its driver to read them")
+
     @abstractmethod
     def turns(self, conversation_id: str) -> list[Turn]:
         """Every turn of one of the user's conversations, oldest first, text exactly as stored."""

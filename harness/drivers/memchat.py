@@ -63,8 +63,11 @@ class MemchatSession(UserSession):
                  "sameSite": "Lax"} for c in self.http.cookies.jar]
 
     def conversation_ids(self) -> list[str]:
+        return list(self.conversation_titles())
+
+    def conversation_titles(self) -> dict[str, str]:
         data = _check(self.http.get(self.target.api["conversations"]), "listing conversations")
-        return [c["id"] for c in data["conversations"]]
+        return {c["id"]: c["title"] for c in data["conversations"]}
 
     def ask_for_conversation(self, conversation_id: str) -> ApiAnswer:
         resp = self.http.get(self.target.path_of("messages", conversation_id=conversation_id))

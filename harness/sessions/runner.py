@@ -236,7 +236,10 @@ class SessionRunner:
         if foreign:
             return Difference(number, action, f"{action.user}'s recalled memories", sorted(own),
                               list(exchange.recalled))
-        return self._check_everyone(number, action) if number % FULL_CHECK_EVERY == 0 else None
+        if number % FULL_CHECK_EVERY == 0:
+            return self._check_everyone(number, action)
+        # The first turn that changed a read (the order of the list, a conversation's entry, ...): read it now.
+        return self._check_user(number, action, action.user) if number in self.plan.read_after else None
 
     def _new_conversation(self, number: int, action: Action) -> Difference | None:
         self.members[action.user].actor.start_new_conversation()
@@ -362,6 +365,21 @@ class SessionRunner:
         listed = actor.conversations_listed(len(expected_list))
         if listed != expected_list:
             return Difference(number, action, f"{action.user}'s conversation list on the page", expected_list, listed)
+        return self._titles(number, action, action.user, actor.conversation_titles_shown(), "on the page")
+
+    def _titles(self, number: int, action: Action | None, name: str, shown: dict[str, str],
+                where: str) -> Difference | None:
+        """What each entry of the user's conversation list shows, where the target declares its titles."""
+        length = self.app.target.limits.title_length
+        if length is None:
+            return None
+        ids = self.members[name].ids
+        expected = {ids[i]: self.model.title(name, i, length) for i in self.model.listed(name)}
+        if shown != expected:
+            wrong = {cid: (title, shown.get(cid)) for cid, title in expected.items() if shown.get(cid) != title}
+            return Difference(number, action, f"{name}'s conversation titles {where}",
+                              {cid: title for cid, (title, _) in wrong.items()} or expected,
+                              {cid: seen for cid, (_, seen) in wrong.items()} or shown)
         return None
 
     def _old_session_refused(self, number: int, action: Action, held: dict, after: str) -> Difference | None:
@@ -403,9 +421,13 @@ class SessionRunner:
         if difference:
             return difference
         expected_ids = [member.ids[i] for i in self.model.listed(name)]
-        listed = session.conversation_ids()
+        titles = session.conversation_titles() if self.app.target.limits.title_length is not None else None
+        listed = list(titles) if titles is not None else session.conversation_ids()
         if listed != expected_ids:
             return Difference(number, action, f"{name}'s conversations", expected_ids, listed)
+        difference = self._titles(number, action, name, titles or {}, "through the API")
+        if difference:
+            return difference
         for index in sorted(self.model.listed(name)):
             turns = self.model.conversations(name)[index]
             stored = session.turns(member.ids[index])
@@ -477,11 +499,19 @@ class GeneratedSession:
     runner: SessionRunner
 
     def head(self) -> str:
-        """The plan in a line: its seed, size, users, and what it leaves out (and why)."""
+        """The plan in a line: its seed, size, users, the transitions it shows, and what it leaves out (and why)."""
         plan = self.plan
         return (f"generated session, seed {plan.seed}: {len(plan.actions)} actions by {', '.join(plan.users)} "
-                f"(pytest ... --seed {plan.seed}); left out: "
+                f"(pytest ... --seed {plan.seed}); shows {len(plan.covered)} transitions of the model; left out: "
                 + (", ".join(f"{k} ({why})" for k, why in plan.left_out.items()) or "nothing"))
+
+    def transitions(self) -> str:
+        """Each transition the plan shows, with the action that first shows it; then those it does not, with why."""
+        plan = self.plan
+        shown = [f"{number:>4}. {transition}" for transition, number in plan.covered.items()]
+        not_shown = [f"      {transition}: {why}" for transition, why in plan.uncovered.items()]
+        return "\n".join(["Transitions shown (action kind -> later read), by the action that first shows each:",
+                          *shown, *(["Not shown:", *not_shown] if not_shown else [])])
 
     def act_out(self, shrink_budget_s: float) -> SessionOutcome:
         """Every action acted out and compared; the first difference, shrunk within the budget to the actions that
@@ -520,7 +550,8 @@ class SessionOutcome:
         plan = self.session.plan
         return {"seed": plan.seed, "actions": len(plan.actions), "users": plan.users, "target": target,
                 "seconds": round(self.seconds, 1), "passed": self.difference is None, "left_out": plan.left_out,
-                **plan.counts(), "difference": self.difference.describe() if self.difference else None}
+                **plan.counts(), "transitions": plan.transitions(),
+                "difference": self.difference.describe() if self.difference else None}
 
     def report(self) -> str:
         head = self.session.head()

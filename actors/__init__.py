@@ -10,9 +10,10 @@ from harness.actor import Actor
 from harness.drivers.base import Account
 
 
-def actor_for(name: str, account: Account, stage: Stage) -> Actor:
-    """An actor of the account, acting on the stage's app: in a browser where its target has a web page."""
-    return (BrowserActor if stage.app.target.has_pages else ApiActor)(name, account, stage)
+def actor_for(name: str, account: Account, stage: Stage, through_api: bool = False) -> Actor:
+    """An actor of the account, acting on the stage's app: in a browser where its target has a web page (unless the
+    user speaks through the app's API)."""
+    return (BrowserActor if stage.app.target.has_pages and not through_api else ApiActor)(name, account, stage)
 
 
 __all__ = ["ApiActor", "BrowserActor", "Stage", "actor_for"]

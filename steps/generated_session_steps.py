@@ -1,6 +1,6 @@
-"""Steps of generated_sessions.feature: a seeded run of many users' actions, compared with the model after each.
-The drawn session is handed on as `generated_session`, what acting it out found as `session_outcome`
-(harness.sessions.runner)."""
+"""Steps of generated_sessions.feature: seeded runs of many users' actions, compared with the model after each.
+The drawn sessions are handed on as `generated_sessions`, what acting them out found as `session_outcomes`
+(harness.sessions.runner); the seeds are listed in harness/sessions/seeds.toml."""
 
 from __future__ import annotations
 
@@ -15,8 +15,11 @@ from harness.answers import AnswerCheck
 from harness.drivers.base import Capability
 from harness.sessions.actions import script
 from harness.sessions.generator import generate
+from harness.sessions.reads import ENTRIES
 from harness.sessions.runner import GeneratedSession, SessionOutcome, SessionRunner
+from harness.sessions.seeds import load_seeds
 from harness.suite_options import ROOT
+from harness.test_data import DEFAULT_SEED
 from steps.world import World
 
 SUMMARIES = ROOT / "reports" / "generated-sessions"
@@ -27,17 +30,20 @@ TAKING_BACK = {Capability.MEMORY_DELETE: ("delete a memory",), Capability.MEMORY
                Capability.MEMORY_SWITCH: ("turn memory off", "turn memory on")}
 
 
-def left_out_kinds(world: World) -> dict[str, str]:
-    """Action kinds the app cannot have acted out, with the one-line reason printed for each."""
+def left_out_kinds(world: World, through_api: bool = False) -> dict[str, str]:
+    """Action kinds the app (or its API, for users who speak through it) cannot have acted out, with the one-line
+    reason printed for each."""
     left_out = {}
     if not world.app.offers(Capability.MOVABLE_CLOCK):
         left_out["let time pass"] = (f"needs {Capability.MOVABLE_CLOCK.value}, which the {world.app.name} driver "
                                      "does not offer")
     elif not world.app.started_by_suite:
         left_out["let time pass"] = "needs an app the suite starts (not --base-url)"
-    if not world.app.target.has_pages:
+    if not world.app.target.has_pages or through_api:
+        why = "these users speak through the app's API" if through_api else \
+            f"the {world.app.target.name} target has none"
         for kind in ("close and reopen the browser", "sign out and back in"):
-            left_out[kind] = f"needs a web page, and the {world.app.target.name} target has none"
+            left_out[kind] = f"needs a web page, and {why}"
     for capability, kinds in TAKING_BACK.items():
         if not world.app.offers(capability):
             for kind in kinds:
@@ -45,46 +51,76 @@ def left_out_kinds(world: World) -> dict[str, str]:
     return left_out
 
 
-@given(parsers.re(r"^a seeded session of (?P<count>\d+) actions by (?P<users>\d+) users$"),
-       converters={"count": int, "users": int}, target_fixture="generated_session")
-def seeded_session(world: World, answers: AnswerCheck, count: int, users: int) -> GeneratedSession:
-    """Drawn from the run's seed alone (--seed), within the target's [limits], as its [recall] memory_listing and
-    [forgetting] choices say; what the app cannot act out, or the target does not say, is left out with one line
-    each."""
-    left_out = left_out_kinds(world)
+def seeds_of(world: World, which: str) -> list[str]:
+    """The run's own seed (--seed), else the first listed; or the regression seeds, then the other listed seeds
+    (none when --seed names another: only that seed's session runs)."""
+    listed = load_seeds()
+    own = world.data.seed
+    if which == "first seed's session":
+        return [str(own) if own != DEFAULT_SEED else listed.fixed[0]]
+    if own != DEFAULT_SEED:
+        pytest.skip(f"--seed {own} given: only that seed's session runs")
+    return [*dict.fromkeys([r.seed for r in listed.regressions] + list(listed.fixed[1:]))]
+
+
+@given(parsers.re(r"^the (?P<which>first seed's session|other seeds' sessions) of (?P<count>\d+) actions by "
+                  r"(?P<users>\d+) users, (?P<how>each in their own browser|each through the app's API)$"),
+       converters={"count": int, "users": int}, target_fixture="generated_sessions")
+def listed_sessions(world: World, answers: AnswerCheck, which: str, count: int, users: int,
+                    how: str) -> list[GeneratedSession]:
+    """Drawn from each seed alone, within the target's [limits], as its [recall] memory_listing and [forgetting]
+    choices say; what the app (or the API) cannot act out, or the target does not say, is left out with one line
+    each. Each plan shows every transition of the model it can, and prints them."""
+    through_api = how == "each through the app's API"
+    if through_api and not world.app.offers(Capability.CHAT_API):
+        pytest.skip(f"the {world.app.name} driver does not chat through the app's API (Capability.CHAT_API)")
+    left_out = left_out_kinds(world, through_api)
     if "let time pass" not in left_out:
         world.use_app(world.app.with_settings(Capability.MOVABLE_CLOCK, clock="settable"))
     target = world.app.target
-    plan = generate(str(world.data.seed), count, users, left_out, limits=target.limits, forgetting=target.forgetting,
-                    memory_listing=target.recall.memory_listing)
+    unread = {} if target.limits.title_length is not None else {
+        ENTRIES: f"{target.path.name} declares no conversation titles ([limits] title_length)"}
 
     def join(name: str, email_local: str, tag: str, domain: str) -> Actor:
-        actor = world.create_user(name, email_local, domain=domain, tag=tag)
+        actor = world.create_user(name, email_local, domain=domain, tag=tag, through_api=through_api)
         actor.sign_in_to_stay()
         return actor
 
-    session = GeneratedSession(plan, SessionRunner(world.app, plan, join, answers, world.data.unique_tag))
-    print(session.head())
-    report.attach_text("generated actions", script(plan.users, plan.actions))
-    return session
+    sessions = []
+    for seed in seeds_of(world, which):
+        plan = generate(seed, count, users, left_out, limits=target.limits, forgetting=target.forgetting,
+                        memory_listing=target.recall.memory_listing, unread=unread)
+        session = GeneratedSession(plan, SessionRunner(world.app, plan, join, answers, world.data.unique_tag))
+        print(session.head())
+        report.attach_text(f"generated actions, seed {seed}", script(plan.users, plan.actions))
+        report.attach_text(f"transitions shown, seed {seed}", session.transitions())
+        sessions.append(session)
+    return sessions
 
 
-@when("the users act it out, each in their own browser", target_fixture="session_outcome")
-def act_out(generated_session: GeneratedSession, pytestconfig: pytest.Config) -> SessionOutcome:
-    """Each action acted out in turn, compared with the model after each; a difference is shrunk (--shrink-seconds)."""
-    return generated_session.act_out(shrink_budget_s=pytestconfig.getoption("--shrink-seconds"))
+@when("the users act them out", target_fixture="session_outcomes")
+def act_out(generated_sessions: list[GeneratedSession], pytestconfig: pytest.Config) -> list[SessionOutcome]:
+    """Each session acted out in turn (the regression seeds first), each action compared with the model after it; a
+    difference is shrunk (--shrink-seconds)."""
+    budget = pytestconfig.getoption("--shrink-seconds")
+    return [session.act_out(shrink_budget_s=budget) for session in generated_sessions]
 
 
 @then("everything each user was told is remembered exactly as the model says")
-def remembered_as_modelled(world: World, session_outcome: SessionOutcome) -> None:
-    """No difference: else the seed, the first difference and the actions that reproduce it."""
-    plan = session_outcome.session.plan
+def remembered_as_modelled(world: World, session_outcomes: list[SessionOutcome]) -> None:
+    """No difference in any session: else each failing seed, its first difference and the actions that reproduce
+    it."""
     SUMMARIES.mkdir(parents=True, exist_ok=True)
-    name = f"{world.app.target.name}-seed{plan.seed}-{len(plan.actions)}x{len(plan.users)}.json"
-    summary = session_outcome.summary(world.app.target.name)
-    (SUMMARIES / name).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
-    text = session_outcome.report()
-    report.attach_text("generated session result", text)
-    print(text)
-    if session_outcome.difference is not None:
-        raise AssertionError(text)
+    failed = []
+    for outcome in session_outcomes:
+        plan = outcome.session.plan
+        name = f"{world.app.target.name}-seed{plan.seed}-{len(plan.actions)}x{len(plan.users)}.json"
+        (SUMMARIES / name).write_text(json.dumps(outcome.summary(world.app.target.name), indent=2,
+                                                 ensure_ascii=False) + "\n")
+        text = outcome.report()
+        report.attach_text(f"generated session result, seed {plan.seed}", text)
+        print(text)
+        if outcome.difference is not None:
+            failed.append(text)
+    if failed:
+        raise AssertionError("\n\n".join(failed))

@@ -37,19 +37,21 @@ class World:
         self.app = app
         return app
 
-    def new_actor(self, name: str, account: Account) -> Actor:
-        """Another actor of an account (the same person on a second browser, a stranger at the sign-in page)."""
-        return actor_for(name, account, self)
+    def new_actor(self, name: str, account: Account, through_api: bool = False) -> Actor:
+        """Another actor of an account (the same person on a second browser, a stranger at the sign-in page, a
+        client of the app's API)."""
+        return actor_for(name, account, self, through_api)
 
     def create_user(self, name: str, email_local: str | None = None, domain: str = "x.test",
-                    user_id: str | None = None, tag: str | None = None, app: AppHandle | None = None) -> Actor:
-        """A new account in the scenario's app (or `app`), and its actor in the cast; `tag` (default: the
-        scenario's) makes the address unique to this run."""
+                    user_id: str | None = None, tag: str | None = None, app: AppHandle | None = None,
+                    through_api: bool = False) -> Actor:
+        """A new account in the scenario's app (or `app`), and its actor in the cast (speaking through the app's API
+        if `through_api`); `tag` (default: the scenario's) makes the address unique to this run."""
         app = app or self.app
         email = self.data.email(email_local or name.lower(), tag or self.tag, domain)
         account = app.create_user(name, email, self.data.password(), user_id)
         self._created.append((app, account))
-        actor = self.new_actor(name, account)
+        actor = self.new_actor(name, account, through_api)
         if app is self.app:
             self.actors[name] = actor
         return actor

@@ -12,7 +12,7 @@ time in a store that declares no zone is refused, as it always was: nothing says
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 
@@ -28,7 +28,7 @@ def zone_named(name: str) -> ZoneInfo:
         raise LegacyTimeError(f"time zone {name!r} is unknown; give an IANA name such as Europe/Berlin") from None
 
 
-def parse_legacy_time(value: object, field: str, zone: ZoneInfo | None) -> datetime:
+def parse_legacy_time(value: object, field: str, zone: tzinfo | None) -> datetime:
     """An ISO-8601 time with "Z" or an offset, or a naive one read in the store's `zone` (fold=0), as UTC; raises
     LegacyTimeError naming the field when it is not ISO-8601, or naive without a zone."""
     when = None
@@ -47,3 +47,9 @@ def parse_legacy_time(value: object, field: str, zone: ZoneInfo | None) -> datet
         when = when.replace(tzinfo=zone)  # fold=0: a skipped or repeated wall time takes the offset before the change
     return when.astimezone(UTC)
 
+
+
+def wall_clock_as_utc(value: str) -> datetime:
+    """The fault migration-local-times-as-utc: the legacy wall clock labelled UTC (`fromisoformat(t).replace(tzinfo=
+    UTC)`), the store's zone ignored and any offset dropped."""
+    return datetime.fromisoformat(value).replace(tzinfo=UTC)

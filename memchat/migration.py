@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 import psycopg
 import redis
 
-from memchat import legacy_store
+from memchat import legacy_store, legacy_times
 from memchat.db import OWNER_INDEX, Pool
 from memchat.embedders import get_embedder
 from memchat.facts import parse_fact
@@ -57,12 +57,16 @@ class MigrationError(ValueError):
     """A legacy record the migration cannot take; one line naming the memory and the value."""
 
 
-def _when(rec: dict, field: str, zone: ZoneInfo | None) -> datetime | None:
-    """The legacy time as an aware UTC time: naive ones in the store's declared `zone` (memchat/legacy_times.py)."""
+def _when(rec: dict, field: str, zone: ZoneInfo | None, wall_clock_as_utc: bool = False) -> datetime | None:
+    """The legacy time as an aware UTC time: naive ones in the store's declared `zone` (memchat/legacy_times.py).
+    `wall_clock_as_utc` is the fault migration-local-times-as-utc."""
     text = rec[field]
     if not text:
         return None
     try:
+        if wall_clock_as_utc:
+            parse_legacy_time(text, field, UTC)  # refuses what the clean migration refuses, but for the zone
+            return legacy_times.wall_clock_as_utc(text)
         return parse_legacy_time(text, field, zone)
     except LegacyTimeError as e:
         raise MigrationError(f"memory {rec['id']}: {e}; fix it in Redis and run the migration again") from None
@@ -180,6 +184,7 @@ def migrate(client: redis.Redis, pool: Pool, settings: Settings, batch_size: int
     counts = Counts()
     ids = legacy_store.all_ids(client)
     zone = _declared_zone(client)
+    local_as_utc = settings.has("migration-local-times-as-utc")
     reset_created, lose_conversation = (settings.has(f) for f in ("migration-created-at-reset",
                                                                     "migration-drops-conversation"))
     # The fault migration-resurrects-deleted checks presence in the live table only.
@@ -208,9 +213,9 @@ def migrate(client: redis.Redis, pool: Pool, settings: Settings, batch_size: int
             for rec, vec in zip(records, vectors, strict=True):
                 fact = parse_fact(rec["text"])
                 conversation = None if lose_conversation else rec["conversation_id"] or None
-                created = now if reset_created else _when(rec, "created_at", zone) or now
+                created = now if reset_created else _when(rec, "created_at", zone, local_as_utc) or now
                 rows.append((rec["id"], rec["user_id"], conversation, rec["text"], fact.key if fact else None, vec,
-                             target.name, target.dims, created, _when(rec, "expires_at", zone)))
+                             target.name, target.dims, created, _when(rec, "expires_at", zone, local_as_utc)))
             if rows:
                 if not _write_batch(conn, rows, counts, owners, respect_tombstones):
                     owners = None

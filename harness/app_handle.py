@@ -229,12 +229,15 @@ class AppHandle:
         return self.driver.vector_index_scans(self.running)
 
     # -- its own tools ---------------------------------------------------------------------------------------------
-    def load_legacy_store(self, records: Iterable[str], embedder: str, what: str = "the records") -> None:
-        """Records (JSON Lines) into the app's legacy store, each given to its loading tool as it comes."""
+    def load_legacy_store(self, records: Iterable[str], embedder: str, what: str = "the records",
+                          timezone: str | None = None) -> None:
+        """Records (JSON Lines) into the app's legacy store, each given to its loading tool as it comes; `timezone`:
+        the zone the store declares for its naive local times."""
         self.require(Capability.MIGRATION_TOOLS)
         self.require_stores()
-        with allure.step(f"load {what} into the app's legacy store"):
-            self.driver.load_legacy_store(self.running, records, embedder)
+        with allure.step(f"load {what} into the app's legacy store" + (f" (local times: {timezone})" if timezone
+                                                                       else "")):
+            self.driver.load_legacy_store(self.running, records, embedder, timezone)
 
     def migrate(self, batch_size: int, embedder: str) -> MigrationCounts:
         self.require(Capability.MIGRATION_TOOLS)

@@ -15,10 +15,12 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO
+from zoneinfo import ZoneInfo
 
 from memchat import __version__
 from memchat.embedders import DEFAULT_EMBEDDER, EMBEDDERS, get_embedder
 from memchat.faults import CATALOG, UnknownFault, markdown_table, parse_faults
+from memchat.legacy_times import LegacyTimeError, zone_named
 from memchat.records import ENCODINGS, RecordError, legacy_record, read_lines, vector_fields
 from memchat.settings import DEFAULT_INDEX_BUILD_MEMORY, INDEX_KINDS, Settings
 
@@ -105,6 +107,8 @@ def parser() -> argparse.ArgumentParser:
     lo.add_argument("--embedder", default=DEFAULT_EMBEDDER, choices=sorted(EMBEDDERS),
                     help="model for records that carry no embedding")
     lo.add_argument("--file", default="-", help="JSON Lines file (default: standard input)")
+    lo.add_argument("--timezone", default="", help="the IANA zone the legacy app wrote its naive local times in "
+                    "(e.g. Europe/Berlin), declared in the store for the migration; default: what the store declares")
 
     f = sub.add_parser("faults", help="print the fault catalogue as a Markdown table")
     f.add_argument("--check", metavar="NAMES", help="only check that these comma-separated faults exist")
@@ -338,7 +342,7 @@ def cmd_reembed(args: argparse.Namespace) -> int:
 LOAD_CHUNK = 2000  # records a Redis pipeline carries: memory stays flat, round trips few
 
 
-def _legacy_chunks(path: str, default_embedder: str) -> Iterator[list[dict]]:
+def _legacy_chunks(path: str, default_embedder: str, zone: ZoneInfo | None) -> Iterator[list[dict]]:
     """The file's records, checked, in chunks; a bad one raises CliError naming file, line and field."""
     stream = _open_input(path)
     with stream:
@@ -348,7 +352,7 @@ def _legacy_chunks(path: str, default_embedder: str) -> Iterator[list[dict]]:
             try:
                 for n, rec in itertools.islice(lines, LOAD_CHUNK):
                     try:
-                        chunk.append(legacy_record(rec, default_embedder))
+                        chunk.append(legacy_record(rec, default_embedder, zone))
                     except RecordError as e:
                         raise CliError(f"{path}:{n}: {e}") from None
             except RecordError as e:  # read_lines: the line is not a JSON object
@@ -361,18 +365,25 @@ def _legacy_chunks(path: str, default_embedder: str) -> Iterator[list[dict]]:
 def cmd_redis_load(args: argparse.Namespace) -> int:
     from memchat import legacy_store
 
+    client = legacy_store.connect(args.target)
+    name = args.timezone or legacy_store.declared_zone(client)
+    try:
+        zone = zone_named(name) if name else None
+    except LegacyTimeError as e:
+        raise CliError(f"--timezone: {e}") from None
     if args.file != "-" and os.path.isfile(args.file):
         # A regular file can be read twice (a pipe cannot): check all of it first, so a refused file leaves nothing
         # half-loaded.
-        for _ in _legacy_chunks(args.file, args.embedder):
+        for _ in _legacy_chunks(args.file, args.embedder, zone):
             pass
-    client = legacy_store.connect(args.target)
+    if args.timezone:
+        legacy_store.declare_zone(client, args.timezone)
     loaded = 0
     # Each chunk is written by a thread while the next one is read and checked: Redis works as the loader parses.
     with ThreadPoolExecutor(max_workers=1) as writer:
         writing = None
         try:
-            for chunk in _legacy_chunks(args.file, args.embedder):
+            for chunk in _legacy_chunks(args.file, args.embedder, zone):
                 loaded += writing.result() if writing else 0
                 writing = writer.submit(legacy_store.put, client, chunk, args.embedder)
             loaded += writing.result() if writing else 0

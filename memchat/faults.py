@@ -39,6 +39,10 @@ CATALOG: dict[str, Fault] = {
               "the last row of every migrated batch is stored without an embedding"),
         Fault("migration-created-at-reset", "the migration reads the creation time under a renamed key and stamps "
               "the time it ran", "every migrated memory looks told today: its age, ordering and retention are lost"),
+        Fault("migration-local-times-as-utc", "the migration labels the legacy wall clock UTC "
+              "(fromisoformat(t).replace(tzinfo=UTC)): the store's declared zone is ignored and offsets are dropped",
+              "memories told in the legacy app outside UTC move by hours (across midnight, to another day): their "
+              "age, order and expiry are off"),
         Fault("migration-drops-conversation", "the migration's row mapping leaves out the conversation column",
               "migrated memories no longer belong to the conversation they were told in"),
         Fault("ivfflat-before-load", "ivfflat index built on the empty table, default probes = 1",

@@ -11,6 +11,9 @@ from memchat.embedders import get_embedder
 
 PREFIX = "memchat:"
 ALL = PREFIX + "mems"
+# The legacy app's settings hash; its "timezone" field is the zone its naive local times were written in
+# (memchat/legacy_times.py). A store without it wrote every time with a zone.
+SETTINGS = PREFIX + "settings"
 # fetch() marks a record stored without a vector on purpose (migrated as such, never embedded) with this key.
 NO_VECTOR = "no_vector"
 
@@ -25,6 +28,16 @@ def user_key(user_id: str) -> str:
 
 def connect(url: str) -> redis.Redis:
     return redis.Redis.from_url(url, socket_connect_timeout=5)
+
+
+def declared_zone(client: redis.Redis) -> str | None:
+    """The IANA name of the zone the store's naive times were written in, if it declares one."""
+    name = client.hget(SETTINGS, "timezone")
+    return name.decode() if name else None
+
+
+def declare_zone(client: redis.Redis, name: str) -> None:
+    client.hset(SETTINGS, "timezone", name)
 
 
 # Every record of a chunk written inside Redis: ARGV holds, per record, its id, its user's set, whether it has an

@@ -13,16 +13,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from time import perf_counter
+from zoneinfo import ZoneInfo
 
 import psycopg
 import redis
 
-from memchat import legacy_store
+from memchat import legacy_store, legacy_times
 from memchat.db import OWNER_INDEX, Pool
 from memchat.embedders import get_embedder
 from memchat.facts import parse_fact
+from memchat.legacy_times import LegacyTimeError, parse_legacy_time, zone_named
 from memchat.memory_store import MemoryStore, drop_hnsw_indexes
-from memchat.records import RecordError, parse_time
 from memchat.settings import Settings
 
 
@@ -56,14 +57,27 @@ class MigrationError(ValueError):
     """A legacy record the migration cannot take; one line naming the memory and the value."""
 
 
-def _when(rec: dict, field: str) -> datetime | None:
+def _when(rec: dict, field: str, zone: ZoneInfo | None, wall_clock_as_utc: bool = False) -> datetime | None:
+    """The legacy time as an aware UTC time: naive ones in the store's declared `zone` (memchat/legacy_times.py).
+    `wall_clock_as_utc` is the fault migration-local-times-as-utc."""
     text = rec[field]
     if not text:
         return None
     try:
-        return parse_time(text, field)
-    except RecordError as e:
+        if wall_clock_as_utc:
+            parse_legacy_time(text, field, UTC)  # refuses what the clean migration refuses, but for the zone
+            return legacy_times.wall_clock_as_utc(text)
+        return parse_legacy_time(text, field, zone)
+    except LegacyTimeError as e:
         raise MigrationError(f"memory {rec['id']}: {e}; fix it in Redis and run the migration again") from None
+
+
+def _declared_zone(client: redis.Redis) -> ZoneInfo | None:
+    name = legacy_store.declared_zone(client)
+    try:
+        return zone_named(name) if name else None
+    except LegacyTimeError as e:
+        raise MigrationError(f"the legacy store's {legacy_store.SETTINGS} timezone: {e}") from None
 
 
 # A batch is COPYed (binary) straight into memories while the table was empty at the start and every owner is known
@@ -169,6 +183,8 @@ def migrate(client: redis.Redis, pool: Pool, settings: Settings, batch_size: int
     target = get_embedder(settings.embedder)
     counts = Counts()
     ids = legacy_store.all_ids(client)
+    zone = _declared_zone(client)
+    local_as_utc = settings.has("migration-local-times-as-utc")
     reset_created, lose_conversation = (settings.has(f) for f in ("migration-created-at-reset",
                                                                     "migration-drops-conversation"))
     # The fault migration-resurrects-deleted checks presence in the live table only.
@@ -197,9 +213,9 @@ def migrate(client: redis.Redis, pool: Pool, settings: Settings, batch_size: int
             for rec, vec in zip(records, vectors, strict=True):
                 fact = parse_fact(rec["text"])
                 conversation = None if lose_conversation else rec["conversation_id"] or None
-                created = now if reset_created else _when(rec, "created_at") or now
+                created = now if reset_created else _when(rec, "created_at", zone, local_as_utc) or now
                 rows.append((rec["id"], rec["user_id"], conversation, rec["text"], fact.key if fact else None, vec,
-                             target.name, target.dims, created, _when(rec, "expires_at")))
+                             target.name, target.dims, created, _when(rec, "expires_at", zone, local_as_utc)))
             if rows:
                 if not _write_batch(conn, rows, counts, owners, respect_tombstones):
                     owners = None

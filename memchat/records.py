@@ -7,12 +7,13 @@ import base64
 import binascii
 import json
 from collections.abc import Iterator
-from datetime import datetime
 from typing import IO
+from zoneinfo import ZoneInfo
 
 import numpy as np
 
 from memchat.embedders import EMBEDDERS, get_embedder
+from memchat.legacy_times import LegacyTimeError, parse_legacy_time
 
 ENCODINGS = ("json", "base64")
 
@@ -39,20 +40,6 @@ def decode_f32(text: str) -> np.ndarray:
     if len(raw) % 4:
         raise RecordError(f"embedding_f32 holds {len(raw)} bytes, not a whole number of float32 values")
     return np.frombuffer(raw, dtype="<f4").astype(np.float32)
-
-
-def parse_time(value: object, field: str) -> datetime:
-    """An ISO-8601 time with a time zone (e.g. 2024-05-08T13:56:00+00:00); anything else raises RecordError."""
-    when = None
-    if isinstance(value, str):
-        try:
-            when = datetime.fromisoformat(value)
-        except ValueError:
-            pass
-    if when is None or when.tzinfo is None:
-        shown = value if isinstance(value, str) else json.dumps(value)
-        raise RecordError(f"{field} '{shown}' is not ISO-8601 with a time zone")
-    return when
 
 
 def read_lines(stream: IO[str], path: str) -> Iterator[tuple[int, dict]]:
@@ -99,8 +86,9 @@ def _vector(rec: dict, dims: int) -> tuple[bool, np.ndarray | None]:
     return True, vec
 
 
-def legacy_record(rec: dict, default_embedder: str) -> dict:
+def legacy_record(rec: dict, default_embedder: str, zone: ZoneInfo | None = None) -> dict:
     """A record checked and normalised for legacy_store.put; raises RecordError naming the first bad field.
+    Its times are kept as written: with a zone, or naive local times when the store declares their `zone`.
     The result has an `embedding` key only when the input gave a vector or an explicit null."""
     for field in ("id", "user_id"):
         if not isinstance(rec.get(field), str) or not rec[field]:
@@ -113,7 +101,10 @@ def legacy_record(rec: dict, default_embedder: str) -> dict:
         raise RecordError("conversation_id must be a string or null")
     for field in ("created_at", "expires_at"):
         if rec.get(field) not in (None, ""):
-            parse_time(rec[field], field)
+            try:
+                parse_legacy_time(rec[field], field, zone)
+            except LegacyTimeError as e:
+                raise RecordError(str(e)) from None
     embedder = rec.get("embedder") or default_embedder
     if embedder not in EMBEDDERS:
         raise RecordError(f"embedder '{embedder}' is unknown; known: {', '.join(EMBEDDERS)}")

@@ -6,7 +6,7 @@ import pytest
 
 from harness.drivers.base import OwnTextResult
 from harness.recall import Hit, RecallComparison
-from harness.replay.checks import MemoryCheck, ProbeCheck, ProbeOutcome, _field_changes, _verdict
+from harness.replay.checks import MemoryCheck, ProbeCheck, ProbeOutcome, _as_written, _field_changes, _verdict
 from harness.replay.history import ReplayHistory
 from harness.snapshots import Header
 
@@ -86,6 +86,19 @@ ALL = ("conversation", "created_at", "expires_at")
 ])
 def test_every_kept_field_is_compared(stored: dict, changes: list) -> None:
     assert _field_changes(_history(), 0, stored, ALL) == changes
+
+
+def test_a_creation_time_the_legacy_store_wrote_otherwise_is_named_as_written() -> None:
+    history = _history()
+    history.header = Header("", ["e1"], "e1", 0.25, 5, 1, 0, 1, "Europe/Berlin")
+    history.legacy_created_at = ["2024-01-02T04:04:05"]
+    assert _as_written(history, 0, "created_at") == (" (the legacy store wrote '2024-01-02T04:04:05', local time in "
+                                                     "Europe/Berlin)")
+    history.legacy_created_at = ["2024-01-02T08:34:05+05:30"]
+    assert _as_written(history, 0, "created_at") == " (the legacy store wrote '2024-01-02T08:34:05+05:30')"
+    assert _as_written(history, 0, "expires_at") == ""
+    history.legacy_created_at = [None]
+    assert _as_written(history, 0, "created_at") == ""
 
 
 def test_a_field_the_app_does_not_keep_is_not_applicable_never_passed() -> None:

@@ -364,10 +364,12 @@ class AppDriver(ABC):
         raise DriverError(f"the {self.name} driver cannot read the app's index statistics")
 
     # -- the app's own tools (MIGRATION_TOOLS) ---------------------------------------------------------------------
-    def load_legacy_store(self, app: RunningApp, records: Iterable[str], embedder: str) -> None:
+    def load_legacy_store(self, app: RunningApp, records: Iterable[str], embedder: str,
+                          timezone: str | None = None) -> None:
         """Empty the app's legacy store and load it with the JSON Lines records (id, user_id, conversation_id, text,
         created_at, expires_at, and optionally embedder + embedding_f32), through the app's own loading tool, each
-        line given to it as it comes (the caller may still be making the next)."""
+        line given to it as it comes (the caller may still be making the next). created_at may be naive local time
+        in `timezone`, the zone the store declares (the tool's {timezone}; empty when None)."""
         raise DriverError(f"the {self.name} driver has no legacy-store loading tool")
 
     def migrate(self, app: RunningApp, batch_size: int, embedder: str) -> MigrationCounts:

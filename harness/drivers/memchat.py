@@ -381,7 +381,8 @@ class MemchatDriver(AppDriver):
         return {name: int(scans) for name, scans in rows}
 
     # -- the app's own tools -------------------------------------------------------------------------------------
-    def load_legacy_store(self, app: RunningApp, records: Iterable[str], embedder: str) -> None:
+    def load_legacy_store(self, app: RunningApp, records: Iterable[str], embedder: str,
+                          timezone: str | None = None) -> None:
         # The worker's Redis db belongs to the running scenario (a worker runs one scenario at a time). Emptied at
         # once, freed on Redis's own thread: a synchronous FLUSHDB of the million memories an earlier scenario left
         # took longer than the client's 5 s socket timeout.
@@ -392,7 +393,7 @@ class MemchatDriver(AppDriver):
             client.close()
         # From its standard input, as the records are made: the tool checks each chunk before it writes it.
         run_tool_fed(self.target, "redis_load", records, redis_url=str(app.redis_url), file="-", embedder=embedder,
-                     timeout=900)
+                     timezone=timezone or "", timeout=900)
 
     def migrate(self, app: RunningApp, batch_size: int, embedder: str) -> MigrationCounts:
         output = run_tool(self.target, "migrate", redis_url=str(app.redis_url), pg_dsn=str(app.pg_dsn),

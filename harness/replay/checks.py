@@ -8,7 +8,9 @@ only; a memory past its expiry is not expected to be recalled.
 
 Field by field: each memory's conversation, creation and expiry times, as far as the app keeps each field (the
 driver's kept_fields); a field the app does not keep is reported as not applicable, never as passed. A difference is
-named per memory and counted per field.
+named per memory and counted per field. A creation time is compared exactly (to the microsecond) with the UTC time the
+history says it means, never with what the app read back; where the legacy store wrote it otherwise (local time, an
+offset), the difference names that too.
 
 Probe by probe: every golden question through the app's search API, compared with the snapshot's expectation (ids in
 order, scores within the tolerance, ties in either order), summarised as recall@k, nDCG@k, empty results, unexpected
@@ -127,6 +129,16 @@ def _field_changes(history: ReplayHistory, i: int, stored: dict[str, str | None]
     return changes
 
 
+def _as_written(history: ReplayHistory, i: int, name: str) -> str:
+    """How the legacy store wrote a creation time it wrote otherwise than in UTC, and in which zone if naive."""
+    written = history.legacy_created_at[i] if name == "created_at" and i < len(history.legacy_created_at) else None
+    if written is None:
+        return ""
+    naive = datetime.fromisoformat(written).tzinfo is None
+    return f" (the legacy store wrote {written!r}" + (f", local time in {history.header.legacy_timezone})"
+                                                        if naive else ")")
+
+
 def check_memories(app: AppHandle, history: ReplayHistory, vectors: Sequence[bytes | None]) -> MemoryCheck:
     app_ids = [history.memory_id(mid) for mid in history.ids]
     user_ids = {owner: history.user_id(owner) for owner in set(history.owners)}
@@ -146,7 +158,7 @@ def check_memories(app: AppHandle, history: ReplayHistory, vectors: Sequence[byt
             if changes:
                 check.field_changes.update(name for name, _, _ in changes)
                 check.changed.append(f"  {mid} of {history.owners[i]} {history.texts[i][:60]!r}: " + "; ".join(
-                    f"{name} was {was!r}, now {now_!r}" for name, was, now_ in changes))
+                    f"{name} was {was!r}{_as_written(history, i, name)}, now {now_!r}" for name, was, now_ in changes))
         check.verdicts[verdict] += 1
         if verdict in ("recalled", "tied with an identical text"):
             check.recalled += 1

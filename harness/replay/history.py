@@ -30,7 +30,8 @@ class ReplayHistory:
     texts: list[str] = field(default_factory=list)
     embeddable: list[bool] = field(default_factory=list)
     expires_at: list[str | None] = field(default_factory=list)
-    created_at: list[str] = field(default_factory=list)
+    created_at: list[str] = field(default_factory=list)  # the UTC time each memory was told: what the replay expects
+    legacy_created_at: list[str | None] = field(default_factory=list)  # as the legacy store wrote it, where otherwise
     conversations: list[str | None] = field(default_factory=list)  # the snapshot's own ids (None: no conversation)
     # By header.legacy_embedder, when the snapshot has it; in a file, not in memory (harness/replay/vectors.py)
     vectors: StoredVectors = field(default_factory=StoredVectors)
@@ -69,19 +70,25 @@ class ReplayHistory:
         return len(self.ids)
 
 
-def _legacy_line(history: ReplayHistory, m: HistoricalMemory) -> str:
+def _legacy_line(history: ReplayHistory, m: HistoricalMemory, legacy_times: bool) -> str:
+    """The memory as the loading tool takes it; with `legacy_times`, its creation time as the legacy store wrote
+    it."""
+    created = m.legacy_created_at if legacy_times and m.legacy_created_at else m.created_at
     line = {"id": f"{history.tag}-{m.id}", "user_id": history.run_user_id(m.owner),
             "conversation_id": history.conversation_id(m.conversation), "text": m.text,
-            "created_at": m.created_at, "expires_at": m.expires_at}
+            "created_at": created, "expires_at": m.expires_at}
     if m.embedder is not None and (m.embedding is not None or not m.embeddable):
         line["embedder"] = m.embedder
         line["embedding_f32"] = base64.b64encode(m.embedding).decode() if m.embedding is not None else None
     return json.dumps(line, ensure_ascii=False) + "\n"
 
 
-def stream_for_replay(snapshot: str | Path, tag: str) -> tuple[ReplayHistory, Iterator[str]]:
+def stream_for_replay(snapshot: str | Path, tag: str, legacy_times: bool = False,
+                      ) -> tuple[ReplayHistory, Iterator[str]]:
     """One streamed pass: the history (its header read now) and the loading tool's JSON Lines input, line by line.
-    Reading the lines validates the snapshot and fills the history, which is whole once they are all read."""
+    Reading the lines validates the snapshot and fills the history, which is whole once they are all read.
+    `legacy_times`: the creation times as the legacy store wrote them (for the legacy store's loading tool; the
+    app's own import takes the UTC times)."""
     records = read_history(snapshot)
     header = next(records)
     assert isinstance(header, Header)
@@ -90,13 +97,14 @@ def stream_for_replay(snapshot: str | Path, tag: str) -> tuple[ReplayHistory, It
     def lines() -> Iterator[str]:
         for record in records:
             if isinstance(record, HistoricalMemory):
-                yield _legacy_line(history, record)
+                yield _legacy_line(history, record, legacy_times)
                 history.ids.append(record.id)
                 history.owners.append(record.owner)
                 history.texts.append(record.text)
                 history.embeddable.append(record.embeddable)
                 history.expires_at.append(record.expires_at)
                 history.created_at.append(record.created_at)
+                history.legacy_created_at.append(record.legacy_created_at if legacy_times else None)
                 history.conversations.append(record.conversation)
                 history.vectors.append(record.embedding if record.embedder == header.legacy_embedder else None)
             elif isinstance(record, GoldenProbe):

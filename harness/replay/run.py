@@ -55,11 +55,13 @@ def import_replayed_owners(app: AppHandle, history: ReplayHistory) -> dict[str, 
 
 
 def load_into_source_store(app: AppHandle, snapshot: Path, tag: str) -> HeldHistory:
-    """A snapshot of any format into the store the app's own migration reads, through its loading tool, streamed;
-    then its owners, as users of the app the migration writes into."""
+    """A snapshot of any format into the store the app's own migration reads, through its loading tool, streamed,
+    with the times as the legacy store wrote them and the zone it declares for its local ones; then its owners, as
+    users of the app the migration writes into."""
     app.require_stores()
-    history, records = stream_for_replay(snapshot, tag)
-    app.load_legacy_store(records, history.header.legacy_embedder, f"the memories of {snapshot.name}")
+    history, records = stream_for_replay(snapshot, tag, legacy_times=True)
+    app.load_legacy_store(records, history.header.legacy_embedder, f"the memories of {snapshot.name}",
+                          timezone=history.header.legacy_timezone)
     return HeldHistory(history, MappingProxyType(import_replayed_owners(app, history)))
 
 

@@ -2,9 +2,11 @@
 histories of any size (documented in snapshots/README.md):
 
     {"format": "memory-snapshot/2", "description": ..., "embedders": [...], "legacy_embedder": ...,
-     "recall": {"threshold": 0.25, "k": 5}, "counts": {"memories": N, "probes": N, "owners": N}}
+     "recall": {"threshold": 0.25, "k": 5}, "counts": {"memories": N, "probes": N, "owners": N},
+     "legacy_timezone": "Europe/Berlin"}
     {"type": "memory", "id": ..., "owner": ..., "conversation": ... | null, "text": ..., "created_at": ISO-8601,
-     "expires_at": ISO-8601 | null, "embedder": ..., "embedding_f32": base64 | null, "embeddable": false}
+     "expires_at": ISO-8601 | null, "embedder": ..., "embedding_f32": base64 | null, "embeddable": false,
+     "legacy_created_at": ISO-8601, with or without a zone}
     ...
     {"type": "probe", "owner": ..., "query": ..., "k": 5, "expected": {"<embedder>": [{"id": ..., "score": ...}]},
      "tied_beyond_k": {"<embedder>": [{"id": ..., "score": ...}]}, "evidence": [ids]}
@@ -12,8 +14,11 @@ histories of any size (documented in snapshots/README.md):
 Memory lines come before probe lines. The embedding is optional (the little-endian float32 bytes in base64, with the
 embedder that made it); `"embeddable": false` marks a memory the target cannot embed (no content words), which is
 checked for its owner and text only. `tied_beyond_k` lists the memories beyond the k-th that score the same as the
-k-th: a store may return any of them in its place. A line that breaks a rule is refused with the file, its line
-number and field.
+k-th: a store may return any of them in its place. `legacy_created_at` (optional) is the creation time as the legacy
+store holds it, where it is written otherwise than `created_at` (the UTC time it means, which the replay compares):
+with "Z" or an offset, or naive local in the zone of the header's optional `"legacy_timezone"` (the daylight-saving
+rule: harness/snapshots/legacy_times.py). A line that breaks a rule is refused with the file, its line number and
+field.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from pathlib import Path
 from typing import IO
 
 from harness.recall import Hit
-from harness.snapshots.rules import MalformedSnapshot, iso_with_zone, json_objects
+from harness.snapshots.rules import MalformedSnapshot, iso_time, iso_with_zone, json_objects, known_zone
 
 FORMAT2 = "memory-snapshot/2"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -47,11 +52,13 @@ class Header:
     memories: int
     probes: int
     owners: int
+    legacy_timezone: str | None = None  # the zone of the legacy store's naive local times, when it has any
 
     def as_json(self) -> dict:
         return {"format": FORMAT2, "description": self.description, "embedders": self.embedders,
                 "legacy_embedder": self.legacy_embedder, "recall": {"threshold": self.threshold, "k": self.k},
-                "counts": {"memories": self.memories, "probes": self.probes, "owners": self.owners}}
+                "counts": {"memories": self.memories, "probes": self.probes, "owners": self.owners},
+                **({"legacy_timezone": self.legacy_timezone} if self.legacy_timezone else {})}
 
 
 @dataclass(frozen=True)
@@ -65,11 +72,15 @@ class HistoricalMemory:
     embedder: str | None = None  # which model made `embedding`
     embedding: bytes | None = None  # little-endian float32
     embeddable: bool = True
+    # created_at as the legacy store wrote it, when otherwise: "Z", an offset, or naive in the header's legacy_timezone
+    legacy_created_at: str | None = None
 
     def as_json(self) -> dict[str, object]:
         line: dict[str, object] = {"type": "memory", "id": self.id, "owner": self.owner,
                                    "conversation": self.conversation, "text": self.text,
                                    "created_at": self.created_at, "expires_at": self.expires_at}
+        if self.legacy_created_at is not None:
+            line["legacy_created_at"] = self.legacy_created_at
         if self.embedder is not None:
             line["embedder"] = self.embedder
             line["embedding_f32"] = base64.b64encode(self.embedding).decode() if self.embedding else None
@@ -184,10 +195,13 @@ def _header(line: _Line) -> Header:
     if k < 1:
         raise line.refuse("recall.k", "must be 1 or more")
     whole = _Line(line.path, line.number, counts).whole
+    zone = line.optional_text("legacy_timezone")
+    if zone is not None and not known_zone(zone):
+        raise line.refuse("legacy_timezone", f"{zone!r} is not a time zone name (IANA, e.g. Europe/Berlin)")
     return Header(str(line.data.get("description", "")), list(embedders),
                   line.optional_text("legacy_embedder") or embedders[0],
                   line.number_("recall.threshold", recall.get("threshold")), k,
-                  whole("memories"), whole("probes"), whole("owners"))
+                  whole("memories"), whole("probes"), whole("owners"), zone)
 
 
 def memory_line(path: Path, number: int, data: dict, rule: str) -> HistoricalMemory:
@@ -215,9 +229,13 @@ def _memory(line: _Line) -> HistoricalMemory:
     text = line.data.get("text")
     if not isinstance(text, str) or not text:
         raise line.refuse("text", "must be a non-empty string")
+    legacy = line.data.get("legacy_created_at")
+    if legacy is not None and iso_time(legacy) is None:
+        raise line.refuse("legacy_created_at", f"{legacy!r} is not an ISO-8601 time, with or without a zone "
+                                               "(e.g. 2024-03-31T02:30:00), or null")
     return HistoricalMemory(line.text("id"), line.text("owner"), text, line.timestamp("created_at"),
                             line.optional_timestamp("expires_at"), line.optional_text("conversation"),
-                            embedder, embedding, embeddable)
+                            embedder, embedding, embeddable, legacy)
 
 
 def _probe(line: _Line, owner_of: dict[str, str], owners: set[str]) -> GoldenProbe:
@@ -253,6 +271,11 @@ def _hits(line: _Line, where: str, rows: object, owner: str, owner_of: dict[str,
     return out
 
 
+def _naive(legacy: str | None) -> bool:
+    when = iso_time(legacy) if legacy is not None else None
+    return when is not None and when.tzinfo is None
+
+
 def probes_expecting_nothing(probes: Iterable[GoldenProbe]) -> int:
     """How many probes expect no memory under any embedder: each passes without testing recall."""
     return sum(1 for p in probes if not any(p.expected.values()))
@@ -277,6 +300,9 @@ def read_snapshot(path: Path) -> Iterator[Record]:
                 if probes:
                     raise line.refuse("type", "memory lines must all come before the probe lines")
                 memory = _memory(line)
+                if header.legacy_timezone is None and _naive(memory.legacy_created_at):
+                    raise line.refuse("legacy_created_at", f"{memory.legacy_created_at!r} has no zone and the header "
+                                      "declares no legacy_timezone for the legacy store's local times: add one")
                 if memory.id in owner_of:
                     raise line.refuse("id", f"duplicate id {memory.id!r}")
                 owner_of[memory.id] = memory.owner

@@ -7,6 +7,9 @@
 - Texts users type: plain, quotes, backslashes, newlines, emoji, CJK, right-to-left, HTML-like, very long; exact and
   near repeats (same words, other case and punctuation) of the owner's earlier texts and of other owners'; and texts
   with no content words (";)", "Where is it?", CJK only), which a word-hashing embedder gives no vector.
+- Creation times as a legacy store holds them (harness/snapshots/legacy_times.py): "Z", explicit offsets, and naive
+  local times in the store's zone (the header's `legacy_timezone`), some in the hour a daylight-saving change skips
+  or repeats; each memory's `created_at` is the UTC time that means, to the microsecond.
 - Probes: questions about an owner's topics, paraphrases of their memories, questions about nothing they said, and
   questions without content words; expected results by exact cosine over the owner's vectors from the app's own
   embedder, independently of any index, ties by id. A memory without a vector is never a hit, and never a crash.
@@ -30,6 +33,7 @@ from harness.recall import Hit
 from harness.sessions.text import CHARACTER_CLASSES, TextMaker
 from harness.snapshots.expectations import exact_ranking, owner_matrix
 from harness.snapshots.format2 import GoldenProbe, Header, HistoricalMemory
+from harness.snapshots.legacy_times import LegacyClock
 from harness.target import Target
 
 EXTRA = 3  # memories beyond the nominal size: a partial last batch at every batch size
@@ -42,6 +46,7 @@ _TEMPLATES = ("My {key} is {value}.", "Note to self: my {key} is {value}.", "Rem
               "Actually, my {key} is {value}.", "{chat} My {key} is {value}.", "My {key}? It is {value}.")
 _SUFFIXES = ("1", "-1", "_1", ".1", "2")
 _EPOCH = datetime(2023, 1, 1, tzinfo=UTC)
+_DAYS = 700  # the history's memories were told over this many days from _EPOCH (four daylight-saving changes)
 
 
 @dataclass
@@ -243,18 +248,23 @@ def stream_history(target: Target, *, nominal: int, seed: int, embedders: list[s
              f"with {', '.join(embedders)}; their expectations computed")
     probes = [GoldenProbe(owner, question, k, expected[n], [ids[i] for i in evidence], tied[n])
               for n, (owner, question, evidence) in enumerate(questions)]
+    clock = LegacyClock(rng, _EPOCH, _EPOCH + timedelta(days=_DAYS))  # drawn after the probes: they stay as they were
     header = Header(f"{nominal:,} generated memories (+{EXTRA}) of {len(by_owner)} owners, faker seed {seed}",
-                    embedders, legacy, threshold, k, len(rows), len(probes), len(by_owner))
+                    embedders, legacy, threshold, k, len(rows), len(probes), len(by_owner), clock.zone_name)
 
     def memories() -> Iterator[HistoricalMemory]:
         # Embedded as they are written, by the embed tool running on every core for the whole history.
         vectors = stream_embed_f32(target, texts, legacy, block=chunk)
         for i, vec in enumerate(vectors):
             owner, text, conversation = rows[i]
-            created = _EPOCH + timedelta(seconds=rng.randrange(0, 700 * 86400))
+            created = _EPOCH + timedelta(seconds=rng.randrange(0, _DAYS * 86400))
+            if rng.random() < 0.2:  # the legacy app's clock had microseconds; the replay compares them too
+                created += timedelta(microseconds=rng.randrange(1, 1_000_000))
             expires = (created + timedelta(days=3650)).isoformat() if rng.random() < 0.1 else None
-            yield HistoricalMemory(ids[i], owner, text, created.isoformat(), expires, conversation, legacy, vec,
-                                   vec is not None)
+            written = clock.write(created)
+            means = written.means.isoformat()
+            yield HistoricalMemory(ids[i], owner, text, means, expires, conversation, legacy, vec, vec is not None,
+                                   written.written if written.written != means else None)
             if (i + 1) % PROGRESS_EVERY == 0 or i + 1 == len(rows):
                 progress(f"embedded and wrote {i + 1:,} of {len(rows):,} memories")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from datetime import datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 
 class MalformedSnapshot(Exception):
@@ -22,6 +23,22 @@ def iso_with_zone(value: object) -> str | None:
     if when.tzinfo is None:
         return f"{value!r} has no time zone (add +00:00 or Z)"
     return None
+
+
+def iso_time(value: object) -> datetime | None:
+    """The ISO-8601 time `value` says, with or without a zone; None when it is not one."""
+    try:
+        return datetime.fromisoformat(value) if isinstance(value, str) and value else None
+    except ValueError:
+        return None
+
+
+def known_zone(name: str) -> bool:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
 
 
 def json_objects(lines: Iterable[str], name: str, rule: str = "") -> Iterator[tuple[int, dict]]:

@@ -269,7 +269,8 @@ def test_redis_load_refuses_a_bad_record_naming_file_line_and_field(redis_url, t
     cases = [
         ({"created_at": "1:56 pm on 8 May, 2023"},
          "created_at '1:56 pm on 8 May, 2023' is not ISO-8601 with a time zone"),
-        ({"expires_at": "2024-05-08T13:56:00"}, "expires_at '2024-05-08T13:56:00' is not ISO-8601 with a time zone"),
+        ({"expires_at": "2024-05-08T13:56:00"}, "expires_at '2024-05-08T13:56:00' is not ISO-8601 with a time zone, "
+         "and the legacy store declares no zone for its local times (redis-load --timezone, e.g. Europe/Berlin)"),
         ({"embedding": vec[:255].tolist()}, "embedding has 255 dimensions, not the embedder's 256"),
         ({"embedding_f32": base64.b64encode(vec[:10].tobytes()).decode()},
          "embedding_f32 has 10 dimensions, not the embedder's 256"),

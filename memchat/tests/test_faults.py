@@ -40,7 +40,7 @@ TESTED = {"recall-ignores-user", "history-idor", "session-not-persistent", "cont
           "many-facts-lost", "ime-enter-sends", "write-held-back", "soft-delete-still-recalled",
           "edit-keeps-old-vector", "clear-all-users", "conversation-delete-keeps-messages", "memory-off-still-recalls",
           "memory-off-still-writes", "deleted-memory-returns", "memory-setting-not-saved",
-          "migration-resurrects-deleted"}
+          "migration-resurrects-deleted", "migration-local-times-as-utc"}
 
 
 def test_every_fault_in_the_catalogue_has_a_test_here() -> None:
@@ -177,6 +177,25 @@ def test_migration_created_at_reset(pg_server, redis_server) -> None:
     assert all(created.year == 2025 for _, created in clean.values())  # as the legacy records say
     assert set(faulty) == set(clean) and all(created >= started for _, created in faulty.values())
     assert all(faulty[i][0] == clean[i][0] for i in clean)  # nothing else changes
+
+
+def test_migration_local_times_as_utc(pg_server, redis_server) -> None:
+    times = {"z": "2024-05-08T13:56:00Z", "offset": "2024-05-08T19:26:00+05:30", "local": "2024-05-08T15:56:00"}
+    created = {}
+    for faults in (set(), {"migration-local-times-as-utc"}):
+        db = pg_server.create_database()
+        add_user(db, "u1", "x")
+        with closing(legacy_store.connect(redis_server.new_url())) as client, closing(Pool(db, size=2)) as pool:
+            legacy_store.declare_zone(client, "Europe/Berlin")
+            legacy_store.put(client, [{"id": mid, "user_id": "u1", "text": f"My locker code is {n}.",
+                                       "created_at": when} for n, (mid, when) in enumerate(times.items())],
+                             "hash-ngram-v1")
+            migrate(client, pool, settings_for(db, faults=faults), batch_size=7)
+        created[bool(faults)] = {mid: fields[1] for mid, fields in _fields(db).items()}
+    assert set(created[False].values()) == {datetime(2024, 5, 8, 13, 56, tzinfo=UTC)}
+    assert created[True] == {"z": datetime(2024, 5, 8, 13, 56, tzinfo=UTC),  # UTC stays right
+                             "offset": datetime(2024, 5, 8, 19, 26, tzinfo=UTC),
+                             "local": datetime(2024, 5, 8, 15, 56, tzinfo=UTC)}
 
 
 def test_migration_drops_conversation(pg_server, redis_server) -> None:

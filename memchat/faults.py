@@ -89,6 +89,12 @@ CATALOG: dict[str, Fault] = {
               "the user tells meanwhile is remembered"),
         Fault("migration-resurrects-deleted", "the migration checks presence in the live table only, not the "
               "owners' deletions", "a memory deleted after a migration is back after the migration runs again"),
+        Fault("writes-stall-after-error", "front end: a failed send pauses the page's memory writes \"until the "
+              "connection is back\", and nothing ever resumes them", "after one message the app could not answer, "
+              "nothing the user tells in that page is remembered, and nobody says so"),
+        Fault("failed-send-resent", "front end: a message whose request failed on the network is kept in an outbox "
+              "and sent again before the next one, though the server may have stored it",
+              "after a reply lost to a dropped connection, the message is stored twice in the conversation"),
     )
 }
 

@@ -63,7 +63,9 @@ def seeded_session(world: World, answers: AnswerCheck, count: int, users: int) -
         actor.sign_in_to_stay()
         return actor
 
-    session = GeneratedSession(plan, SessionRunner(world.app, plan, join, answers, world.data.unique_tag))
+    runner = SessionRunner(world.app, plan, join, answers, world.data.unique_tag)
+    runner.use_app = world.use_app  # a restart the session acts out goes on with the app restarted
+    session = GeneratedSession(plan, runner)
     print(session.head())
     report.attach_text("generated actions", script(plan.users, plan.actions))
     return session

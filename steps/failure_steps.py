@@ -76,11 +76,28 @@ def _typed(turns: list[Turn]) -> list[str]:
     return [t.text for t in turns if t.role == "user"]
 
 
-@then(parsers.re(f"^the conversation keeps each message {NAME} typed once"
-                 "(?:, and the refused one not at all|, the dropped one included)?$"))
+@then(parsers.re(f"^the conversation keeps each message {NAME} typed once$"))
 def conversation_keeps_each_once(world: World, talk: Talk, failure: Failure, name: str) -> None:
     """Through the API, then on her page loaded again (the conversation at its address): exactly her turns, each
-    once, in order; the failed message once or not at all, as the failure's rule says."""
+    once, in order; the failed message once or not at all, as its failure's rule says."""
+    _keeps_each_once(world, talk, failure, name)
+
+
+@then(parsers.re(f"^the conversation keeps each message {NAME} typed once, and the refused one not at all$"))
+def keeps_each_once_but_the_refused(world: World, talk: Talk, failure: Failure, name: str) -> None:
+    """As above, after a message the app refused: it is not stored."""
+    assert not failure.stored, f"{name}'s failed message {failure.text!r} was not refused but dropped"
+    _keeps_each_once(world, talk, failure, name)
+
+
+@then(parsers.re(f"^the conversation keeps each message {NAME} typed once, the dropped one included$"))
+def keeps_each_once_with_the_dropped(world: World, talk: Talk, failure: Failure, name: str) -> None:
+    """As above, after a reply the connection dropped: the message and the app's reply are stored, once."""
+    assert failure.stored, f"{name}'s failed message {failure.text!r} was not dropped but refused"
+    _keeps_each_once(world, talk, failure, name)
+
+
+def _keeps_each_once(world: World, talk: Talk, failure: Failure, name: str) -> None:
     actor = world.actors[name]
     conversation = actor.conversation_id()
     stored = list(actor.session.turns(conversation))

@@ -127,6 +127,12 @@ class ApiActor(ActorBase):
     def send_refused(self, text: str) -> str:
         self._needs_a_page("the page's error")
 
+    def say_refused_by_app(self, text: str) -> str:
+        self._needs_a_page("a send the app refuses on the page")
+
+    def say_dropped(self, text: str) -> str:
+        self._needs_a_page("a reply lost on its way to the page")
+
     def submit(self, text: str) -> Callable[[], Exchange]:
         """Sent on a thread of its own (users at the same time)."""
         sending = _SENDERS.submit(self.session.send, self._open_conversation(), text)

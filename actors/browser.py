@@ -14,6 +14,7 @@ from pages.chat_page import ChatPage
 from pages.conversation_list import ConversationList
 from pages.login_page import LoginPage
 from pages.memories_page import MemoriesPage
+from pages.network_failures import dropped_after_answer, refused_by_server
 
 
 class BrowserActor(ActorBase):
@@ -176,6 +177,17 @@ class BrowserActor(ActorBase):
 
     def send_refused(self, text: str) -> str:
         return self.chat.send_refused(text)
+
+    def say_refused_by_app(self, text: str) -> str:
+        shown = self._chat_open().send_failing(text, refused_by_server)
+        self._talking = True  # the page shows the message (and its error): no longer a new, empty conversation
+        return shown
+
+    def say_dropped(self, text: str) -> str:
+        shown = self._chat_open().send_failing(text, dropped_after_answer)
+        self._talking = True
+        self._turns_sent += 1  # the app got the turn: an app that writes memories later writes from it too
+        return shown
 
     def submit(self, text: str) -> Callable[[], Exchange]:
         waiter = self._chat_open().submit(text)

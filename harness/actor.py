@@ -132,6 +132,16 @@ class Actor(Protocol):
         """A message the app must refuse: what the page says instead of an answer."""
         ...
 
+    def say_refused_by_app(self, text: str) -> str:
+        """The user sends `text` and the app's server answers the chat request with an error, once (nothing of it
+        reaches the app); what the page then says. The user stays in the same page, to go on typing."""
+        ...
+
+    def say_dropped(self, text: str) -> str:
+        """The user sends `text`; the app gets it and answers, but the connection drops before the answer reaches
+        the page; what the page then says. The user stays in the same page, to go on typing."""
+        ...
+
     def submit(self, text: str) -> Callable[[], Exchange]:
         """Send without waiting for the reply (users at the same time): a function that waits for it."""
         ...

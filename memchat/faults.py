@@ -98,6 +98,12 @@ CATALOG: dict[str, Fault] = {
               "below newer ones instead of moving to the top"),
         Fault("title-follows-latest-message", "the title's \"set once\" guard dropped from the message insert",
               "each conversation in the list is titled with the user's latest message instead of their first"),
+        Fault("writes-stall-after-error", "front end: a failed send pauses the page's memory writes \"until the "
+              "connection is back\", and nothing ever resumes them", "after one message the app could not answer, "
+              "nothing the user tells in that page is remembered, and nobody says so"),
+        Fault("failed-send-resent", "front end: a message whose request failed on the network is kept in an outbox "
+              "and sent again before the next one, though the server may have stored it",
+              "after a reply lost to a dropped connection, the message is stored twice in the conversation"),
     )
 }
 

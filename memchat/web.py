@@ -156,7 +156,9 @@ def build_app(state: AppState) -> Starlette:
                 "flushBeforeLogout": not settings.has("sign-out-write-lost"),
                 "titleByCharacters": not settings.has("title-splits-emoji"),
                 "writeBatch": 0 if settings.has("many-facts-lost") else MAX_WRITE_ITEMS,
-                "enterSendsWhileComposing": settings.has("ime-enter-sends")}
+                "enterSendsWhileComposing": settings.has("ime-enter-sends"),
+                "pauseWritesAfterError": settings.has("writes-stall-after-error"),
+                "resendFailedSends": settings.has("failed-send-resent")}
 
     def memories_front_end() -> dict:
         return {"deleteOptimistically": settings.has("deleted-memory-returns"),

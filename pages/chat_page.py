@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from collections.abc import Callable
 
 from playwright.sync_api import Locator, expect
 
 from harness.turn import Turn
 from pages.base import BasePage, css_of
+from pages.network_failures import Failure, once
 
 
 class ChatPage(BasePage):
@@ -153,6 +155,27 @@ class ChatPage(BasePage):
         error = self.el("send_error").first
         expect(error.or_(replies.nth(before)).first).to_be_visible()
         return error.inner_text() if error.is_visible() else ""
+
+    def _chat_requests(self) -> re.Pattern[str]:
+        """The address the page sends a turn to (the target's `messages`), for any conversation."""
+        before, _, after = self._paths["messages"].partition("{conversation_id}")
+        return re.compile(re.escape(self.base_url + before) + r"[^/?#]+" + re.escape(after) + r"$")
+
+    def send_failing(self, text: str, failure: Failure) -> str:
+        """Send one turn whose request meets `failure` (once); returns the error the page then shows (the one new
+        alert, whatever else it still shows from before). Later turns go to the app untouched."""
+        errors = self.el("send_error")
+        before = errors.all_inner_texts()
+        requests, handler = self._chat_requests(), once(failure)
+        self.page.route(requests, handler)
+        try:
+            self.el("message_input").fill(text)
+            self.el("send").click()
+            expect(errors).to_have_count(len(before) + 1)
+        finally:
+            self.page.unroute(requests, handler)
+        new = Counter(errors.all_inner_texts()) - Counter(before)
+        return next(iter(new.elements()), "")
 
     def send(self, text: str) -> str:
         """Send one turn and wait for the assistant's answer to it; returns the answer's text."""

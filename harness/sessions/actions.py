@@ -276,3 +276,49 @@ def script(users: list[str], actions: list[Action], numbered: bool = True) -> st
         lines.append(f"{i:>4}. {action.gherkin()}" if numbered else action.gherkin())
     lines.append("Then everything each user was told is remembered exactly as the model says")
     return "\n".join(lines)
+
+
+# -- failures on the way, and what follows them in the same page ------------------------------------------------------
+@dataclass(frozen=True)
+class FailedTurn(Action):
+    """A turn that fails on its way; the user stays in the same page and goes on, the conversation stays open."""
+
+    turn: Tell | Ask | Chat = Chat("")
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return self.turn.classes
+
+
+@dataclass(frozen=True)
+class RefusedSend(FailedTurn):
+    """The app's server answers the turn's request with an error: nothing of it reaches the app."""
+
+    kind = "send refused by the app"
+
+    def gherkin(self) -> str:
+        return f"When {self.user}'s message {quoted(self.turn.typed)} is refused by the app and she goes on"
+
+
+@dataclass(frozen=True)
+class DroppedReply(FailedTurn):
+    """The app gets the turn and answers it; the connection drops before the page has the answer."""
+
+    kind = "connection dropped mid-reply"
+
+    def gherkin(self) -> str:
+        return f"When the connection drops while {self.user}'s message {quoted(self.turn.typed)} is answered"
+
+
+@dataclass(frozen=True)
+class AppRestart(Action):
+    """The app stopped and started on its data between two of the user's turns; her page stays open on the
+    conversation, where she goes on."""
+
+    kind = "restart the app"
+
+    def gherkin(self) -> str:
+        return f"When the app restarts while {self.user} is in a conversation"
+
+
+FAILURES = (RefusedSend, DroppedReply, AppRestart)

@@ -8,17 +8,22 @@ from dataclasses import dataclass, field, replace
 
 from harness.language import NOTED, answer_reply, told_reply
 from harness.sessions.actions import (
+    FAILURES,
     Action,
+    AppRestart,
     Ask,
     Chat,
     ClearMemories,
     DeleteAccount,
     DeleteConversation,
     DeleteMemory,
+    DroppedReply,
     EditMemory,
+    FailedTurn,
     ManyConversations,
     NewConversation,
     PassTime,
+    RefusedSend,
     Rejoin,
     Reopen,
     ReopenBrowser,
@@ -152,6 +157,9 @@ class SessionModel:
             self._take_back(user, action)
             user.current = None  # back from the memories page to the chat: a new conversation
             return None
+        if isinstance(action, FAILURES):
+            self._failure(user, action)
+            return None
         raise NotApplicable(f"the model knows no action {type(action).__name__}")
 
     def _take_back(self, user: UserState, action: Action) -> None:
@@ -201,7 +209,7 @@ class SessionModel:
             user.remembered = [m for m in user.remembered if m.conversation != index]
         user.current = None
 
-    def _tell(self, user: UserState, tell: Tell) -> str:
+    def _tell(self, user: UserState, tell: Tell, remember: bool = True) -> str:
         keys = [said.key for said in tell.statements]
         if len(set(keys)) != len(keys):
             raise NotApplicable(f"{tell.user} states one key twice in one message")
@@ -214,7 +222,7 @@ class SessionModel:
                 for said in tell.statements]
         user.statements += told
         self.keys_told.update(dict.fromkeys(s.key for s in told))
-        if user.memory_on:  # with memory off nothing told is remembered: only the conversation's turns say it
+        if user.memory_on and remember:  # else nothing told is remembered: only the conversation's turns say it
             for statement in told:
                 self._remember(user, statement)
         return reply
@@ -243,6 +251,33 @@ class SessionModel:
         user.conversations[user.current] += [Turn("user", text), Turn("assistant", reply)]
         user.activity[user.current] = self.seq
         return user.current
+
+    # -- failures on the way, mid-conversation -------------------------------------------------------------------
+    def _failure(self, user: UserState, action: Action) -> None:
+        """What the app keeps of a failure in the middle of a conversation; the conversation stays open in the same
+        page, so the user's next turn continues it. The rules, one per failure (docs/contract.md, After a failure):
+
+        - a send refused by the app's server: nothing of it is stored (no turn, no memory);
+        - a reply dropped on its way to the page: the app stored the turn and its reply, once (the conversation
+          answers from it, as from any of its turns); nothing of it is remembered long term, since the page writes a
+          turn's memories once it has the reply, and it never had it (the reference app; an app that wrote them on
+          the server would remember them);
+        - the app restarted on its data between two turns: nothing changes."""
+        if user.current is None:
+            raise NotApplicable(f"{action.user} has no conversation open for a failure to happen in")
+        if isinstance(action, DroppedReply):
+            self._dropped(user, action)
+        elif not isinstance(action, (RefusedSend, AppRestart)):
+            raise NotApplicable(f"the model knows no failure {type(action).__name__}")
+
+    def _dropped(self, user: UserState, action: FailedTurn) -> None:
+        turn = action.turn
+        if isinstance(turn, Tell):
+            self._tell(user, turn, remember=False)
+        elif isinstance(turn, Ask):
+            self._turn(user, turn.question, self.answer(action.user, turn.key))
+        else:
+            self._turn(user, turn.text, NOTED)
 
     # -- what users must see ---------------------------------------------------------------------------------------
     def _remembered(self, memory: Remembered) -> bool:

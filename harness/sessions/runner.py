@@ -27,13 +27,16 @@ from harness.drivers.base import Account, Capability, Memory, UserSession
 from harness.order import Span, out_of_order
 from harness.polling import Timeout, wait_until
 from harness.sessions.actions import (
+    FAILURES,
     Action,
+    AppRestart,
     Ask,
     Chat,
     ClearMemories,
     DeleteAccount,
     DeleteConversation,
     DeleteMemory,
+    DroppedReply,
     EditMemory,
     ManyConversations,
     NewConversation,
@@ -89,6 +92,10 @@ class Member:
 
 
 class SessionRunner:
+    # Where the scenario goes on with the app once the runner has restarted it (the world's `use_app`), so that the
+    # users' actors act on the app as it runs now; None: the runner's own handle only.
+    use_app: Callable[[AppHandle], AppHandle] | None = None
+
     def __init__(self, app: AppHandle, plan: Plan, join: Join, answers: AnswerCheck,
                  new_tag: Callable[[], str]) -> None:
         self.app = app
@@ -111,6 +118,7 @@ class SessionRunner:
         self.resolution_s = app.target.limits.clock_resolution_s
         self._action_started: dict[int, float] = {}  # the model's action number -> when the suite began acting it
         self._first_listed: dict[int, float] = {}  # the action number of a memory's newest statement -> first seen
+        self._failed: dict[str, int] = {}  # user -> the number of the failure her next action goes on from
 
     def new_model(self) -> SessionModel:
         return SessionModel(self.plan.users, self.retention_days, self.memory_listing, self.session_days,
@@ -135,7 +143,7 @@ class SessionRunner:
         self._accounts = []
         self.model = self.new_model()
         self._previous = None
-        self._action_started, self._first_listed = {}, {}
+        self._action_started, self._first_listed, self._failed = {}, {}, {}
         self.tag = self.new_tag()
         self.members = {name: self._join(name) for name in self.plan.users}
         for number, action in enumerate(actions, 1):
@@ -158,6 +166,8 @@ class SessionRunner:
         return Member(actor)
 
     def _step(self, number: int, action: Action) -> Difference | None:
+        if isinstance(action, FAILURES) or action.user in self._failed:
+            return self._around_failure(number, action)
         if isinstance(action, PassTime):
             return self._pass_time(number, action)
         starts_conversation = self.model.current(action.user) is None
@@ -397,6 +407,53 @@ class SessionRunner:
         left = {kind: n for kind, n in self.app.remains_of(account, *had).items() if n}
         if left:
             return Difference(number, action, f"what the store keeps of {action.user}'s deleted account", {}, left)
+        return None
+
+    # -- failures on the way, and going on after them in the same page ---------------------------------------------
+    def _around_failure(self, number: int, action: Action) -> Difference | None:
+        """A failure acted out, or the user's next action after one (acted as any, then checked as below)."""
+        if not isinstance(action, FAILURES):
+            self._failed.pop(action.user)
+            return self._step(number, action) or self._after_going_on(number, action)
+        if isinstance(action, AppRestart):
+            # Between two turns: everything the app was still writing has landed first (a restart in the middle of a
+            # write is another promise).
+            difference = self._check_everyone(number - 1, self._previous)
+            if difference:
+                return difference
+        self._action_started[self.model.seq + 1] = time.monotonic()
+        self.model.apply(action)
+        if isinstance(action, AppRestart):
+            self._restart_app()
+        else:
+            actor = self.members[action.user].actor
+            say = actor.say_dropped if isinstance(action, DroppedReply) else actor.say_refused_by_app
+            shown = say(action.turn.typed)
+            if not shown.strip():
+                return Difference(number, action, f"{action.user}'s error on the page",
+                                  "an error saying the message was not sent", "no error")
+        self._failed[action.user] = number
+        return self._check_user(number, action, action.user)
+
+    def _restart_app(self) -> None:
+        """The app stopped and started on its data, at the same address; every page stays open."""
+        self.app = self.app.restarted()
+        if self.use_app is not None:
+            self.use_app(self.app)
+
+    def _after_going_on(self, number: int, action: Action) -> Difference | None:
+        """After the user's next action: her memories, list and every turn through the API; after a turn in the
+        same page, also the conversation as her page shows it loaded again."""
+        difference = self._check_user(number, action, action.user)
+        index = self.model.current(action.user)
+        if difference or not isinstance(action, (Tell, Ask, Chat)) or index is None:
+            return difference
+        actor = self.members[action.user].actor
+        status = actor.open_by_address(self.members[action.user].ids[index])
+        shown, expected = actor.history(), list(self.model.conversations(action.user)[index])
+        if status != 200 or shown != expected:
+            return Difference(number, action, f"{action.user}'s history on the page loaded again after the failure",
+                              expected, f"HTTP {status}: {shown}")
         return None
 
     # -- comparing with the model ----------------------------------------------------------------------------------

@@ -19,6 +19,8 @@
   let chain = Promise.resolve();
   let writing = Promise.resolve(); // the memory writes under way, in order
   const unsent = new Set(); // the writes waiting in that chain for the one before them ({ body })
+  let writesPaused = false; // fault writes-stall-after-error: a failed send pauses the writes, and nothing resumes them
+  const outbox = []; // fault failed-send-resent: messages whose request failed on the network, sent again later
 
   function queueMemories(texts) {
     if (!texts.length) return;
@@ -44,6 +46,7 @@
   }
 
   function flush(how) {
+    if (writesPaused) return writing; // fault writes-stall-after-error: held in `pending`, never sent
     const bodies = takePending();
     if (how === "beacon") {
       for (const body of [...[...unsent].map((w) => w.body), ...bodies]) {
@@ -131,14 +134,23 @@
     list.prepend(conversationItem(conversation));
   }
 
+  async function sendTurn(text) {
+    const data = await api(`/api/conversations/${conversationId}/messages`, { text });
+    append("assistant", data.reply.text, data.recalled);
+    queueMemories(data.remember || []);
+  }
+
   async function send(text) {
     append("user", text);
     try {
       await ensureConversation(text);
-      const data = await api(`/api/conversations/${conversationId}/messages`, { text });
-      append("assistant", data.reply.text, data.recalled);
-      queueMemories(data.remember || []);
+      while (outbox.length) await sendTurn(outbox[0]).then(() => outbox.shift()); // fault failed-send-resent
+      await sendTurn(text);
     } catch (err) {
+      // A network error (fetch's TypeError) says nothing of whether the server stored the turn: the correct page
+      // tells the user and sends nothing again on its own.
+      if (cfg.resendFailedSends && err instanceof TypeError && !outbox.includes(text)) outbox.push(text);
+      if (cfg.pauseWritesAfterError) writesPaused = true;
       showError("Could not send: " + err.message);
     }
   }

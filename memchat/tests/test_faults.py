@@ -40,7 +40,8 @@ TESTED = {"recall-ignores-user", "history-idor", "session-not-persistent", "cont
           "many-facts-lost", "ime-enter-sends", "write-held-back", "soft-delete-still-recalled",
           "edit-keeps-old-vector", "clear-all-users", "conversation-delete-keeps-messages", "memory-off-still-recalls",
           "memory-off-still-writes", "deleted-memory-returns", "memory-setting-not-saved",
-          "migration-resurrects-deleted", "migration-local-times-as-utc"}
+          "migration-resurrects-deleted", "migration-local-times-as-utc", "writes-stall-after-error",
+          "failed-send-resent"}
 
 
 def test_every_fault_in_the_catalogue_has_a_test_here() -> None:
@@ -284,6 +285,8 @@ def test_common_word_key_forgotten(db, make_store, faulty: bool) -> None:
     ("/", "write-race", "writeQueue", "append", "latest-only"),
     ("/", "sign-out-write-lost", "flushBeforeLogout", True, False),
     ("/", "title-splits-emoji", "titleByCharacters", True, False),
+    ("/", "writes-stall-after-error", "pauseWritesAfterError", False, True),
+    ("/", "failed-send-resent", "resendFailedSends", False, True),
     ("/memories", "deleted-memory-returns", "deleteOptimistically", False, True),
     ("/memories", "memory-setting-not-saved", "saveMemorySetting", True, False),
 ])

@@ -1,0 +1,38 @@
+@after_failure
+Feature: After a failure
+  A message the app could not answer, a reply lost on its way, or a restart of the app costs the user nothing she says
+  afterwards in the same page: it is answered, remembered once, and the conversation keeps each message once (the
+  failed one once or not at all, as the app stored it).
+
+  Scenario: After a message the app refused, what Ana tells next in the same page is remembered, once
+    Given Ana is signed in
+    When Ana says "Good morning, I have a few things to note."
+    And Ana's message "Are you still there?" is refused by the app
+    Then Ana is told her message was not sent
+    When Ana tells the assistant "My parking spot is B-7."
+    Then the conversation keeps each message Ana typed once, and the refused one not at all
+    And the assistant answers "Got it. I'll remember that your parking spot is B-7."
+    And her long-term memory holds exactly these facts, in the order she told them
+    And in a new conversation the assistant answers each of her questions about them correctly
+
+  Scenario: After a reply lost to a dropped connection, what Ana tells next in the same page is remembered, once
+    Given Ana is signed in
+    When Ana says "Good morning, I have a few things to note."
+    And the connection drops while Ana's message "Are you still there?" is answered
+    Then Ana is told her message was not sent
+    When Ana tells the assistant "My gym locker is 118."
+    Then the conversation keeps each message Ana typed once, the dropped one included
+    And the assistant answers "Got it. I'll remember that your gym locker is 118."
+    And her long-term memory holds exactly these facts, in the order she told them
+    And in a new conversation the assistant answers each of her questions about them correctly
+
+  Scenario: After the app restarts mid-conversation, Ana's next message in the same page is answered and remembered
+    Given an app of its own that the test can restart
+    And Ana is signed in
+    And Ana tells the assistant "My locker code is 5150."
+    When the app restarts while Ana is in the conversation
+    And Ana tells the assistant "My dentist is Doctor Okafor."
+    Then the conversation keeps each message Ana typed once
+    And the assistant answers "Got it. I'll remember that your dentist is Doctor Okafor."
+    And her long-term memory holds exactly these facts, in the order she told them
+    And in a new conversation the assistant answers each of her questions about them correctly

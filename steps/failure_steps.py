@@ -1,0 +1,113 @@
+"""Steps of after_a_failure.feature: a message the app refused, a reply lost on the way, the app restarted, and the
+user going on in the same page. A failure is handed on as `failure`; the conversation's turns are then checked
+through the API and on the page loaded again."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from pytest_bdd import parsers, then, when
+
+from harness.polling import wait_until
+from harness.turn import Turn
+from steps.records import Talk
+from steps.world import NAME, World
+
+MEMORY_WAIT_S = 8  # how long the page's writes of a turn may take to land
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A message that failed: who sent it, what the page said, and where it stands among her turns."""
+
+    name: str = ""
+    text: str = ""
+    stored: bool = False  # the app got it and answered (only the answer was lost)
+    shown: str = ""  # the error the page showed
+    turns_before: int = 0  # how many turns of her conversation came before it
+
+
+@when(parsers.re(f'^{NAME}\'s message "(?P<text>[^"]+)" is refused by the app$'), target_fixture="failure")
+def refused_by_app(world: World, talk: Talk, name: str, text: str) -> Failure:
+    """The chat request answered with a server error once (the app never sees it); she stays in the same page."""
+    shown = world.actors[name].say_refused_by_app(text)
+    return Failure(name, text, False, shown, len(talk.of(name).turns))
+
+
+@when(parsers.re(f'^the connection drops while {NAME}\'s message "(?P<text>[^"]+)" is answered$'),
+      target_fixture="failure")
+def dropped_mid_reply(world: World, talk: Talk, name: str, text: str) -> Failure:
+    """The app gets the message and answers; the answer never reaches her page. She stays in the same page."""
+    shown = world.actors[name].say_dropped(text)
+    return Failure(name, text, True, shown, len(talk.of(name).turns))
+
+
+@when(parsers.re(f"^the app restarts while {NAME} is in the conversation$"), target_fixture="failure")
+def restarts_mid_conversation(world: World, talk: Talk, name: str) -> Failure:
+    """Between two of her turns, once what her page wrote of the last one has landed (a restart in the middle of a
+    write is another promise): the app stopped and started on the same data; her page stays open."""
+    actor, told = world.actors[name], [f.sentence for f in talk.of(name).told]
+    wait_until(lambda: [m.text for m in actor.session.memories()], lambda texts: texts == told,
+               timeout=MEMORY_WAIT_S, what=f"{name}'s memories holding {told} before the restart")
+    world.use_app(world.app.restarted())
+    return Failure(name, turns_before=len(talk.of(name).turns))
+
+
+@then(parsers.re(f"^{NAME} is told her message was not sent$"))
+def told_not_sent(failure: Failure, name: str) -> None:
+    """The page said so (an error where the reply would be): she knows to send it again if she wants."""
+    assert failure.shown.strip(), (f"{name} sent {failure.text!r}, which failed, and the page showed her no error: "
+                                   "she believes it was sent")
+
+
+def _as_modelled(failure: Failure, said: tuple[Turn, ...], stored: list[Turn]) -> list[Turn]:
+    """Her turns as said, with the failed message where she sent it when the app stored it: its reply is whatever
+    the app stored after it (the page never saw it), so long as it is one assistant turn."""
+    before, after = list(said[:failure.turns_before]), list(said[failure.turns_before:])
+    if not failure.stored:
+        return before + after
+    at = len(before) + 1
+    reply = stored[at] if at < len(stored) and stored[at].role == "assistant" else Turn("assistant", "<its reply>")
+    return [*before, Turn("user", failure.text), reply, *after]
+
+
+def _typed(turns: list[Turn]) -> list[str]:
+    return [t.text for t in turns if t.role == "user"]
+
+
+@then(parsers.re(f"^the conversation keeps each message {NAME} typed once$"))
+def conversation_keeps_each_once(world: World, talk: Talk, failure: Failure, name: str) -> None:
+    """Through the API, then on her page loaded again (the conversation at its address): exactly her turns, each
+    once, in order; the failed message once or not at all, as its failure's rule says."""
+    _keeps_each_once(world, talk, failure, name)
+
+
+@then(parsers.re(f"^the conversation keeps each message {NAME} typed once, and the refused one not at all$"))
+def keeps_each_once_but_the_refused(world: World, talk: Talk, failure: Failure, name: str) -> None:
+    """As above, after a message the app refused: it is not stored."""
+    assert not failure.stored, f"{name}'s failed message {failure.text!r} was not refused but dropped"
+    _keeps_each_once(world, talk, failure, name)
+
+
+@then(parsers.re(f"^the conversation keeps each message {NAME} typed once, the dropped one included$"))
+def keeps_each_once_with_the_dropped(world: World, talk: Talk, failure: Failure, name: str) -> None:
+    """As above, after a reply the connection dropped: the message and the app's reply are stored, once."""
+    assert failure.stored, f"{name}'s failed message {failure.text!r} was not dropped but refused"
+    _keeps_each_once(world, talk, failure, name)
+
+
+def _keeps_each_once(world: World, talk: Talk, failure: Failure, name: str) -> None:
+    actor = world.actors[name]
+    conversation = actor.conversation_id()
+    stored = list(actor.session.turns(conversation))
+    expected = _as_modelled(failure, talk.of(name).turns, stored)
+    twice = sorted((Counter(_typed(stored)) - Counter(_typed(expected))).elements())
+    assert stored == expected, (f"{name}'s conversation as the app stored it after the failure differs from what she "
+                                f"typed, each once{f' (stored again: {twice})' if twice else ''}.\n"
+                                f"expected: {expected}\nstored:   {stored}")
+    status = actor.open_by_address(conversation)
+    shown = actor.history()
+    assert status == 200 and shown == expected, (
+        f"{name}'s conversation shown on her page loaded again (HTTP {status}) differs from what she typed, each "
+        f"once.\nexpected: {expected}\nshown:    {shown}")

@@ -12,7 +12,7 @@ Feature: Generated sessions
   conversation that said the old value; ...). The seeds are listed in one file, those that once found a bug first.
 
   Scenario Outline: The listed seeds' sessions of several users are remembered exactly as the model says
-    Given the <seeds> of 50 actions by 3 users, <how>
+    Given the <seeds> of 60 actions by 3 users, <how>
     When the users act them out
     Then everything each user was told is remembered exactly as the model says
 

@@ -70,6 +70,7 @@ class Recall:
 FORGETTING_CHOICES = {
     "conversation_deleted": ("kept", "deleted"),  # the memories told in a deleted conversation
     "memory_on_again": ("used again", "gone"),  # the memories from before memory was turned off, once it is on again
+    "dropped_reply": ("not remembered", "remembered"),  # the facts of a turn whose reply never reached the page
 }
 
 
@@ -88,6 +89,7 @@ class Forgetting:
 
     conversation_deleted: Choice | None = None
     memory_on_again: Choice | None = None
+    dropped_reply: Choice | None = None
 
 
 def _forgetting(data: dict) -> Forgetting:

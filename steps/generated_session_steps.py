@@ -42,8 +42,13 @@ def left_out_kinds(world: World, through_api: bool = False) -> dict[str, str]:
     if not world.app.target.has_pages or through_api:
         why = "these users speak through the app's API" if through_api else \
             f"the {world.app.target.name} target has none"
-        for kind in ("close and reopen the browser", "sign out and back in"):
+        for kind in ("close and reopen the browser", "sign out and back in", "send refused by the app",
+                     "connection dropped mid-reply"):
             left_out[kind] = f"needs a web page, and {why}"
+    if through_api:
+        left_out["restart the app"] = "acted out in the first seed's session, in browsers (a restart takes seconds)"
+    elif not world.app.started_by_suite:
+        left_out["restart the app"] = "needs an app the suite starts (not --base-url)"
     for capability, kinds in TAKING_BACK.items():
         if not world.app.offers(capability):
             for kind in kinds:

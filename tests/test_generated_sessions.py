@@ -53,7 +53,8 @@ from harness.target import Choice, Forgetting
 
 MEMCHAT_LIMITS = Limits(retention_days=365, session_days=30, longest_message=4000)
 MEMCHAT_FORGETTING = Forgetting(conversation_deleted=Choice("kept", "memchat/README.md"),
-                                memory_on_again=Choice("used again", "memchat/README.md"))
+                                memory_on_again=Choice("used again", "memchat/README.md"),
+                                dropped_reply=Choice("not remembered", "memchat/static/chat.js"))
 TAKING_BACK = {"delete a memory", "edit a memory", "clear all memories", "delete a conversation", "turn memory off",
                "turn memory on"}
 EDGES = {"just inside the retention", "just outside the retention", "just inside the session",
@@ -90,10 +91,14 @@ def test_a_session_draws_every_kind_and_class_over_enough_actions_and_never_a_le
 def test_what_needs_a_choice_the_target_does_not_declare_is_left_out_with_its_reason() -> None:
     plan = generate("1", 300, 4, forgetting=Forgetting(conversation_deleted=Choice("deleted", "its docs")))
     assert plan.left_out == {"turn memory on": "needs what the target documents of the memories from before once "
-                                               "memory is on again: [forgetting] memory_on_again"}
+                                               "memory is on again: [forgetting] memory_on_again",
+                             "connection dropped mid-reply": "needs what the target documents of the facts of a "
+                                                             "turn whose reply never reached the page: [forgetting] "
+                                                             "dropped_reply"}
     kinds = plan.counts()["action kinds"]
     assert "turn memory on" not in kinds and {"turn memory off", "delete a conversation"} <= set(kinds)
-    assert set(generate("1", 300, 4).left_out) == {"delete a conversation", "turn memory on"}
+    assert set(generate("1", 300, 4).left_out) == {"delete a conversation", "turn memory on",
+                                                   "connection dropped mid-reply"}
 
 
 @pytest.mark.parametrize("seed", ["20261130", "1", "7", "42"])
@@ -463,7 +468,9 @@ def test_the_script_says_what_users_take_back_in_their_words() -> None:
 
 
 # -- transitions: each action kind, then each later read its effect changes -----------------------------------------
-API_LEFT_OUT = {"close and reopen the browser": "no page", "sign out and back in": "no page"}
+API_LEFT_OUT = {"close and reopen the browser": "no page", "sign out and back in": "no page",
+                "send refused by the app": "no page", "connection dropped mid-reply": "no page",
+                "restart the app": "no page"}
 
 
 def _explored(seeds: range, count: int, forgetting: Forgetting, listing: str = EVERY_STATEMENT,
@@ -487,7 +494,8 @@ def _explored(seeds: range, count: int, forgetting: Forgetting, listing: str = E
 def test_the_models_effects_are_exactly_the_reads_its_actions_change(choices: str) -> None:
     kept, again = choices.split(", ")
     forgetting = Forgetting(conversation_deleted=Choice("deleted" if kept == "deleted" else "kept", "x"),
-                            memory_on_again=Choice(again, "x"))
+                            memory_on_again=Choice(again, "x"),
+                            dropped_reply=Choice("remembered" if kept == "deleted" else "not remembered", "x"))
     declared = {(kind, read) for kind, reads in
                 effects(SessionModel(["a"], 365, session_days=30, forgetting=forgetting)).items() for read in reads}
     seen = _explored(range(2), 110, forgetting) | _explored(range(4), 99, forgetting)

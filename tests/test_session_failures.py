@@ -18,6 +18,7 @@ from harness.sessions.actions import (
     script,
 )
 from harness.sessions.model import NotApplicable, SessionModel
+from harness.target import Choice, Forgetting
 from harness.turn import Turn
 
 
@@ -32,7 +33,9 @@ def ask(key: str) -> Ask:
 
 def talking() -> SessionModel:
     """Ana in a conversation of one turn."""
-    model = SessionModel(["Ana"], retention_days=365)
+    # memchat's choice ([forgetting] dropped_reply): the page writes a turn's memories once it has the reply
+    model = SessionModel(["Ana"], retention_days=365,
+                         forgetting=Forgetting(dropped_reply=Choice("not remembered", "memchat/static/chat.js")))
     model.apply(Chat("Ana", text="Hello."))
     return model
 

@@ -45,7 +45,7 @@ def test_shipped_target_loads() -> None:
     assert target.name == "memchat"
     assert target.driver == "memchat"
     assert target.recall == Recall(top_k=5, threshold=0.25, memory_listing="every statement")
-    assert target.limits == Limits(retention_days=365, session_days=30, longest_message=4000)
+    assert target.limits == Limits(retention_days=365, session_days=30, longest_message=4000, title_length=80)
     assert (target.limits.ui_wait_s, target.limits.clock_resolution_s, target.limits.conversation_page) == (5, 0, None)
     assert target.index_kinds["hnsw"] == {"index": "hnsw", "ann-min-rows": "1"}
     assert set(target.index_kinds) >= {"no index", "hnsw", "ivfflat"}

@@ -24,16 +24,20 @@ from faker import Faker
 from harness.language import normalise_key
 from harness.sessions.actions import (
     Action,
+    AppRestart,
     Ask,
     Chat,
     ClearMemories,
     DeleteAccount,
     DeleteConversation,
     DeleteMemory,
+    DroppedReply,
     EditMemory,
+    FailedTurn,
     ManyConversations,
     NewConversation,
     PassTime,
+    RefusedSend,
     Rejoin,
     Reopen,
     ReopenBrowser,
@@ -61,17 +65,22 @@ WEIGHTS = {"tell": 20, "tell several facts at once": 6, "correct": 10, "ask": 26
            "start a conversation": 8, "reopen a conversation": 7, "close and reopen the browser": 5,
            "let time pass": 4, "sign out and back in": 4, "delete an account": 2, "start many conversations": 0,
            "delete a memory": 3, "edit a memory": 3, "clear all memories": 1, "delete a conversation": 2,
-           "turn memory off": 2, "turn memory on": 0}  # memory is turned on again as a follow-up of turning it off
+           "turn memory off": 2, "turn memory on": 0,  # memory is turned on again as a follow-up of turning it off
+           "send refused by the app": 2, "connection dropped mid-reply": 2, "restart the app": 1}
 # The long form outgrows every page, batch and cap: many facts at once, many conversations.
-VOLUME_WEIGHTS = {"tell several facts at once": 12, "start many conversations": 2}
+VOLUME_WEIGHTS = {"tell several facts at once": 12, "start many conversations": 3}
 ALL_KINDS = (*WEIGHTS, "open an account again")
 LEAVING = ("close and reopen the browser", "sign out and back in", "delete an account")
 TAKING_BACK = ("delete a memory", "edit a memory", "clear all memories", "delete a conversation", "turn memory off")
 # The kinds whose prediction needs the app's documented choice ([forgetting]), and which choice.
 NEEDS_CHOICE = {"delete a conversation": ("conversation_deleted", "the memories told in a deleted conversation"),
-                "turn memory on": ("memory_on_again", "the memories from before once memory is on again")}
+                "turn memory on": ("memory_on_again", "the memories from before once memory is on again"),
+                "connection dropped mid-reply": ("dropped_reply", "the facts of a turn whose reply never reached "
+                                                                  "the page")}
+# Failures on the way, each in the conversation the user has open, who then goes on in the same page.
+FAILING = {"send refused by the app": RefusedSend, "connection dropped mid-reply": DroppedReply}
 LONG_FORM = 100  # actions from which a session is a long one
-SHORT_FORM = 50  # actions from which a session must show every transition once (the default run's size)
+SHORT_FORM = 60  # actions from which a session must show every transition once (the default run's size)
 STEER_TRIES = 3  # transitions still to show tried at each steering, the others after them
 ATTEMPTS = 3  # draws of one seed before a short form that leaves a transition uncovered fails
 ENDING = 4  # the last actions, too few to show what an account's deletion is followed by
@@ -124,7 +133,8 @@ class Plan:
         told = [s for a in self.actions for t in _tells(a) for s in t.statements]
         shapes = Counter(s.value_class for s in told)
         boundaries = Counter(a.boundary for a in self.actions if isinstance(a, PassTime) and a.boundary)
-        boundaries.update(a.text_class for a in self.actions if isinstance(a, Chat) and "limit" in a.text_class)
+        chats = [t for t in map(_turn, self.actions) if isinstance(t, Chat)]
+        boundaries.update(c.text_class for c in chats if "limit" in c.text_class)
         boundaries.update(s.value_class for s in told if "limit" in s.value_class)
         return {"action kinds": dict(sorted(kinds.items())), "character classes": dict(sorted(classes.items())),
                 "value shapes": dict(sorted(shapes.items())), "boundaries": dict(sorted(boundaries.items())),
@@ -143,7 +153,13 @@ class FollowUp:
     key: str = ""
 
 
+def _turn(action: Action) -> Action:
+    """The turn a failure happened to, else the action itself."""
+    return action.turn if isinstance(action, FailedTurn) else action
+
+
 def _tells(action: Action) -> tuple[Tell, ...]:
+    action = _turn(action)
     if isinstance(action, Tell):
         return (action,)
     if isinstance(action, ManyConversations):
@@ -572,7 +588,22 @@ def _draw(kind: str, name: str, model: SessionModel, draws: _Draws, limits: Limi
             draws.left > ENDING) else None
     if kind in TAKING_BACK or kind == "turn memory on":
         return _take_back(kind, name, model, draws)
+    if kind in FAILING or kind == "restart the app":
+        return _failure(kind, name, model, draws, limits)
     raise ValueError(f"unknown action kind {kind!r}")
+
+
+def _failure(kind: str, name: str, model: SessionModel, draws: _Draws, limits: Limits) -> Action | None:
+    """A failure in the conversation the user has open (a turn refused, or its reply dropped; the app restarted),
+    after which the user goes on there: a fact told next (a follow-up) must be remembered, nothing lost or doubled."""
+    if model.current(name) is None or draws.pending(name):
+        return None
+    if kind == "restart the app":
+        return AppRestart(name)
+    turn = _draw(draws.fake.random_element(("tell", "ask", "chat")), name, model, draws, limits, False)
+    if not isinstance(turn, (Tell, Ask, Chat)) or (isinstance(turn, Tell) and turn.more):
+        return None
+    return FAILING[kind](name, turn=turn)
 
 
 # -- what users take back ----------------------------------------------------------------------------------------------
@@ -638,6 +669,8 @@ def _follow_ups_of(action: Action, model: SessionModel, draws: _Draws, left_out:
     name, fake = action.user, draws.fake
     if isinstance(action, DeleteAccount):  # and the person opens an account again with the same address
         return [] if "open an account again" in left_out else [FollowUp(name, "open an account again")]
+    if isinstance(action, (*FAILING.values(), AppRestart)):  # and goes on in the same page: a fact told there
+        return [FollowUp(name, "tell")]
     if isinstance(action, (DeleteMemory, EditMemory)):
         return [FollowUp(name, "ask", action.key)] + ([FollowUp(name, "tell", action.key)]
                                                         if isinstance(action, DeleteMemory) else [])

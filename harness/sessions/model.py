@@ -273,7 +273,10 @@ class SessionModel:
     def _dropped(self, user: UserState, action: FailedTurn) -> None:
         turn = action.turn
         if isinstance(turn, Tell):
-            self._tell(user, turn, remember=False)
+            choice = self.forgetting.dropped_reply
+            if choice is None:
+                raise NotApplicable("the target declares no [forgetting] dropped_reply")
+            self._tell(user, turn, remember=choice.memories == "remembered")
         elif isinstance(turn, Ask):
             self._turn(user, turn.question, self.answer(action.user, turn.key))
         else:

@@ -127,7 +127,12 @@ def effects(model: SessionModel) -> dict[str, tuple[str, ...]]:
         "delete an account": (ORDER, MEMORIES, SEARCH, SIGNED_IN), "open an account again": (ANSWERS, SIGNED_IN),
         "delete a memory": _KEPT, "edit a memory": _KEPT, "clear all memories": _KEPT,
         "turn memory off": (ANSWERS,),
+        # A refused send and a restart change nothing; a dropped reply's turn is stored (and answered from there).
+        "send refused by the app": (), "restart the app": (),
     }
+    if forgetting.dropped_reply is not None:
+        remembered = forgetting.dropped_reply.memories == "remembered"
+        effects["connection dropped mid-reply"] = (*_TALK, *((MEMORIES, SEARCH) if remembered else ()), ANSWERS)
     if forgetting.conversation_deleted is not None:
         deleted = forgetting.conversation_deleted.memories == "deleted"
         effects["delete a conversation"] = (ORDER, *(_KEPT if deleted else ()))

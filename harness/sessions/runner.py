@@ -436,8 +436,11 @@ class SessionRunner:
         return self._check_user(number, action, action.user)
 
     def _restart_app(self) -> None:
-        """The app stopped and started on its data, at the same address; every page stays open."""
+        """The app stopped and started on its data, at the same address; every page stays open. A settable clock
+        starts again at today: it is moved on by the days the session has passed, as a real clock never goes back."""
         self.app = self.app.restarted()
+        if self.model.day:
+            self.app.advance_clock(self.model.day)
         if self.use_app is not None:
             self.use_app(self.app)
 

@@ -33,6 +33,7 @@ pytest_plugins = [
     "steps.upgrade_steps",
     "steps.limits_steps",
     "steps.forgetting_steps",
+    "steps.hostile_steps",
 ]
 
 

@@ -59,7 +59,7 @@ class ApiActor(ActorBase):
 
     def try_sign_in(self, email: str | None = None) -> str:
         """A client without a session signs in through the app's API."""
-        return self.app.try_sign_in(email or self.account.email, self.account.password)
+        return self._api_sign_in(email or self.account.email, self.account.password)
 
     def type_wrong_passwords(self, email: str, count: int) -> None:
         self._wrong_passwords(email, count)

@@ -79,18 +79,29 @@ def app_throttles(world: World) -> None:
     declared_throttle(world)
 
 
-@when(parsers.re(f"^someone types wrong passwords for {NAME}'s address, (?P<how_many>one fewer than|as many as) the "
-                 "app locks sign-in after, from (?:her|his|their) network address$"),
-      target_fixture="wrong_passwords")
-def types_wrong_passwords(world: World, name: str, how_many: str) -> WrongPasswords:
+def wrong_passwords_typed(world: World, name: str, fewer: int) -> WrongPasswords:
     """A stranger at the sign-in page of a browser of their own, on the same machine as the user (one network
-    address, as behind one proxy): wrong passwords for her address, each refused."""
+    address, as behind one proxy): the declared throttle's count of wrong passwords less `fewer`, each refused."""
     limits = declared_throttle(world)
     assert limits.sign_in_failures is not None
-    count = limits.sign_in_failures - (1 if how_many == "one fewer than" else 0)
+    count = limits.sign_in_failures - fewer
     stranger = world.new_actor("Someone", world.actors[name].account)
     stranger.type_wrong_passwords(world.actors[name].account.email, count)
     return WrongPasswords(name, count, limits)
+
+
+@when(parsers.re(f"^someone types wrong passwords for {NAME}'s address, one fewer than the app locks sign-in after, "
+                 "from (?:her|his|their) network address$"), target_fixture="wrong_passwords")
+def one_fewer_wrong_passwords(world: World, name: str) -> WrongPasswords:
+    """One wrong password fewer than the target's [limits] sign_in_failures, from the user's network address."""
+    return wrong_passwords_typed(world, name, fewer=1)
+
+
+@when(parsers.re(f"^someone types wrong passwords for {NAME}'s address, as many as the app locks sign-in after, "
+                 "from (?:her|his|their) network address$"), target_fixture="wrong_passwords")
+def as_many_wrong_passwords(world: World, name: str) -> WrongPasswords:
+    """As many wrong passwords as the target's [limits] sign_in_failures, from the user's network address."""
+    return wrong_passwords_typed(world, name, fewer=0)
 
 
 @then(parsers.re(f"^{NAME} signs in with (?:her|his|their) own password$"))

@@ -34,6 +34,7 @@ pytest_plugins = [
     "steps.limits_steps",
     "steps.forgetting_steps",
     "steps.failure_steps",
+    "steps.hostile_steps",
 ]
 
 

@@ -6,10 +6,13 @@ from __future__ import annotations
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 
-from harness.actor import Exchange
+import pytest
+
+from harness import hostile
+from harness.actor import Actor, Exchange
 from harness.app_handle import AppHandle
 from harness.browser_sessions import BrowserSessions
-from harness.drivers.base import Account, Capability, UserSession
+from harness.drivers.base import Account, Capability, DriverError, UserSession
 
 _SIGN_INS = ThreadPoolExecutor(2, thread_name_prefix="api-sign-in")  # API sessions signed in while browsers work
 
@@ -105,6 +108,30 @@ class ActorBase:
         self.app.require(Capability.MEMORY_SWITCH)
         self.settle()  # what the app still writes of the turns before belongs to them, not to the switch
         self.session.set_memory(on)
+
+    # -- a hostile user, through the app's API ----------------------------------------------------------------------
+    def tamper_with(self, victim: Actor) -> list[hostile.Breach]:
+        why_not = hostile.cannot_tamper(self.app.target)
+        if why_not:
+            pytest.skip(why_not)
+        victim.settle()  # what the app still writes of the victim's turns is theirs, not the tamperer's
+        try:
+            return hostile.tamper(self.session, hostile.Victim.of(victim.session), self.app.target)
+        except DriverError as e:
+            pytest.skip(f"the hostile users' writes need their own calls of the app's API: {e}")
+
+    def _api_sign_in(self, email: str, password: str) -> str:
+        """One sign-in through the app's API; the scenario skips with one line where the driver cannot try one."""
+        try:
+            return self.app.try_sign_in(email, password)
+        except DriverError as e:
+            pytest.skip(f"a sign-in with a password through the {self.app.target.name} API: {e}")
+
+    def _wrong_passwords(self, email: str, count: int) -> None:
+        """Through the app's API, each from a client without a session; each must be refused."""
+        for attempt in range(1, count + 1):
+            said = self._api_sign_in(email, f"wrong-{attempt}-{self.account.password}")
+            assert said, f"{self.name} typed a wrong password for {email} (attempt {attempt}) and was let in"
 
     def drop_api_session(self) -> None:
         self.close()

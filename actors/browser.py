@@ -78,6 +78,24 @@ class BrowserActor(ActorBase):
         self.login.open().log_in(self.account.email, self.account.password)
         self.chat.after_sign_in()
 
+    def try_sign_in(self, email: str | None = None) -> str:
+        """A new browser, the sign-in page, the address as typed and the user's own password."""
+        self.open_new_browser()
+        self.login.open().log_in(email or self.account.email, self.account.password)
+        self.chat.after_sign_in()
+        if self.login.is_shown():
+            return self.login.refusal()
+        self.chat.expect_signed_in()
+        return ""
+
+    def type_wrong_passwords(self, email: str, count: int) -> None:
+        """On the sign-in page of a new browser, as someone guessing: each attempt waits for its refusal."""
+        self.open_new_browser()
+        for attempt in range(1, count + 1):
+            self.login.open().log_in(email, f"wrong-{attempt}-{self.account.password}")
+            said = self.login.refusal()
+            assert said, f"{self.name} typed a wrong password for {email} (attempt {attempt}) and was not refused"
+
     def sign_out(self) -> dict:
         """Sign out through the page; the session the browser held before."""
         held = self.held_session()

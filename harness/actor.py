@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from harness.drivers.base import Account, UserSession
+from harness.hostile import Breach
 from harness.turn import Turn
 
 
@@ -68,6 +69,16 @@ class Actor(Protocol):
 
     def sign_in_again(self) -> None:
         """Through the sign-in form (or the API) anew, after the session ended."""
+
+    def try_sign_in(self, email: str | None = None) -> str:
+        """With the user's own password and the address typed as `email` (default: the account's), through the
+        sign-in page of a new browser (or the app's API): "" when let in, else what the app said (the page stays on
+        the chat when let in)."""
+        ...
+
+    def type_wrong_passwords(self, email: str, count: int) -> None:
+        """`count` sign-ins with wrong passwords for the address `email`, each refused, from this actor's network
+        address (the suite's, as behind one proxy): through the sign-in page of a new browser, or the app's API."""
 
     def sign_out(self) -> dict:
         """Sign out; the session the user held before (a browser's storage state, or what an API client presents)."""
@@ -191,6 +202,15 @@ class Actor(Protocol):
 
     def turn_memory(self, on: bool) -> None:
         """Turn the user's memory on or off in the app's settings."""
+
+    # -- a hostile user ---------------------------------------------------------------------------------------------
+    def tamper_with(self, victim: Actor) -> list[Breach]:
+        """Through this user's API session, every write the app's API offers against the victim's memories,
+        conversations and settings: their ids in the path, in owner fields of the body, in identity headers
+        (harness.hostile.tamper, whose docstring says which answers are breaches). The attempts the app did not
+        refuse, each a Breach (method, path, status, what was sent, why; str() is one line). Skips the scenario with
+        one line where the target describes none of these writes or its driver cannot send them."""
+        ...
 
     # -- the app's own writes, and leaving -------------------------------------------------------------------------
     def settle(self) -> None:

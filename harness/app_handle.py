@@ -169,6 +169,10 @@ class AppHandle:
     def session(self, account: Account) -> UserSession:
         return self.driver.session(self.running, account)
 
+    def try_sign_in(self, email: str, password: str) -> str:
+        """One sign-in through the app's API from a client without a session: "" when let in, else the app's words."""
+        return self.driver.try_sign_in(self.running, email, password)
+
     def browser_state(self, session: UserSession) -> dict:
         return self.driver.browser_state(self.running, session)
 

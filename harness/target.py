@@ -24,6 +24,8 @@ class TargetError(Exception):
 LONG_MESSAGE = 4000  # the long messages typed to an app that declares no longest message
 UI_WAIT_S = 5.0  # Playwright's own expect timeout
 MEMORY_LISTINGS = ("every statement", "newest per fact")
+# What an app counts wrong passwords by before it locks sign-in ([limits] sign_in_failures_per).
+THROTTLE_KEYS = ("account and address", "account", "address")
 
 
 def _limit(doc: str, default: float | None = None) -> Any:
@@ -49,6 +51,11 @@ class Limits:
                                        "either way", 0.0)
     ui_wait_s: float = _limit("the longest the app's page may take to show what a step waits for, on a busy machine "
                               "(Playwright's expect timeout; 5 s when absent)", UI_WAIT_S)
+    sign_in_failures: int | None = _limit("wrong passwords after which the app locks sign-in (absent: the app declares "
+                                          "no sign-in throttling)")
+    sign_in_failures_per: str = field(default=THROTTLE_KEYS[0], metadata={
+        "doc": f"what the wrong passwords are counted by: {' or '.join(map(repr, THROTTLE_KEYS))}"})
+    sign_in_lockout_minutes: float | None = _limit("how long a locked sign-in stays locked (by the app's clock)")
 
     @property
     def longest_to_type(self) -> int:
@@ -136,6 +143,8 @@ class Target:
     # The sizes of history the replay scenarios run on this app ([replay] history_sizes); empty: every size
     history_sizes: tuple[int, ...] = ()
 
+    # The bodies of the app's own writes by [api] name ([write_bodies]), for the hostile users' tampering
+    write_bodies: dict[str, Any] = field(default_factory=dict)
     web_page: bool = True  # false: the users of this target speak through the app's API, even if it has pages
     # The libraries its app's starts import once per run and fork from ([app] preload: harness.warm_start)
     warm_start: WarmStart | None = None
@@ -225,8 +234,19 @@ def _limits(data: dict) -> Limits:
     for key, value in limits.items():
         if key not in LIMITS:
             raise TargetError(f"[limits] {key} is not a limit the suite knows; known: {', '.join(LIMITS)}")
+        if key == "sign_in_failures_per":
+            if value not in THROTTLE_KEYS:
+                raise TargetError(f"[limits] sign_in_failures_per = {value!r} must be one of: "
+                                  f"{', '.join(map(repr, THROTTLE_KEYS))}")
+            continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise TargetError(f"[limits] {key} = {value!r} must be a number of at least 0 ({LIMITS[key]})")
+    if (limits.get("sign_in_failures") is None) != (limits.get("sign_in_lockout_minutes") is None):
+        raise TargetError("[limits] sign_in_failures and sign_in_lockout_minutes go together: declare both, or neither "
+                          "(no sign-in throttling)")
+    if not isinstance(limits.get("sign_in_failures", 1), int) or limits.get("sign_in_failures") == 0:
+        raise TargetError(f"[limits] sign_in_failures = {limits['sign_in_failures']!r} must be a whole number of wrong "
+                          "passwords, at least 1")
     if limits.get("ui_wait_s", 1) == 0:  # Playwright reads a timeout of 0 as none: a step would wait forever
         raise TargetError("[limits] ui_wait_s = 0 would let a step wait forever; give a number of seconds, like 15")
     return Limits(**limits)
@@ -259,6 +279,17 @@ def _history_sizes(data: dict) -> tuple[int, ...]:
         return parse_sizes(replay.get("history_sizes", []), "[replay] history_sizes")
     except ChangeError as e:
         raise TargetError(str(e)) from None
+
+
+def _write_bodies(data: dict) -> dict[str, Any]:
+    """[write_bodies]: the body of each of the app's writes, by the [api] name of its path (a table)."""
+    bodies = dict(data.get("write_bodies", {}))
+    api = dict(data.get("api", {}))
+    for name, body in bodies.items():
+        if name not in api or not isinstance(body, dict):
+            raise TargetError(f"[write_bodies] {name} must be a table (the body of a write) for a path of [api]; "
+                              f"[api] has: {', '.join(api) or 'nothing'}")
+    return bodies
 
 
 # What the page objects need of a target with a web page: its addresses, and the locators of every screen.
@@ -304,7 +335,7 @@ def load_target(path: str | Path | None = None) -> Target:
             fault_scenarios={str(k): [str(s) for s in v] for k, v in data.get("faults", {}).items()},
             # an empty reason: a file that `extends` another takes back a defect of the other's store or setting
             known_defects={str(k): str(v) for k, v in data.get("known_defects", {}).items() if v},
-            forgetting=_forgetting(data),
+            forgetting=_forgetting(data), write_bodies=_write_bodies(data),
             changes=parse_changes(dict(data.get("changes", {})), path.name, history_sizes=_history_sizes(data),
                                   index_kinds=[str(k) for k in data.get("index_kinds", {})]),
             history_sizes=_history_sizes(data),

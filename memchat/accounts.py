@@ -83,8 +83,9 @@ def _hash_or_none(password: str | None) -> str:
 
 
 class Accounts:
-    def __init__(self, pool: Pool) -> None:
+    def __init__(self, pool: Pool, *, match_like: bool = False) -> None:
         self.pool = pool
+        self.match_like = match_like  # the fault sign-in-matches-like: "_" and "%" of a typed address are wildcards
 
     def create(self, email: str, password: str, user_id: str | None = None) -> User:
         email = check_new_user(email, password, user_id)
@@ -146,9 +147,10 @@ class Accounts:
         return User(*row) if row else None
 
     def authenticate(self, email: str, password: str) -> User | None:
+        match = ("email ILIKE %s ORDER BY created_at, id LIMIT 1" if self.match_like  # the oldest account that matches
+                 else "lower(email) = lower(%s)")
         with self.pool.connection() as conn:
-            row = conn.execute("SELECT id, email, password_hash FROM users WHERE lower(email) = lower(%s)",
-                               (email.strip(),)).fetchone()
+            row = conn.execute(f"SELECT id, email, password_hash FROM users WHERE {match}", (email.strip(),)).fetchone()
         if row and check_password(password, row[2]):
             return User(row[0], row[1])
         return None

@@ -12,6 +12,7 @@ from memchat.conversations import Conversations
 from memchat.db import Pool, create_schema, redact, server_versions
 from memchat.memory_store import MemoryStore
 from memchat.settings import Settings
+from memchat.sign_ins import SignInThrottle
 
 
 class RedisUnavailable(RuntimeError):
@@ -24,7 +25,8 @@ class AppState:
         create_schema(settings.pg_dsn)
         self.pool = Pool(settings.pg_dsn)
         self.clock = Clock(settable=settings.settable_clock)
-        self.accounts = Accounts(self.pool)
+        self.accounts = Accounts(self.pool, match_like=settings.has("sign-in-matches-like"))
+        self.sign_ins = SignInThrottle(self.pool, never_expires=settings.has("lockout-never-expires"))
         self.conversations = Conversations(self.pool, check_owner=not settings.has("history-idor"),
                                            soft_delete=settings.has("conversation-delete-keeps-messages"),
                                            by_creation=settings.has("conversation-list-by-creation"),

@@ -70,6 +70,13 @@ CREATE TABLE IF NOT EXISTS memory_tombstones (
     deleted_at timestamptz NOT NULL,
     PRIMARY KEY (user_id, memory_id)
 );
+-- Wrong passwords by account (its address, lower case) and client address, for sign-in throttling (sign_ins.py).
+CREATE TABLE IF NOT EXISTS sign_in_failures (
+    account text NOT NULL,
+    address text NOT NULL,
+    at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sign_in_failures_key ON sign_in_failures (account, address, at);
 """
 
 

@@ -104,6 +104,15 @@ CATALOG: dict[str, Fault] = {
         Fault("failed-send-resent", "front end: a message whose request failed on the network is kept in an outbox "
               "and sent again before the next one, though the server may have stored it",
               "after a reply lost to a dropped connection, the message is stored twice in the conversation"),
+        Fault("memory-owner-from-body", "object/property-level authorization (OWASP API1/API3): a memory write or "
+              "edit takes its owner from the body's user_id when one is given, instead of the session",
+              "any signed-in user can write into, or rewrite, another user's memories by naming their id"),
+        Fault("sign-in-matches-like", "sign-in looks the address up with SQL ILIKE and takes the oldest match, so "
+              "'_' and '%' in a typed address are wildcards", "a user whose address holds '_' or '%' is refused with "
+              "her own password (or let into another's account) when an older address matches the pattern"),
+        Fault("lockout-never-expires", "sign-in throttling counts the wrong passwords ever typed, not those within "
+              "the lockout window", "a user locked out by wrong passwords stays locked out after the declared "
+              "lockout has passed"),
     )
 }
 

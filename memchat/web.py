@@ -17,6 +17,7 @@ from starlette.staticfiles import StaticFiles
 from memchat import __version__, assistant, html_pages
 from memchat.accounts import MAX_IMPORT, SESSION_DAYS, AccountError, NewUser, User, check_new_user
 from memchat.app_state import AppState
+from memchat.sign_ins import LOCKED_OUT
 
 COOKIE = "memchat_session"
 MAX_BODY = 64 * 1024
@@ -93,6 +94,20 @@ def build_app(state: AppState) -> Starlette:
         response.set_cookie(COOKIE, token, httponly=True, samesite="lax", path="/",
                             max_age=SESSION_DAYS * 24 * 3600 if persistent else None)
 
+    def sign_in(request: Request, email: str, password: str) -> tuple[User | None, str]:
+        """The user, or why not: throttled by account and client address (memchat.sign_ins) before the password is
+        even checked, so that a locked-out address learns nothing from trying."""
+        address = request.client.host if request.client else ""
+        now = state.clock.now()
+        if state.sign_ins.locked(email, address, now):
+            return None, LOCKED_OUT
+        user = state.accounts.authenticate(email, password)
+        if user is None:
+            state.sign_ins.failed(email, address, now)
+            return None, "Wrong email or password."
+        state.sign_ins.succeeded(email, address)
+        return user, ""
+
     def admin_denied(request: Request) -> JSONResponse | None:
         if not settings.admin_token:
             return error(404, "not found")
@@ -133,9 +148,10 @@ def build_app(state: AppState) -> Starlette:
     async def login_submit(request: Request) -> Response:
         form = await request.form()
         email, password = str(form.get("email", "")), str(form.get("password", ""))
-        user = await run_in_threadpool(state.accounts.authenticate, email, password)
+        user, refusal = await run_in_threadpool(sign_in, request, email, password)
         if user is None:
-            return HTMLResponse(html_pages.login_page("Wrong email or password.", email), status_code=401)
+            status = 429 if refusal == LOCKED_OUT else 401
+            return HTMLResponse(html_pages.login_page(refusal, email), status_code=status)
         response = RedirectResponse("/", status_code=303)
         await run_in_threadpool(set_session, response, user)
         return response
@@ -195,9 +211,9 @@ def build_app(state: AppState) -> Starlette:
 
     def api_login(request: Request, _: None, body: bytes) -> Response:
         data = parse_json(body)
-        user = state.accounts.authenticate(text_field(data, "email"), text_field(data, "password"))
+        user, refusal = sign_in(request, text_field(data, "email"), text_field(data, "password"))
         if user is None:
-            return error(401, "wrong email or password")
+            return error(429, refusal) if refusal == LOCKED_OUT else error(401, "wrong email or password")
         response = JSONResponse({"user": user.as_json()})
         set_session(response, user)
         return response
@@ -255,21 +271,27 @@ def build_app(state: AppState) -> Starlette:
         """Whether what a user tells may be written to memory: not while their memory is off."""
         return memory_on or settings.has("memory-off-still-writes")
 
+    def owner_of_write(user: User, data: dict) -> str:
+        """The session's user; with the fault memory-owner-from-body, whoever the body names."""
+        named = data.get("user_id")
+        return named if settings.has("memory-owner-from-body") and isinstance(named, str) and named else user.id
+
     def write_memories(request: Request, user: User, body: bytes) -> Response:
         data = parse_json(body)
+        owner = owner_of_write(user, data)
         items = data.get("items")
         if not isinstance(items, list) or not items or len(items) > MAX_WRITE_ITEMS:
             raise BadRequest(400, f"'items' must be a list of 1 to {MAX_WRITE_ITEMS} strings")
         texts = [text_field({"item": t}, "item") for t in items]
         cid = data.get("conversation_id")
         if cid is not None:
-            conv = state.conversations.get(user.id, cid) if isinstance(cid, str) else None
-            if conv is None or conv.user_id != user.id:
+            conv = state.conversations.get(owner, cid) if isinstance(cid, str) else None
+            if conv is None or conv.user_id != owner:
                 return error(404, "conversation not found")
         # Refused while memory is off, e.g. a page's write of a turn told before it was turned off.
-        if not writes_allowed(state.accounts.memory_enabled(user.id)):
+        if not writes_allowed(state.accounts.memory_enabled(owner)):
             return error(409, "memory is off: nothing is remembered until it is turned on again")
-        ids = state.memories.write(user.id, cid, texts, state.clock.now())
+        ids = state.memories.write(owner, cid, texts, state.clock.now())
         return JSONResponse({"stored": ids}, status_code=201)
 
     def list_memories(request: Request, user: User, body: bytes) -> Response:
@@ -290,8 +312,9 @@ def build_app(state: AppState) -> Starlette:
 
     # -- what users take back ---------------------------------------------------------------------------------------
     def edit_memory(request: Request, user: User, body: bytes) -> Response:
-        text = text_field(parse_json(body), "text")
-        memory = state.memories.edit(user.id, request.path_params["mid"], text, state.clock.now())
+        data = parse_json(body)
+        text = text_field(data, "text")
+        memory = state.memories.edit(owner_of_write(user, data), request.path_params["mid"], text, state.clock.now())
         if memory is None:
             return error(404, "memory not found")
         return JSONResponse({"memory": memory})

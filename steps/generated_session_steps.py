@@ -68,15 +68,25 @@ def seeds_of(world: World, which: str) -> list[str]:
     return [*dict.fromkeys([r.seed for r in listed.regressions] + list(listed.fixed[1:]))]
 
 
-@given(parsers.re(r"^the (?P<which>first seed's session|other seeds' sessions) of (?P<count>\d+) actions by "
-                  r"(?P<users>\d+) users, (?P<how>each in their own browser|each through the app's API)$"),
-       converters={"count": int, "users": int}, target_fixture="generated_sessions")
+@given(parsers.re(r"^the first seed's session of (?P<count>\d+) actions by (?P<users>\d+) users, each in their own "
+                  r"browser$"), converters={"count": int, "users": int}, target_fixture="generated_sessions")
+def first_seeds_session(world: World, answers: AnswerCheck, count: int, users: int) -> list[GeneratedSession]:
+    """The run's seed (--seed), else the first listed, acted out in browsers where the app has a page."""
+    return listed_sessions(world, answers, "first seed's session", count, users, through_api=False)
+
+
+@given(parsers.re(r"^the other seeds' sessions of (?P<count>\d+) actions by (?P<users>\d+) users, each through the "
+                  r"app's API$"), converters={"count": int, "users": int}, target_fixture="generated_sessions")
+def other_seeds_sessions(world: World, answers: AnswerCheck, count: int, users: int) -> list[GeneratedSession]:
+    """The regression seeds, then the other listed seeds, each acted out through the app's API."""
+    return listed_sessions(world, answers, "other seeds' sessions", count, users, through_api=True)
+
+
 def listed_sessions(world: World, answers: AnswerCheck, which: str, count: int, users: int,
-                    how: str) -> list[GeneratedSession]:
+                    through_api: bool) -> list[GeneratedSession]:
     """Drawn from each seed alone, within the target's [limits], as its [recall] memory_listing and [forgetting]
     choices say; what the app (or the API) cannot act out, or the target does not say, is left out with one line
     each. Each plan shows every transition of the model it can, and prints them."""
-    through_api = how == "each through the app's API"
     if through_api and not world.app.offers(Capability.CHAT_API):
         pytest.skip(f"the {world.app.name} driver does not chat through the app's API (Capability.CHAT_API)")
     left_out = left_out_kinds(world, through_api)

@@ -45,7 +45,9 @@ def test_shipped_target_loads() -> None:
     assert target.name == "memchat"
     assert target.driver == "memchat"
     assert target.recall == Recall(top_k=5, threshold=0.25, memory_listing="every statement")
-    assert target.limits == Limits(retention_days=365, session_days=30, longest_message=4000, title_length=80)
+    assert target.limits == Limits(retention_days=365, session_days=30, longest_message=4000, title_length=80,
+                                   sign_in_failures=5, sign_in_failures_per="account and address",
+                                   sign_in_lockout_minutes=15)
     assert (target.limits.ui_wait_s, target.limits.clock_resolution_s, target.limits.conversation_page) == (5, 0, None)
     assert target.index_kinds["hnsw"] == {"index": "hnsw", "ann-min-rows": "1"}
     assert set(target.index_kinds) >= {"no index", "hnsw", "ivfflat"}
@@ -220,7 +222,11 @@ def test_limits_are_numbers_the_suite_knows_and_retention_may_still_come_from_re
     assert load_target(older).limits == Limits(retention_days=90)
     for bad, says in (("session_hours = 8", "session_hours is not a limit the suite knows"),
                       ('longest_message = "4000"', "must be a number"),
-                      ("ui_wait_s = 0", "would let a step wait forever")):
+                      ("ui_wait_s = 0", "would let a step wait forever"),
+                      ('sign_in_failures = 5\nsign_in_lockout_minutes = 15\nsign_in_failures_per = "ip"',
+                       "sign_in_failures_per = 'ip' must be one of: 'account and address', 'account', 'address'"),
+                      ("sign_in_failures = 5", "sign_in_failures and sign_in_lockout_minutes go together"),
+                      ("sign_in_failures = 2.5\nsign_in_lockout_minutes = 15", "must be a whole number")):
         path = tmp_path / "bad.toml"
         path.write_text(base + f"\n[limits]\n{bad}\n", encoding="utf-8")
         with pytest.raises(TargetError, match=says):
@@ -373,3 +379,18 @@ def test_a_scenario_per_change_and_index_kind_runs_the_kinds_each_change_is_sear
         target: str, cases: list[str]) -> None:
     collected = suite_runs.collect(["features", "--target", target, "-k", "through_each_index_kind"])
     assert collected == [f"{INDEXED}[{case}]" for case in cases]
+
+
+def test_only_the_reference_app_declares_sign_in_throttling() -> None:
+    assert load_target("memchat-api").limits.sign_in_failures == 5  # inherited by extends
+    for name in ("open-webui", "open-webui-pgvector", "letta"):
+        assert load_target(name).limits.sign_in_failures is None, name
+
+
+def test_write_bodies_are_tables_for_paths_of_the_api(tmp_path: Path) -> None:
+    assert load_target("memchat").write_bodies["memory"] == {"text": "{text}"}
+    text = (DEFAULT_TARGET.parent / "memchat.toml").read_text(encoding="utf-8")
+    path = tmp_path / "bad.toml"
+    path.write_text(text.replace('settings = { memory = false }', 'nowhere = { memory = false }'), encoding="utf-8")
+    with pytest.raises(TargetError, match=r"\[write_bodies\] nowhere must be a table .* for a path of \[api\]"):
+        load_target(path)

@@ -221,6 +221,13 @@ class UserSession(ABC):
         """Turn the user's memory off or on, as the app's settings do."""
         raise DriverError(f"{type(self).__name__} cannot turn memory off or on")
 
+    def request(self, method: str, path: str, *, json: object = None,
+                headers: dict[str, str] | None = None) -> ApiAnswer:
+        """One call of the app's API as this user (what the session presents, plus `headers`), answered as is: for
+        the hostile users' writes (harness.hostile), which name paths and bodies from the target's [api] and
+        [write_bodies]."""
+        raise DriverError(f"{type(self).__name__} cannot send a call of its own to the app's API")
+
     def reads_of(self, other: Account, conversation_ids: list[str], memory_ids: list[str]) -> dict[str, ApiAnswer]:
         """Every read this user's API offers of another user's data (that user's conversations and memories, by id
         and by listing), by what was asked: the isolation checks look for the other's texts in every answer."""
@@ -271,6 +278,11 @@ class AppDriver(ABC):
     @abstractmethod
     def session(self, app: RunningApp, account: Account) -> UserSession:
         """Sign the user in through the API."""
+
+    def try_sign_in(self, app: RunningApp, email: str, password: str) -> str:
+        """One sign-in through the app's API, as a client that holds no session: "" when the app lets it in, else
+        what the app said (a wrong password, a locked sign-in)."""
+        raise DriverError(f"the {self.name} driver cannot try a sign-in through the API")
 
     @abstractmethod
     def browser_state(self, app: RunningApp, session: UserSession) -> dict:

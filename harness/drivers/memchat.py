@@ -113,6 +113,11 @@ class MemchatSession(UserSession):
     def credentials(self) -> dict:
         return {"cookies": self.cookies(), "origins": []}
 
+    def request(self, method: str, path: str, *, json: object = None,
+                headers: dict[str, str] | None = None) -> ApiAnswer:
+        resp = self.http.request(method, path, json=json, headers=headers)
+        return ApiAnswer(resp.status_code, resp.text)
+
     # -- what users take back: the calls memchat's memories page and conversation list make ------------------------
     def delete_memory(self, memory_id: str) -> None:
         _check(self.http.delete(self.target.path_of("memory", memory_id=memory_id)), "deleting a memory")
@@ -180,6 +185,16 @@ class MemchatDriver(AppDriver):
 
     def session(self, app: RunningApp, account: Account) -> MemchatSession:
         return MemchatSession(self.target, app.base_url, account)
+
+    def try_sign_in(self, app: RunningApp, email: str, password: str) -> str:
+        with httpx.Client(verify=tls(), base_url=app.base_url, timeout=30) as http:
+            resp = http.post(self.target.api["login"], json={"email": email, "password": password})
+        if resp.status_code == 200:
+            return ""
+        try:
+            return str(resp.json().get("error", resp.text))
+        except ValueError:
+            return resp.text[:300]
 
     def browser_state(self, app: RunningApp, session: UserSession) -> dict:
         assert isinstance(session, MemchatSession)

@@ -11,11 +11,13 @@ import psycopg
 import pytest
 
 from memchat import assistant, corpus, legacy_store
+from memchat.accounts import hash_password
 from memchat.conversations import Message
 from memchat.db import Pool
 from memchat.faults import CATALOG, markdown_table
 from memchat.memory_store import MemoryStore
 from memchat.migration import migrate
+from memchat.sign_ins import LOCKED_OUT, LOCKOUT_MINUTES, SIGN_IN_FAILURES
 from memchat.tests.helpers import (
     LEGACY_OWNERS,
     PASSWORD,
@@ -41,7 +43,7 @@ TESTED = {"recall-ignores-user", "history-idor", "session-not-persistent", "cont
           "edit-keeps-old-vector", "clear-all-users", "conversation-delete-keeps-messages", "memory-off-still-recalls",
           "memory-off-still-writes", "deleted-memory-returns", "memory-setting-not-saved",
           "migration-resurrects-deleted", "migration-local-times-as-utc", "writes-stall-after-error",
-          "failed-send-resent"}
+          "failed-send-resent", "memory-owner-from-body", "sign-in-matches-like", "lockout-never-expires"}
 
 
 def test_every_fault_in_the_catalogue_has_a_test_here() -> None:
@@ -486,3 +488,58 @@ def test_migration_resurrects_deleted(db, redis_url, faulty: bool) -> None:
 def _owners(dsn: str) -> dict[str, str]:
     with psycopg.connect(dsn) as conn:
         return {r[0]: r[1] for r in conn.execute("SELECT id, user_id FROM memories").fetchall()}
+
+
+@pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
+def test_memory_owner_from_body(make_app, faulty: bool) -> None:
+    app = make_app(faults={"memory-owner-from-body"} if faulty else set())
+    _, ana = app.user("ana")
+    _, ben = app.user("ben")
+    [mid] = ana.post("/api/memories", json={"items": ["My bank PIN is 8080."]}).json()["stored"]
+    written = ben.post("/api/memories", json={"items": ["My bank PIN is 1111."], "user_id": "ana"})
+    edited = ben.put(f"/api/memories/{mid}", json={"text": "My bank PIN is 0000.", "user_id": "ana"})
+    anas = [m["text"] for m in ana.get("/api/memories").json()["memories"]]
+    if faulty:
+        assert edited.status_code == 200 and anas == ["My bank PIN is 0000.", "My bank PIN is 1111."]
+    else:
+        assert edited.status_code == 404 and anas == ["My bank PIN is 8080."]
+        assert written.status_code == 201  # the body's user_id is ignored: Ben wrote to his own memory
+        assert [m["text"] for m in ben.get("/api/memories").json()["memories"]] == ["My bank PIN is 1111."]
+
+
+@pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
+def test_sign_in_matches_like(make_app, password_hash: str, faulty: bool) -> None:
+    app = make_app(faults={"sign-in-matches-like"} if faulty else set())
+    hashed = hash_password("older-password")
+    add_user(app.dsn, "older", hashed, "ana11@x.test")
+    add_user(app.dsn, "newer", password_hash, "ana_1@x.test")
+    answer = app.client().post("/api/login", json={"email": "ana_1@x.test", "password": PASSWORD})
+    assert answer.status_code == (401 if faulty else 200)  # faulty: the older ana11's password is checked
+
+
+@pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
+def test_lockout_never_expires(make_app, faulty: bool) -> None:
+    app = make_app(faults={"lockout-never-expires"} if faulty else set(), settable_clock=True)
+    email, _ = app.user("ana")
+    client = app.client()
+    for _ in range(SIGN_IN_FAILURES):
+        assert client.post("/api/login", json={"email": email, "password": "wrong-password"}).status_code == 401
+    locked = client.post("/api/login", json={"email": email, "password": PASSWORD})
+    assert locked.status_code == 429 and locked.json()["error"] == LOCKED_OUT  # even the right password
+    app.state.clock.advance((LOCKOUT_MINUTES + 1) / (24 * 60))
+    again = client.post("/api/login", json={"email": email, "password": PASSWORD})
+    assert again.status_code == (429 if faulty else 200)
+
+
+def test_sign_in_lockout_is_per_account_and_address(make_app) -> None:
+    """Wrong passwords from one address lock that account from that address only, and never another account."""
+    app = make_app()
+    email, _ = app.user("ana")
+    other, _ = app.user("ben")
+    for _ in range(SIGN_IN_FAILURES - 1):
+        app.client().post("/api/login", json={"email": email, "password": "wrong-password"})
+    assert app.client().post("/api/login", json={"email": email, "password": PASSWORD}).status_code == 200
+    for _ in range(SIGN_IN_FAILURES):  # the right password above cleared the count
+        app.client().post("/api/login", json={"email": email, "password": "wrong-password"})
+    assert app.client().post("/api/login", json={"email": email, "password": PASSWORD}).status_code == 429
+    assert app.client().post("/api/login", json={"email": other, "password": PASSWORD}).status_code == 200

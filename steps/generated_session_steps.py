@@ -47,8 +47,10 @@ def left_out_kinds(world: World, through_api: bool = False) -> dict[str, str]:
             left_out[kind] = f"needs a web page, and {why}"
     if through_api:
         left_out["restart the app"] = "acted out in the first seed's session, in browsers (a restart takes seconds)"
-    elif not world.app.started_by_suite:
-        left_out["restart the app"] = "needs an app the suite starts (not --base-url)"
+    elif not world.app.started_by_suite or not world.app.offers(Capability.RESTART):
+        left_out["restart the app"] = (f"needs {Capability.RESTART.value}, which the {world.app.name} driver does "
+                                       "not offer" if world.app.started_by_suite else
+                                       "needs an app the suite starts (not --base-url)")
     for capability, kinds in TAKING_BACK.items():
         if not world.app.offers(capability):
             for kind in kinds:
@@ -90,7 +92,10 @@ def listed_sessions(world: World, answers: AnswerCheck, which: str, count: int, 
     if through_api and not world.app.offers(Capability.CHAT_API):
         pytest.skip(f"the {world.app.name} driver does not chat through the app's API (Capability.CHAT_API)")
     left_out = left_out_kinds(world, through_api)
-    if "let time pass" not in left_out:
+    if "restart the app" not in left_out:  # an app of the scenario's own: the others' go on unrestarted
+        clock = {} if "let time pass" in left_out else {"clock": "settable"}
+        world.use_app(world.app.fresh(Capability.RESTART, **clock))
+    elif "let time pass" not in left_out:
         world.use_app(world.app.with_settings(Capability.MOVABLE_CLOCK, clock="settable"))
     target = world.app.target
     unread = {} if target.limits.title_length is not None else {

@@ -50,7 +50,7 @@ LETTA := .tools/letta
 LETTA_VERSION := 0.16.8
 LETTA_STAMP := $(LETTA)/.installed-$(LETTA_VERSION)-$(shell sha1sum targets/letta.pins.txt | cut -c1-12)
 
-.PHONY: browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui letta test-letta steps
+.PHONY: explore browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui letta test-letta steps
 
 setup: $(STAMP) $(BROWSER_STAMP)
 
@@ -155,6 +155,15 @@ kill-matrix: setup $(if $(filter open-webui%,$(TARGET)),$(OWUI_STAMP) $(OWUI_OLD
 # The clean suite RUNS times in random order (pytest-randomly) with -n $(N); lists every scenario that failed once.
 flake-check: setup
 	$(BIN)/memtest-flake-check --runs $(RUNS) -n $(N)
+
+# Exploration (nightly, not the merge-request gate): the generated sessions of a new seed, from the date (UTC) unless
+# SEED is given; the seed is printed first, so that a find reproduces (`make explore SEED=...`). A seed that finds a
+# bug joins [[regression]] in harness/sessions/seeds.toml, with the date and what it found.
+explore: setup
+	@seed=$${SEED:-$$($(BIN)/python -c 'from harness.sessions.seeds import exploration_seed; print(exploration_seed())')}; \
+	  echo "explore: seed $$seed (make explore SEED=$$seed reproduces it)"; \
+	  $(PYTEST) features/generated_sessions.feature -m "not long_form and not more_seeds" --seed $$seed \
+	    -p no:cacheprovider $(if $(TARGET),--target $(TARGET)) --alluredir=reports/allure-results-explore --clean-alluredir
 
 # The long form of the generated sessions (nightly): SEEDS seeds from FIRST_SEED, two at a time.
 long-sessions: setup

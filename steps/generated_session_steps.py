@@ -13,6 +13,7 @@ from harness import report
 from harness.actor import Actor
 from harness.answers import AnswerCheck
 from harness.drivers.base import Capability
+from harness.hostile import cannot_tamper
 from harness.sessions.actions import script
 from harness.sessions.generator import generate
 from harness.sessions.reads import ENTRIES
@@ -45,6 +46,9 @@ def left_out_kinds(world: World, through_api: bool = False) -> dict[str, str]:
         for kind in ("close and reopen the browser", "sign out and back in", "send refused by the app",
                      "connection dropped mid-reply"):
             left_out[kind] = f"needs a web page, and {why}"
+    why_not = cannot_tamper(world.app.target)
+    if why_not:
+        left_out["tamper with another user's data"] = why_not
     if through_api:
         left_out["restart the app"] = "acted out in the first seed's session, in browsers (a restart takes seconds)"
     elif not world.app.started_by_suite or not world.app.offers(Capability.RESTART):

@@ -267,6 +267,21 @@ class TurnMemoryOn(Action):
         return f"When {self.user} turns her memory on"
 
 
+# -- what a hostile user does to another ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TamperWith(Action):
+    """Every write the app's API offers tried on another user's memories, conversations and settings (their ids,
+    owner fields in the body, identity headers): each must be refused, and nothing of the victim's changes."""
+
+    victim: str = ""
+
+    kind = "tamper with another user's data"
+
+    def gherkin(self) -> str:
+        return (f"When {self.user} tries every write the app's API offers on {self.victim}'s memories and "
+                "conversations")
+
+
 def script(users: list[str], actions: list[Action], numbered: bool = True) -> str:
     """The Gherkin-like list of actions that reproduces a run."""
     who = users[0] if len(users) == 1 else ", ".join(users[:-1]) + f" and {users[-1]}"

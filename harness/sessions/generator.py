@@ -43,6 +43,7 @@ from harness.sessions.actions import (
     ReopenBrowser,
     Said,
     SignOutAndIn,
+    TamperWith,
     Tell,
     TurnMemoryOff,
     TurnMemoryOn,
@@ -66,7 +67,8 @@ WEIGHTS = {"tell": 20, "tell several facts at once": 6, "correct": 10, "ask": 26
            "let time pass": 4, "sign out and back in": 4, "delete an account": 2, "start many conversations": 0,
            "delete a memory": 3, "edit a memory": 3, "clear all memories": 1, "delete a conversation": 2,
            "turn memory off": 2, "turn memory on": 0,  # memory is turned on again as a follow-up of turning it off
-           "send refused by the app": 2, "connection dropped mid-reply": 2, "restart the app": 1}
+           "send refused by the app": 2, "connection dropped mid-reply": 2, "restart the app": 1,
+           "tamper with another user's data": 1}
 # The long form outgrows every page, batch and cap: many facts at once, many conversations.
 VOLUME_WEIGHTS = {"tell several facts at once": 12, "start many conversations": 3}
 ALL_KINDS = (*WEIGHTS, "open an account again")
@@ -590,6 +592,10 @@ def _draw(kind: str, name: str, model: SessionModel, draws: _Draws, limits: Limi
         return _take_back(kind, name, model, draws)
     if kind in FAILING or kind == "restart the app":
         return _failure(kind, name, model, draws, limits)
+    if kind == "tamper with another user's data":  # on someone who has something to lose
+        victims = [u for u in model.users if u != name and model.alive(u) and (
+            model.remembered(u) or model.listed(u))]
+        return TamperWith(name, victim=fake.random_element(victims)) if victims else None
     raise ValueError(f"unknown action kind {kind!r}")
 
 

@@ -28,6 +28,7 @@ from harness.sessions.actions import (
     Reopen,
     ReopenBrowser,
     SignOutAndIn,
+    TamperWith,
     Tell,
     TurnMemoryOff,
     TurnMemoryOn,
@@ -120,6 +121,10 @@ class SessionModel:
             return None
         if not user.alive:
             raise NotApplicable(f"{action.user}'s account is deleted")
+        if isinstance(action, TamperWith):  # refused, every write: nothing of anyone's changes
+            if action.victim == action.user or not self._user(action.victim).alive:
+                raise NotApplicable(f"{action.user} has no other user's data to tamper with: {action.victim!r}")
+            return None
         if isinstance(action, Tell):
             return self._tell(user, action)
         if isinstance(action, ManyConversations):

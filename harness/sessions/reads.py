@@ -128,7 +128,7 @@ def effects(model: SessionModel) -> dict[str, tuple[str, ...]]:
         "delete a memory": _KEPT, "edit a memory": _KEPT, "clear all memories": _KEPT,
         "turn memory off": (ANSWERS,),
         # A refused send and a restart change nothing; a dropped reply's turn is stored (and answered from there).
-        "send refused by the app": (), "restart the app": (),
+        "send refused by the app": (), "restart the app": (), "tamper with another user's data": (),
     }
     if forgetting.dropped_reply is not None:
         remembered = forgetting.dropped_reply.memories == "remembered"

@@ -45,6 +45,7 @@ from harness.sessions.actions import (
     Reopen,
     ReopenBrowser,
     SignOutAndIn,
+    TamperWith,
     Tell,
     TurnMemoryOff,
     TurnMemoryOn,
@@ -184,7 +185,7 @@ class SessionRunner:
             SignOutAndIn: self._sign_out_and_in, DeleteAccount: self._delete_account, Rejoin: self._rejoin,
             DeleteMemory: self._delete_memory, EditMemory: self._edit_memory, ClearMemories: self._take_back,
             TurnMemoryOff: self._take_back, TurnMemoryOn: self._take_back,
-            DeleteConversation: self._delete_conversation}
+            DeleteConversation: self._delete_conversation, TamperWith: self._tamper}
         difference = act[type(action)](number, action)
         if difference or isinstance(action, (DeleteAccount, Rejoin, ClearMemories)) or number % FULL_CHECK_EVERY == 0:
             return difference or self._check_everyone(number, action)
@@ -363,6 +364,20 @@ class SessionRunner:
             return Difference(number, action, f"{name}'s request for her deleted conversation", "refused",
                               f"HTTP {answer.status}")
         return None
+
+    def _tamper(self, number: int, action: TamperWith) -> Difference | None:
+        """Every write the API offers, on the victim's data as the attacker: each refused; then everything of the
+        victim's exactly as the model says."""
+        attacker = self.members[action.user].actor
+        own = {m.id for m in attacker.session.memories()}
+        breaches = attacker.tamper_with(self.members[action.victim].actor)
+        for memory in attacker.session.memories():  # what the tries wrote on the attacker's own data, taken back
+            if memory.id not in own:
+                attacker.session.delete_memory(memory.id)
+        if breaches:
+            return Difference(number, action, f"{action.user}'s writes on {action.victim}'s data", "every one refused",
+                              [str(b) for b in breaches])
+        return self._check_user(number, action, action.victim)
 
     def _signed_in(self, number: int, action: Action, member: Member) -> Difference | None:
         actor = member.actor

@@ -43,7 +43,8 @@ TESTED = {"recall-ignores-user", "history-idor", "session-not-persistent", "cont
           "edit-keeps-old-vector", "clear-all-users", "conversation-delete-keeps-messages", "memory-off-still-recalls",
           "memory-off-still-writes", "deleted-memory-returns", "memory-setting-not-saved",
           "migration-resurrects-deleted", "migration-local-times-as-utc", "writes-stall-after-error",
-          "failed-send-resent", "memory-owner-from-body", "sign-in-matches-like", "lockout-never-expires"}
+          "failed-send-resent", "memory-owner-from-body", "sign-in-matches-like", "lockout-never-expires",
+          "conversation-list-by-creation", "title-follows-latest-message"}
 
 
 def test_every_fault_in_the_catalogue_has_a_test_here() -> None:
@@ -349,6 +350,34 @@ def test_reopened_conversation_wins(make_app, faulty: bool) -> None:
     say(conversation(), "Actually, my order number is 5521.")
     answer = say(first, "What is my order number?")
     assert answer == ("Your order number is 4417." if faulty else "Your order number is 5521.")
+
+
+@pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
+def test_conversation_list_by_creation(make_app, faulty: bool) -> None:
+    """Talking in the older of two conversations moves it to the top of the list (by last activity)."""
+    app = make_app(faults={"conversation-list-by-creation"} if faulty else set(), settable_clock=True)
+    client = app.user("ana")[1]
+    conversation, say = chat_as(client)
+    older, newer = conversation(), conversation()
+    say(older, "Hello.")
+    say(newer, "Hello again.")
+    app.state.clock.advance(1 / 24)  # an hour later: the list orders by a clock, not by insertion
+    say(older, "Back to this one.")
+    listed = [c["id"] for c in client.get("/api/conversations").json()["conversations"]]
+    assert listed == ([newer, older] if faulty else [older, newer])
+
+
+@pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
+def test_title_follows_latest_message(make_app, faulty: bool) -> None:
+    """A conversation keeps its first message as its title, whatever is said after it."""
+    app = make_app(faults={"title-follows-latest-message"} if faulty else set())
+    client = app.user("ana")[1]
+    conversation, say = chat_as(client)
+    cid = conversation()
+    say(cid, "Plans for the weekend")
+    say(cid, "And one more thing")
+    titles = {c["id"]: c["title"] for c in client.get("/api/conversations").json()["conversations"]}
+    assert titles[cid] == ("And one more thing" if faulty else "Plans for the weekend")
 
 
 # -- what users take back ---------------------------------------------------------------------------------------------

@@ -282,6 +282,21 @@ class TamperWith(Action):
                 "conversations")
 
 
+@dataclass(frozen=True)
+class WrongPasswords(Action):
+    """Wrong passwords typed at another user's address from the same network address (as behind one proxy), fewer
+    than the target's sign-in throttle locks at; then the victim types her own and must be let in."""
+
+    victim: str = ""
+    count: int = 1
+
+    kind = "type wrong passwords at another's address"
+
+    def gherkin(self) -> str:
+        return (f"When {self.user} types {self.count} wrong passwords at {self.victim}'s address, and {self.victim} "
+                "then signs in with her own")
+
+
 def script(users: list[str], actions: list[Action], numbered: bool = True) -> str:
     """The Gherkin-like list of actions that reproduces a run."""
     who = users[0] if len(users) == 1 else ", ".join(users[:-1]) + f" and {users[-1]}"

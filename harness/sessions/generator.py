@@ -47,6 +47,7 @@ from harness.sessions.actions import (
     Tell,
     TurnMemoryOff,
     TurnMemoryOn,
+    WrongPasswords,
 )
 from harness.sessions.model import EVERY_STATEMENT, NotApplicable, Remembered, SessionModel
 from harness.sessions.reads import ANSWERS, READ_AFTER, changes, effects, observe, pair
@@ -68,7 +69,7 @@ WEIGHTS = {"tell": 20, "tell several facts at once": 6, "correct": 10, "ask": 26
            "delete a memory": 3, "edit a memory": 3, "clear all memories": 1, "delete a conversation": 2,
            "turn memory off": 2, "turn memory on": 0,  # memory is turned on again as a follow-up of turning it off
            "send refused by the app": 2, "connection dropped mid-reply": 2, "restart the app": 1,
-           "tamper with another user's data": 1}
+           "tamper with another user's data": 1, "type wrong passwords at another's address": 1}
 # The long form outgrows every page, batch and cap: many facts at once, many conversations.
 VOLUME_WEIGHTS = {"tell several facts at once": 12, "start many conversations": 3}
 ALL_KINDS = (*WEIGHTS, "open an account again")
@@ -85,6 +86,7 @@ LONG_FORM = 100  # actions from which a session is a long one
 SHORT_FORM = 60  # actions from which a session must show every transition once (the default run's size)
 STEER_TRIES = 3  # transitions still to show tried at each steering, the others after them
 ATTEMPTS = 3  # draws of one seed before a short form that leaves a transition uncovered fails
+FOLLOW_UP_ROOM = 8  # the last actions, too few for what shows a take-back
 ENDING = 4  # the last actions, too few to show what an account's deletion is followed by
 CONTEXTS = ("", "reopen an older conversation", "start a conversation")  # moves that make an effect observable
 
@@ -598,6 +600,10 @@ def _draw(kind: str, name: str, model: SessionModel, draws: _Draws, limits: Limi
         victims = [u for u in model.users if u != name and model.alive(u) and (
             model.remembered(u) or model.listed(u))]
         return TamperWith(name, victim=fake.random_element(victims)) if victims else None
+    if kind == "type wrong passwords at another's address":  # one fewer than the throttle locks at
+        others = [u for u in model.users if u != name and model.alive(u)]
+        return WrongPasswords(name, victim=fake.random_element(others), count=max(1, (
+            limits.sign_in_failures or 4) - 1)) if others else None
     raise ValueError(f"unknown action kind {kind!r}")
 
 
@@ -618,7 +624,7 @@ def _failure(kind: str, name: str, model: SessionModel, draws: _Draws, limits: L
 def _can_take_back(kind: str, model: SessionModel, name: str, draws: _Draws) -> bool:
     """Whether the user can take this back now in a way that shows: something of theirs to take back, no follow-up of
     an earlier take-back still to draw, and for a clear-all someone else who keeps memories meanwhile."""
-    if draws.pending(name):
+    if draws.pending(name) or 0 < draws.left <= FOLLOW_UP_ROOM:  # (what shows it would not fit before the end)
         return False
     if kind == "delete a conversation":
         return bool(model.listed(name))

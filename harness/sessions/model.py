@@ -32,6 +32,7 @@ from harness.sessions.actions import (
     Tell,
     TurnMemoryOff,
     TurnMemoryOn,
+    WrongPasswords,
 )
 from harness.target import MEMORY_LISTINGS, Forgetting
 from harness.turn import Turn
@@ -121,7 +122,7 @@ class SessionModel:
             return None
         if not user.alive:
             raise NotApplicable(f"{action.user}'s account is deleted")
-        if isinstance(action, TamperWith):  # refused, every write: nothing of anyone's changes
+        if isinstance(action, (TamperWith, WrongPasswords)):  # refused, each: nothing of anyone's changes
             if action.victim == action.user or not self._user(action.victim).alive:
                 raise NotApplicable(f"{action.user} has no other user's data to tamper with: {action.victim!r}")
             return None

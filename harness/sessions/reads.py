@@ -129,6 +129,7 @@ def effects(model: SessionModel) -> dict[str, tuple[str, ...]]:
         "turn memory off": (ANSWERS,),
         # A refused send and a restart change nothing; a dropped reply's turn is stored (and answered from there).
         "send refused by the app": (), "restart the app": (), "tamper with another user's data": (),
+        "type wrong passwords at another's address": (),
     }
     if forgetting.dropped_reply is not None:
         remembered = forgetting.dropped_reply.memories == "remembered"

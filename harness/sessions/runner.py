@@ -49,6 +49,7 @@ from harness.sessions.actions import (
     Tell,
     TurnMemoryOff,
     TurnMemoryOn,
+    WrongPasswords,
     script,
 )
 from harness.sessions.generator import Plan
@@ -185,7 +186,8 @@ class SessionRunner:
             SignOutAndIn: self._sign_out_and_in, DeleteAccount: self._delete_account, Rejoin: self._rejoin,
             DeleteMemory: self._delete_memory, EditMemory: self._edit_memory, ClearMemories: self._take_back,
             TurnMemoryOff: self._take_back, TurnMemoryOn: self._take_back,
-            DeleteConversation: self._delete_conversation, TamperWith: self._tamper}
+            DeleteConversation: self._delete_conversation, TamperWith: self._tamper,
+            WrongPasswords: self._wrong_passwords}
         difference = act[type(action)](number, action)
         if difference or isinstance(action, (DeleteAccount, Rejoin, ClearMemories)) or number % FULL_CHECK_EVERY == 0:
             return difference or self._check_everyone(number, action)
@@ -377,6 +379,21 @@ class SessionRunner:
         if breaches:
             return Difference(number, action, f"{action.user}'s writes on {action.victim}'s data", "every one refused",
                               [str(b) for b in breaches])
+        return self._check_user(number, action, action.victim)
+
+    def _wrong_passwords(self, number: int, action: WrongPasswords) -> Difference | None:
+        """Wrong passwords at the victim's address through the app's API, from the suite's own network address, each
+        refused; then the victim's own password lets her in (fewer failures than the throttle locks at), and
+        everything of hers is as the model says."""
+        victim = self.members[action.victim].actor.account
+        for attempt in range(1, action.count + 1):
+            if not self.app.try_sign_in(victim.email, f"wrong-{attempt}-{victim.password}"):
+                return Difference(number, action, f"{action.user}'s wrong password {attempt} at {action.victim}'s "
+                                  "address", "refused", "let in")
+        said = self.app.try_sign_in(victim.email, victim.password)
+        if said:
+            return Difference(number, action, f"{action.victim}'s own password after {action.count} wrong ones by "
+                              f"{action.user}", "let in", said)
         return self._check_user(number, action, action.victim)
 
     def _signed_in(self, number: int, action: Action, member: Member) -> Difference | None:

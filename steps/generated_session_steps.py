@@ -45,6 +45,9 @@ def left_out_kinds(world: World, through_api: bool = False) -> dict[str, str]:
         for kind in ("close and reopen the browser", "sign out and back in", "send refused by the app",
                      "connection dropped mid-reply"):
             left_out[kind] = f"needs a web page, and {why}"
+    elif world.app.target.cannot_fail_sends:
+        for kind in ("send refused by the app", "connection dropped mid-reply"):
+            left_out[kind] = world.app.target.cannot_fail_sends
     if through_api:
         left_out["restart the app"] = "acted out in the first seed's session, in browsers (a restart takes seconds)"
     elif not world.app.started_by_suite:

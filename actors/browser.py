@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Page
 
 from actors.base import ActorBase
@@ -196,12 +197,19 @@ class BrowserActor(ActorBase):
     def send_refused(self, text: str) -> str:
         return self.chat.send_refused(text)
 
+    def _can_fail_sends(self) -> None:
+        why_not = self.app.target.cannot_fail_sends
+        if why_not:
+            pytest.skip(why_not)
+
     def say_refused_by_app(self, text: str) -> str:
+        self._can_fail_sends()
         shown = self._chat_open().send_failing(text, refused_by_server)
         self._talking = True  # the page shows the message (and its error): no longer a new, empty conversation
         return shown
 
     def say_dropped(self, text: str) -> str:
+        self._can_fail_sends()
         shown = self._chat_open().send_failing(text, dropped_after_answer)
         self._talking = True
         self._turns_sent += 1  # the app got the turn: an app that writes memories later writes from it too

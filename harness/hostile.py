@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from harness.drivers.base import DriverError, UserSession
-from harness.target import Target
+from harness.target import Target, TargetError
 
 # Owner fields an app may read from a body, besides those its own bodies show (own_field_names).
 OWNER_FIELDS = ("user_id", "userId", "owner", "owner_id", "ownerId", "user", "uid", "account_id", "email")
@@ -210,7 +210,7 @@ class Holdings:
         try:
             answer = session.request("GET", target.path_of("memories"))
             memories = json.dumps(json.loads(answer.body), sort_keys=True)
-        except (DriverError, json.JSONDecodeError):
+        except (DriverError, TargetError, json.JSONDecodeError):  # no call of its own, no [api] memories, no JSON
             memories = json.dumps(sorted((m.id, m.text) for m in session.memories()))
         return cls(memories, tuple((cid, tuple((t.role, t.text) for t in session.turns(cid)))
                                    for cid in session.conversation_ids()))

@@ -154,6 +154,16 @@ class Target:
         """Whether the app has a web page the suite drives (its locators); else users speak through its API."""
         return self.web_page and bool(self.locators)
 
+    @property
+    def cannot_fail_sends(self) -> str:
+        """One line on what the target lacks for a send that fails on the way (pages.network_failures: the page's
+        chat request is found by its [api] messages address, the page's error by the send_error locator), or ""."""
+        missing = [what for what, declared in (("[api] messages (the address the page sends a turn to)",
+                                                "messages" in self.api),
+                                               ("locator send_error (what the page shows for a message not sent)",
+                                                "send_error" in self.locators)) if not declared]
+        return f"a send failing on the way needs the {self.name} target's {' and '.join(missing)}" if missing else ""
+
     def replays_history_of(self, size: int, change: str = "") -> bool:
         """Whether the replay scenarios put a history of `size` memories through this app's change (its own sizes,
         else the target's), or through its changes."""

@@ -48,6 +48,7 @@ def restarts_mid_conversation(world: World, talk: Talk, name: str) -> Failure:
     """Between two of her turns, once what her page wrote of the last one has landed (a restart in the middle of a
     write is another promise): the app stopped and started on the same data; her page stays open."""
     actor, told = world.actors[name], [f.sentence for f in talk.of(name).told]
+    actor.settle()  # an app that writes memories on its own after a turn has written them (what its driver waits on)
     wait_until(lambda: [m.text for m in actor.session.memories()], lambda texts: texts == told,
                timeout=MEMORY_WAIT_S, what=f"{name}'s memories holding {told} before the restart")
     world.use_app(world.app.restarted())

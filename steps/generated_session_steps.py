@@ -46,6 +46,9 @@ def left_out_kinds(world: World, through_api: bool = False) -> dict[str, str]:
         for kind in ("close and reopen the browser", "sign out and back in", "send refused by the app",
                      "connection dropped mid-reply"):
             left_out[kind] = f"needs a web page, and {why}"
+    elif world.app.target.cannot_fail_sends:
+        for kind in ("send refused by the app", "connection dropped mid-reply"):
+            left_out[kind] = world.app.target.cannot_fail_sends
     if world.app.target.limits.sign_in_failures is None:
         left_out["type wrong passwords at another's address"] = (
             f"{world.app.target.path.name} declares no sign-in throttling ([limits] sign_in_failures)")

@@ -27,6 +27,7 @@ from harness.drivers.open_webui import (
 )
 from harness.drivers.open_webui_store import MemoryRow, count_by_owner, epoch, insert_memories, iso, read_memories
 from harness.model_server.client import ModelServer
+from harness.polling import Timeout
 from harness.target import load_target
 from harness.turn import Turn
 
@@ -298,6 +299,28 @@ def test_open_webui_settle_waits_for_no_review_of_the_turns_sent_with_memory_off
     reviews.append({"memories_after": ["A."]})
     driver.settle(app, session, 4)  # one more with memory on: one more review
     assert (ledger.turns_seen, ledger.unreviewed, ledger.reviews_seen) == (4, 2, 2)
+
+
+
+def test_open_webui_settle_after_a_restart_counts_the_new_model_servers_reviews_only(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    logs: dict[str, list[dict]] = {"http://model-1/v1": [], "http://model-2/v1": []}
+    monkeypatch.setattr(ModelServer, "reviews", lambda self, user_id: list(logs[self.base_url]))
+    monkeypatch.setattr("harness.drivers.open_webui.SETTLE_SECONDS", 0.2)
+    driver = OpenWebUIDriver(load_target("open-webui"))
+    before, after = (RunningApp("http://owui", {}, model_url=url) for url in logs)
+    account = Account("user-1", "ana@example.com", "pw", "Ana")
+    ledger = driver._reviews.setdefault((before.base_url, account.id), Reviews())
+    session = _open_webui_session(lambda request: httpx.Response(200, json=[{"id": "m-1", "content": "A."}]))
+    session.account, session.reviews = account, ledger
+    logs["http://model-1/v1"].append({"memories_after": ["A."]})
+    driver.settle(before, session, 1)
+    # Restarted on its data with a model server of its own, whose log holds only the turns sent since.
+    logs["http://model-2/v1"].append({"memories_after": ["A."]})
+    driver.settle(after, session, 2)
+    assert (ledger.turns_seen, ledger.reviewed_before, ledger.reviews_seen) == (2, 1, 1)
+    with pytest.raises(Timeout, match="each of Ana <ana@example.com>'s 2 turns"):
+        driver.settle(after, session, 3)  # a turn since, whose review never came
 
 
 CHROMA = ["CREATE TABLE embeddings (id INTEGER PRIMARY KEY, segment_id TEXT, embedding_id TEXT, seq_id BLOB)",

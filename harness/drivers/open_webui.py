@@ -186,12 +186,16 @@ class AdminClient(httpx.Client):
 class Reviews:
     """What `settle` knows of one user's memory reviews: the turns the user's actor had sent at the last settle, how
     many of them were sent with memory off (Open WebUI reviews none of those), and how many reviews it had seen by
-    then (a later settle waits for the memories only of reviews that came since)."""
+    then (a later settle waits for the memories only of reviews that came since). A restarted app has a model server
+    of its own, whose log starts empty: the turns reviewed on the earlier one, as of the last settle there, are
+    counted apart."""
 
     memory_on: bool = True
     turns_seen: int = 0
     unreviewed: int = 0
     reviews_seen: int = 0
+    model_url: str = ""  # the model server whose log reviews_seen counts
+    reviewed_before: int = 0  # turns reviewed on the model servers of earlier instances of the app
 
 
 class OpenWebUISession(UserSession):
@@ -488,10 +492,15 @@ class OpenWebUIDriver(AppDriver):
         if model is None or turns_sent == 0:
             return
         ledger = self._reviews.setdefault((app.base_url, session.account.id), Reviews())
+        if ledger.model_url != model.base_url:  # the app restarted since the last settle, with a new model server
+            if ledger.model_url:  # every turn the last settle saw reviewed was reviewed there
+                ledger.reviewed_before = ledger.turns_seen - ledger.unreviewed
+                ledger.reviews_seen = 0
+            ledger.model_url = model.base_url
         if not ledger.memory_on:  # the turns since the last settle went unreviewed (the actor settles before a switch)
             ledger.unreviewed += max(0, turns_sent - ledger.turns_seen)
         ledger.turns_seen = turns_sent
-        expected = turns_sent - ledger.unreviewed
+        expected = turns_sent - ledger.unreviewed - ledger.reviewed_before
         if expected <= 0:
             return
         who = session.account.label

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -545,3 +546,12 @@ def test_the_seeds_file_refuses_what_it_cannot_use_in_one_line(tmp_path: Path) -
     bad.write_text('fixed = ["1", "2", "3"]\n[[regression]]\nseed = "4"\n')
     with pytest.raises(SeedsError, match=r"\[\[regression\]\] 1 has no date, found"):
         load_seeds(bad)
+
+
+def test_two_users_addresses_differ_only_in_what_a_wildcard_matcher_confuses() -> None:
+    """SQL ILIKE reads `_` as any one character and ignores case: the third user's address as a pattern matches the
+    second's, so an app that signs in with such a matcher lets the third in as the second (or refuses her)."""
+    plan = generate(load_seeds().fixed[0], SHORT_FORM, 3, limits=MEMCHAT_LIMITS, forgetting=MEMCHAT_FORGETTING)
+    second, third = (f"{plan.email_locals[u]}@{plan.email_domains[u]}" for u in plan.users[1:3])
+    pattern = re.escape(third).replace("_", ".")
+    assert second != third and re.fullmatch(pattern, second, re.IGNORECASE), (second, third)

@@ -113,3 +113,11 @@ def test_a_history_imported_under_the_apps_own_ids_is_checked_by_them() -> None:
     assert history.memory_id("m1") == "t-m1" and history.snapshot_id("t-m1") == "m1"
     history.keep_app_ids({"t-m1": "3f2a-uuid"})
     assert history.memory_id("m1") == "3f2a-uuid" and history.snapshot_id("3f2a-uuid") == "m1"
+
+
+def test_a_time_is_the_same_within_the_apps_clock_resolution_and_a_wrong_conversion_is_not() -> None:
+    from harness.replay.checks import _same_time
+
+    told, kept = "2023-03-17T02:05:04.604919+00:00", "2023-03-17T02:05:04+00:00"
+    assert _same_time(told, kept, 1.0) and not _same_time(told, kept)  # whole seconds kept; exact where declared 0
+    assert not _same_time("2023-03-17T02:05:04+01:00", "2023-03-17T02:05:04+00:00", 1.0)  # an hour: a changed time

@@ -105,16 +105,19 @@ def query_vectors(app: AppHandle, history: ReplayHistory, embedder: str) -> Sequ
     return app.embed(history.texts, embedder)
 
 
-def _same_time(before: str | None, after: str | None) -> bool:
+def _same_time(before: str | None, after: str | None, resolution_s: float = 0.0) -> bool:
+    """The same time, as far as the app's timestamps can tell (an app that keeps whole seconds keeps 12:00:00.6 as
+    12:00:00): a wrong conversion moves a time by hours, never by less than the resolution."""
     if before == after:  # the same text is the same time; only different texts need parsing
         return True
     if before is None or after is None:
         return False
-    return datetime.fromisoformat(before) == datetime.fromisoformat(after)
+    apart = abs((datetime.fromisoformat(before) - datetime.fromisoformat(after)).total_seconds())
+    return apart < resolution_s if resolution_s else apart == 0
 
 
-def _field_changes(history: ReplayHistory, i: int, stored: dict[str, str | None],
-                   kept: tuple[str, ...]) -> list[tuple[str, str | None, str | None]]:
+def _field_changes(history: ReplayHistory, i: int, stored: dict[str, str | None], kept: tuple[str, ...],
+                   resolution_s: float = 0.0) -> list[tuple[str, str | None, str | None]]:
     """(field, before, after) for each kept field of memory `i` that the store holds otherwise."""
     changes = []
     for name in kept:
@@ -124,7 +127,7 @@ def _field_changes(history: ReplayHistory, i: int, stored: dict[str, str | None]
                 changes.append((name, history.conversations[i], now and history.snapshot_id(now)))
         else:
             before = history.created_at[i] if name == "created_at" else history.expires_at[i]
-            if not _same_time(before, now):
+            if not _same_time(before, now, resolution_s):
                 changes.append((name, before, now))
     return changes
 
@@ -154,7 +157,7 @@ def check_memories(app: AppHandle, history: ReplayHistory, vectors: Sequence[byt
         verdict = _verdict(result, user_ids[history.owners[i]], history.texts[i], history.embeddable[i],
                            _expired(history.expires_at[i], now))
         if result is not None and verdict not in ("missing", "owner changed"):
-            changes = _field_changes(history, i, result.fields, kept)
+            changes = _field_changes(history, i, result.fields, kept, app.target.limits.clock_resolution_s)
             if changes:
                 check.field_changes.update(name for name, _, _ in changes)
                 check.changed.append(f"  {mid} of {history.owners[i]} {history.texts[i][:60]!r}: " + "; ".join(

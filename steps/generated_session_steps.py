@@ -120,8 +120,8 @@ def listed_sessions(world: World, answers: AnswerCheck, which: str, count: int, 
     for seed in seeds_of(world, which):
         plan = generate(seed, count, users, left_out, limits=target.limits, forgetting=target.forgetting,
                         memory_listing=target.recall.memory_listing, unread=unread)
-        runner = SessionRunner(world.app, plan, join, answers, world.data.unique_tag)
-        runner.use_app = world.use_app  # a restart the session acts out goes on with the app restarted
+        # (a restart the session acts out: the scenario goes on with the app restarted)
+        runner = SessionRunner(world.app, plan, join, answers, world.data.unique_tag, use_app=world.use_app)
         session = GeneratedSession(plan, runner)
         print(session.head())
         report.attach_text(f"generated actions, seed {seed}", script(plan.users, plan.actions))

@@ -246,14 +246,13 @@ def generate(seed: str, count: int, users: int, left_out: dict[str, str] | None 
     reads the runner cannot make on the target (`unread`: read -> why): a draw that leaves one uncovered is drawn
     again from the same seed (a few attempts, each its own sub-seed), and the last one's failure raises
     GenerationError."""
-    for attempt in range(ATTEMPTS):
+    drawn = (seed, count, users, left_out, retention_days, limits, forgetting, memory_listing, unread)
+    for attempt in range(ATTEMPTS - 1):
         try:
-            return _generate(seed, count, users, left_out, retention_days, limits, forgetting, memory_listing, unread,
-                             attempt)
+            return _generate(*drawn, attempt)
         except GenerationError:
-            if attempt == ATTEMPTS - 1:
-                raise
-    raise AssertionError("unreachable")
+            pass
+    return _generate(*drawn, ATTEMPTS - 1)
 
 
 def _generate(seed: str, count: int, users: int, left_out: dict[str, str] | None = None,

@@ -94,13 +94,12 @@ class Member:
 
 
 class SessionRunner:
-    # Where the scenario goes on with the app once the runner has restarted it (the world's `use_app`), so that the
-    # users' actors act on the app as it runs now; None: the runner's own handle only.
-    use_app: Callable[[AppHandle], AppHandle] | None = None
-
     def __init__(self, app: AppHandle, plan: Plan, join: Join, answers: AnswerCheck,
-                 new_tag: Callable[[], str]) -> None:
+                 new_tag: Callable[[], str], use_app: Callable[[AppHandle], AppHandle] | None = None) -> None:
         self.app = app
+        # Where the scenario goes on with the app once the runner has restarted it (the world's `use_app`), so that the
+        # users' actors act on the app as it runs now; None: the runner's own handle only.
+        self.use_app = use_app
         self.plan = plan
         self.join = join
         self.answers = answers
@@ -417,11 +416,10 @@ class SessionRunner:
             return None
         ids = self.members[name].ids
         expected = {ids[i]: self.model.title(name, i, length) for i in self.model.listed(name)}
-        if shown != expected:
-            wrong = {cid: (title, shown.get(cid)) for cid, title in expected.items() if shown.get(cid) != title}
+        wrong = [cid for cid in {**expected, **shown} if expected.get(cid) != shown.get(cid)]
+        if wrong:  # only the entries that differ, each on both sides
             return Difference(number, action, f"{name}'s conversation titles {where}",
-                              {cid: title for cid, (title, _) in wrong.items()} or expected,
-                              {cid: seen for cid, (_, seen) in wrong.items()} or shown)
+                              {cid: expected.get(cid) for cid in wrong}, {cid: shown.get(cid) for cid in wrong})
         return None
 
     def _old_session_refused(self, number: int, action: Action, held: dict, after: str) -> Difference | None:

@@ -411,7 +411,8 @@ class LettaDriver(AppDriver):
             process, health = start_process(
                 self.target.name, command, env=env, log_path=log_path,
                 health_url=f"http://127.0.0.1:{port}{self.target.health_path}", cwd=folder,
-                timeout=float(self.target.app.get("start_timeout", 180)), healthy=lambda h: h.get("status") == "ok")
+                timeout=float(self.target.app.get("start_timeout", 180)), healthy=lambda h: h.get("status") == "ok",
+                warm=self.target.warm_start)
         except BaseException:
             model.stop()
             raise

@@ -17,7 +17,8 @@ from typing import IO
 
 import numpy as np
 
-from harness.target import Target
+from harness.target import Target, fill
+from harness.warm_start import ForkedProcess, Stdio, popen
 
 
 class ToolFailed(AssertionError):
@@ -34,11 +35,31 @@ def _checked(target: Target, name: str, returncode: int, stdout: str, stderr: st
     return stdout
 
 
+def _popen(target: Target, name: str, values: dict[str, str], **stdio: Stdio) -> subprocess.Popen | ForkedProcess:
+    """One run of a tool, forked from the app's warm interpreter where its target preloads libraries ([app] preload)
+    and the tool runs on the app's own interpreter: a tool of the reference app then costs its own work, not a
+    second of imports. Any other tool is a new process."""
+    command = target.tool(name, **values)
+    own = bool(target.start_command) and command[0] == fill(target.start_command[:1])[0]
+    return popen(target.warm_start if own else None, command, cwd=ROOT, **stdio)
+
+
 def run_tool(target: Target, name: str, *, stdin: str | None = None, timeout: float = 300, **values: str) -> str:
     """Run one tool; return its standard output. A non-zero exit fails with the tool's own last words."""
-    proc = subprocess.run(target.tool(name, **values), input=stdin, capture_output=True, text=True, timeout=timeout,
-                          cwd=ROOT)
-    return _checked(target, name, proc.returncode, proc.stdout, proc.stderr)
+    with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        given.write((stdin or "").encode())
+        given.seek(0)
+        proc = _popen(target, name, values, stdin=given, stdout=out, stderr=err)
+        try:
+            returncode = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    return _checked(target, name, returncode, stdout, stderr)
 
 
 def run_tool_fed(target: Target, name: str, lines: Iterable[str], *, timeout: float = 900, **values: str) -> str:
@@ -48,7 +69,7 @@ def run_tool_fed(target: Target, name: str, lines: Iterable[str], *, timeout: fl
     input's end, so that it never takes a part for the whole."""
     timed_out = threading.Event()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(target.tool(name, **values), stdin=subprocess.PIPE, stdout=out, stderr=err, cwd=ROOT)
+        proc = _popen(target, name, values, stdin=subprocess.PIPE, stdout=out, stderr=err)
         def time_out() -> None:
             timed_out.set()
             proc.kill()
@@ -164,7 +185,7 @@ class _EmbedLane(threading.Thread):
         self.runs = [firsts[i:i + per_run] for i in range(0, len(firsts), per_run)]
         self.blocks: queue.Queue = queue.Queue(maxsize=2)  # the lane runs at most two blocks ahead
         self.stopped: str | None = None
-        self.procs: list[subprocess.Popen] = []
+        self.procs: list[subprocess.Popen | ForkedProcess] = []
         self.failure: ToolFailed | None = None
 
     def next_block(self) -> list[bytes | None]:
@@ -192,19 +213,19 @@ class _EmbedLane(threading.Thread):
         finally:
             self.stop()
 
-    def _spawn(self, firsts: range) -> tuple[subprocess.Popen, IO[bytes]]:
+    def _spawn(self, firsts: range) -> tuple[subprocess.Popen | ForkedProcess, IO[bytes]]:
         if self.stopped:
             raise ToolFailed(f"{self.target.name} embed_f32 {self.stopped}")
         err = tempfile.TemporaryFile()
-        proc = subprocess.Popen(self.target.tool("embed_f32", embedder=self.embedder), stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=err, cwd=ROOT)
+        proc = _popen(self.target, "embed_f32", {"embedder": self.embedder}, stdin=subprocess.PIPE,
+                      stdout=subprocess.PIPE, stderr=err)
         self.procs.append(proc)
         lines = ("".join(json.dumps({"text": t}) + "\n" for t in self.texts[f:f + self.block]).encode()
                  for f in firsts)
         threading.Thread(target=_feed, args=(proc, lines), daemon=True).start()
         return proc, err
 
-    def _read(self, proc: subprocess.Popen, err: IO[bytes], sizes: list[int]) -> None:
+    def _read(self, proc: subprocess.Popen | ForkedProcess, err: IO[bytes], sizes: list[int]) -> None:
         assert proc.stdout is not None
         with err, proc.stdout:
             for size in sizes:
@@ -231,7 +252,7 @@ class _EmbedLane(threading.Thread):
                 if self.stopped:
                     return False
 
-    def _failed(self, proc: subprocess.Popen, err: IO[bytes], vectors: str) -> ToolFailed:
+    def _failed(self, proc: subprocess.Popen | ForkedProcess, err: IO[bytes], vectors: str) -> ToolFailed:
         """Why a run gave no next vector, or one too many: its exit and last words."""
         try:
             returncode = proc.wait(timeout=10)  # its output ended or went on: it is exiting, with its last words
@@ -247,7 +268,7 @@ class _EmbedLane(threading.Thread):
         return ToolFailed(f"{self.target.name} embed_f32 gave {vectors} vectors than it was given texts")
 
 
-def _feed(proc: subprocess.Popen, lines: Iterable[bytes]) -> None:
+def _feed(proc: subprocess.Popen | ForkedProcess, lines: Iterable[bytes]) -> None:
     assert proc.stdin is not None
     try:
         for line in lines:

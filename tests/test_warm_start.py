@@ -92,6 +92,31 @@ def test_starts_fork_the_warm_interpreter_each_with_its_own_environment_and_log(
     assert (tmp_path / "second.log").read_text().splitlines() == ["serving second", "stopped on SIGINT"]
 
 
+def test_python_dash_m_forks_the_warm_interpreter_and_runs_the_module_as_dash_m_does(app_script: Path,
+                                                                                      tmp_path: Path) -> None:
+    """The reference app starts as `python -m memchat serve ...`: the module runs as __main__, argv[0] its file,
+    the command's folder first on the path, and the preload is imported from that folder."""
+    package = tmp_path / "tinyapp"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(APP.split("\n", 1)[1])  # the same app, without its #! line
+    (tmp_path / "heavy_library.py").write_text(LIBRARY)
+    port = free_port()
+    warm = WarmStart(("heavy_library",), ())
+    process, health = start_process("the tiny module", [sys.executable, "-m", "tinyapp", str(port)],
+                                    env={"MARKER": "dash-m"}, log_path=tmp_path / "m.log",
+                                    health_url=f"http://127.0.0.1:{port}/health", timeout=30, cwd=tmp_path, warm=warm)
+    try:
+        assert isinstance(process, ForkedProcess)
+        assert health["marker"] == "dash-m" and health["pid"] == process.pid
+        assert health["library_pid"] != process.pid  # imported once, in the warm interpreter
+        assert health["argv"] == [str(package / "__main__.py"), str(port)]
+        assert health["path0"] == str(tmp_path) and health["cwd"] == str(tmp_path)
+    finally:
+        stop_process(process)
+    assert process.returncode == 0
+
+
 def test_a_killed_warm_start_reports_the_signal_as_popen_does(app_script: Path, tmp_path: Path) -> None:
     process, _ = start(app_script, tmp_path, WarmStart(("heavy_library",), ()), "killed")
     process.kill()
@@ -158,6 +183,14 @@ def test_open_webui_preloads_only_libraries_and_not_its_own_modules() -> None:
     assert not [m for m in warm.preload if m.split(".")[0] == "open_webui"]
     # the libraries are imported with the target's own environment, and nothing a start chooses (DATA_DIR, ports)
     assert dict(warm.env) == load_target("open-webui").env and "DATA_DIR" not in dict(warm.env)
+
+
+@pytest.mark.parametrize("target, own", [("memchat", "memchat"), ("letta", "letta")])
+def test_the_reference_app_and_letta_preload_only_libraries_and_not_their_own_modules(target: str, own: str) -> None:
+    """Their own modules read the start's settings as they load (memchat its arguments, Letta its database)."""
+    warm = load_target(target).warm_start
+    assert warm is not None and warm.preload
+    assert not [m for m in warm.preload if m.split(".")[0] == own]
 
 
 def test_the_health_of_a_warm_app_is_its_own(app_script: Path, tmp_path: Path) -> None:

@@ -159,7 +159,7 @@ class MemchatDriver(AppDriver):
         base_url = f"http://127.0.0.1:{port}"
         process, health = start_process(self.target.name, command, log_path=log_path,
                                         env={**self.target.env, self.target.app["admin_token_env"]: token},
-                                        health_url=base_url + self.target.health_path)
+                                        health_url=base_url + self.target.health_path, warm=self.target.warm_start)
         return RunningApp(base_url, health, token, pg_dsn, redis_url, dict(settings), True, log_path, process)
 
     def attach(self, base_url: str, admin_token: str | None) -> RunningApp:

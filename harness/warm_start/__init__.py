@@ -5,7 +5,8 @@ varies between starts (`preload = ["torch", "chromadb", ...]`): Open WebUI spend
 start importing them. The first start of such an app starts its own interpreter (the one its console script names)
 with those libraries imported once (harness/warm_start/zygote.py); every start is then a fork of it that runs the
 app's own script with the start's arguments, environment, folder and log, exactly as a new process would, so a
-start costs the app's own work only. The process handle answers as a `subprocess.Popen` does, for the launcher.
+start costs the app's own work only. An app started as `python -m module ...` (the reference app) is forked the
+same way, the module run as -m runs it. The process handle answers as a `subprocess.Popen` does, for the launcher.
 
 Nothing else changes: the app's own modules, and everything that reads the start's settings, load in the fork.
 `MEMTEST_WARM_START=0` starts every app as a new process.
@@ -18,10 +19,13 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 READY_TIMEOUT_S = 120.0  # importing the libraries, compiling them the first time
@@ -48,6 +52,14 @@ def warm_start_for(preload: object, env: dict[str, str], where: str) -> WarmStar
     return WarmStart(tuple(preload), tuple(sorted(env.items()))) if preload else None
 
 
+def _python_module(command: list[str]) -> str | None:
+    """The module of a `python -m module ...` command, None for any other command."""
+    name = Path(command[0]).name
+    if len(command) > 2 and name.startswith("python") and command[1] == "-m":
+        return command[2]
+    return None
+
+
 def interpreter_of(script: str) -> str | None:
     """The Python a console script runs with (its #! line), None when it is not a Python script."""
     try:
@@ -68,13 +80,17 @@ class Zygote:
         self._lock = threading.Lock()
         env = {**os.environ, **dict(warm.env), "PYTHONUNBUFFERED": "1"}
         log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._fds, theirs = socket.socketpair()  # a tool's standard input and output go to its copy through this
         try:
             with log_path.open("wb") as log:  # what the libraries print as they load (warnings)
-                self._process = subprocess.Popen([interpreter, str(ZYGOTE), script_dir, *warm.preload], env=env,
-                                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                                                 text=True, bufsize=1)
+                self._process = subprocess.Popen(
+                    [interpreter, str(ZYGOTE), str(theirs.fileno()), script_dir, *warm.preload], env=env,
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1,
+                    pass_fds=[theirs.fileno()])
         except OSError as e:
             raise WarmStartError(f"{interpreter} could not be started ({e.strerror})") from None
+        finally:
+            theirs.close()
         assert self._process.stdin is not None and self._process.stdout is not None  # both piped above
         self._stdin, self._stdout = self._process.stdin, self._process.stdout
         said = self._read(READY_TIMEOUT_S)
@@ -100,11 +116,27 @@ class Zygote:
             self._stdin.flush()
             return self._read(30.0)
 
-    def start(self, command: list[str], env: dict[str, str], cwd: Path, log_path: Path) -> ForkedProcess:
-        said = self.ask({"op": "start", "argv": command, "env": env, "cwd": str(cwd), "log": str(log_path)})
+    def start(self, command: list[str], env: dict[str, str], cwd: Path, log_path: Path,
+              module: str | None = None) -> ForkedProcess:
+        said = self.ask({"op": "start", "argv": command, "env": env, "cwd": str(cwd), "log": str(log_path),
+                         "module": module})
+        return ForkedProcess(self, said["pid"], command)
+
+    def run(self, command: list[str], env: dict[str, str], cwd: Path, stdio: tuple[int, int, int],
+            module: str | None = None) -> ForkedProcess:
+        """A copy whose standard input, output and error are the three file descriptors `stdio`."""
+        request = {"op": "start", "argv": command, "env": env, "cwd": str(cwd), "module": module, "stdio": True}
+        with self._lock:
+            if self._process.poll() is not None:
+                raise WarmStartError("the warm interpreter of the app has ended")
+            self._stdin.write(json.dumps(request) + "\n")
+            self._stdin.flush()
+            socket.send_fds(self._fds, [b"."], list(stdio))
+            said = self._read(30.0)
         return ForkedProcess(self, said["pid"], command)
 
     def close(self) -> None:
+        self._fds.close()
         if self._process.poll() is None:
             self._stdin.close()
             try:
@@ -120,6 +152,8 @@ class ForkedProcess:
     def __init__(self, zygote: Zygote, pid: int, args: list[str]) -> None:
         self.zygote, self.pid, self.args = zygote, pid, args
         self.returncode: int | None = None
+        self.stdin: IO[bytes] | None = None  # the ends of its pipes, as Popen's (popen)
+        self.stdout: IO[bytes] | None = None
         self._exited = os.pidfd_open(pid)  # readable once the process has ended, though it is not our child
 
     def poll(self) -> int | None:
@@ -149,23 +183,72 @@ class ForkedProcess:
         self.send_signal(signal.SIGKILL)
 
 
-_zygotes: dict[tuple[str, WarmStart], Zygote] = {}
+_zygotes: dict[tuple[str, str, WarmStart], Zygote] = {}
 _zygotes_lock = threading.Lock()
+
+
+def _zygote_for(warm: WarmStart, command: list[str], cwd: Path, log_path: Path) -> tuple[Zygote, str | None] | None:
+    """The warm interpreter `command` forks from, and its -m module; None when it is neither a Python console script
+    nor `python -m module ...`. Its libraries are imported as the command would find them: from the script's folder
+    first, or (for -m) from the command's folder."""
+    module = _python_module(command)
+    interpreter = command[0] if module else interpreter_of(command[0])
+    if interpreter is None:
+        return None
+    first_on_path = str(cwd.resolve()) if module else str(Path(command[0]).resolve().parent)
+    key = (interpreter, first_on_path, warm)
+    with _zygotes_lock:
+        if key not in _zygotes:
+            _zygotes[key] = Zygote(interpreter, first_on_path, warm, log_path.with_suffix(".warm-start.log"))
+        return _zygotes[key], module
 
 
 def start_warm(warm: WarmStart, command: list[str], env: dict[str, str], cwd: Path,
                log_path: Path) -> ForkedProcess | None:
-    """Start `command` as a fork of its warm interpreter; None when it is not a Python console script."""
-    interpreter = interpreter_of(command[0])
-    if interpreter is None:
-        return None
-    key = (interpreter, warm)
-    with _zygotes_lock:
-        if key not in _zygotes:
-            _zygotes[key] = Zygote(interpreter, str(Path(command[0]).resolve().parent), warm,
-                                   log_path.with_suffix(".warm-start.log"))
-        zygote = _zygotes[key]
-    return zygote.start(command, env, cwd, log_path)
+    """Start `command` as a fork of its warm interpreter, its output in `log_path`; None when it is neither a Python
+    console script nor `python -m module ...`."""
+    found = _zygote_for(warm, command, cwd, log_path)
+    return found[0].start(command, env, cwd, log_path, found[1]) if found else None
+
+
+Stdio = int | IO[Any] | None  # subprocess.PIPE, an open file, or None (nothing in; out and err: the suite's own)
+
+
+def popen(warm: WarmStart | None, command: list[str], *, cwd: Path, stdin: Stdio = None, stdout: Stdio = None,
+          stderr: Stdio = None) -> subprocess.Popen | ForkedProcess:
+    """`command` as `subprocess.Popen` runs it (the suite's environment, binary pipes for PIPE), forked from its warm
+    interpreter when `warm` is given and it is a Python command: an app's tool then costs its own work only."""
+    found = _zygote_for(warm, command, cwd, Path(tempfile.gettempdir()) / f"memtest-{os.getpid()}.log") \
+        if warm else None
+    if found is None:
+        return subprocess.Popen(command, stdin=stdin if stdin is not None else subprocess.DEVNULL, stdout=stdout,
+                                stderr=stderr, cwd=cwd)
+    ours: dict[int, IO[bytes]] = {}
+    theirs: list[int] = []
+    opened: list[int] = []
+    for number, given in enumerate((stdin, stdout, stderr)):
+        if given == subprocess.PIPE:
+            read, write = os.pipe()
+            ours[number] = os.fdopen(write if number == 0 else read, "wb" if number == 0 else "rb")
+            theirs.append(read if number == 0 else write)
+            opened.append(theirs[-1])
+        elif given is None:
+            theirs.append(os.open(os.devnull, os.O_RDONLY) if number == 0 else number)
+            if number == 0:
+                opened.append(theirs[-1])
+        else:
+            theirs.append(given if isinstance(given, int) else given.fileno())
+    try:
+        process = found[0].run(command, dict(os.environ), cwd, (theirs[0], theirs[1], theirs[2]), found[1])
+    except BaseException:
+        for end in ours.values():
+            end.close()
+        raise
+    finally:
+        for fd in opened:  # the copy has its own: ours would keep its input open, or its output from ending
+            os.close(fd)
+    process.stdin, process.stdout = ours.get(0), ours.get(1)
+    return process
 
 
 @atexit.register

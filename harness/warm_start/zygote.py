@@ -5,8 +5,11 @@ own console script as that script would run, with the start's own arguments, env
 Standard library only: this file runs in the app's interpreter, not the suite's. It speaks JSON lines on its
 standard input and output:
   it says       {"ready": true} once the libraries are imported, or {"error": "..."} and exits
-  start         {"op": "start", "argv": [...], "env": {...}, "cwd": "...", "log": "..."} -> {"pid": N}
+  start         {"op": "start", "argv": [...], "env": {...}, "cwd": "...", "log": "...", "module": null} -> {"pid": N}
+                (with "module": argv is `python -m module ...`, and the copy runs that module as -m does)
   status        {"op": "status", "pid": N} -> {"returncode": null while it runs, else its code (-N: signal N)}
+A start with "stdio": true instead of "log" takes the copy's standard input, output and error from the three file
+descriptors sent right after it on the socket whose number is its first argument (a tool fed and read by the suite).
 It ends when its standard input closes; the copies it started are stopped by the suite, each by its own pid.
 """
 
@@ -14,7 +17,10 @@ import importlib
 import json
 import os
 import runpy
+import socket
 import sys
+
+STDIO = 3  # the file descriptors of a start with "stdio": its standard input, output and error
 
 
 def _say(message: dict) -> None:
@@ -26,14 +32,18 @@ def _returncode(status: int) -> int:
     return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
-def _serve() -> dict | None:
+def _serve(fds: socket.socket) -> dict | None:
     """Answer requests until stdin closes (None); in a forked copy, return its start request."""
     for line in sys.stdin:
         request = json.loads(line)
         if request["op"] == "start":
+            stdio = socket.recv_fds(fds, 1, STDIO)[1] if request.get("stdio") else []
             pid = os.fork()
             if pid == 0:
-                return request
+                fds.close()
+                return {**request, "fds": stdio}
+            for fd in stdio:
+                os.close(fd)
             _say({"pid": pid})
         elif request["op"] == "status":
             try:
@@ -50,12 +60,22 @@ def _run(request: dict) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    null = os.open(os.devnull, os.O_RDONLY)
-    log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    for source, target in ((null, 0), (log, 1), (log, 2)):
+    if request["fds"]:
+        stdio = request["fds"]
+    else:
+        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        stdio = [os.open(os.devnull, os.O_RDONLY), log, log]
+    for target, source in enumerate(stdio):
         os.dup2(source, target)
-    os.close(null)
-    os.close(log)
+    for source in set(stdio):
+        if source > 2:
+            os.close(source)
+    if request.get("module"):
+        # As `python -m module args`: the current folder first on the path; runpy puts the module's file in argv[0].
+        sys.argv = [request["argv"][0], *request["argv"][3:]]
+        sys.path[0] = os.getcwd()
+        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+        return
     script = request["argv"][0]
     sys.argv = list(request["argv"])
     sys.path[0] = os.path.dirname(os.path.abspath(script))  # as when the script is run: its own folder first
@@ -64,7 +84,8 @@ def _run(request: dict) -> None:
 
 def main() -> None:
     # The libraries are imported as the app's script would find them: its folder first, not this one.
-    script_dir, preload = sys.argv[1], sys.argv[2:]
+    fds = socket.socket(fileno=int(sys.argv[1]))
+    script_dir, preload = sys.argv[2], sys.argv[3:]
     sys.path[0] = script_dir
     try:
         for module in preload:
@@ -73,7 +94,7 @@ def main() -> None:
         _say({"error": f"{type(e).__name__}: {e}"})
         return
     _say({"ready": True})
-    request = _serve()
+    request = _serve(fds)
     if request is not None:
         _run(request)  # the app's own exit (SystemExit, or the end of its script) ends this copy
 

@@ -76,7 +76,11 @@ class BrowserActor(ActorBase):
         return self.login.refusal()
 
     def sign_in_again(self) -> None:
-        self.login.open().log_in(self.account.email, self.account.password)
+        """On the sign-in form the page shows (the app asked her to sign in), else on the app's sign-in page."""
+        login = self.login
+        if not login.is_shown():
+            login.open()
+        login.log_in(self.account.email, self.account.password)
         self.chat.after_sign_in()
 
     def try_sign_in(self, email: str | None = None) -> str:

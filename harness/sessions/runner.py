@@ -120,6 +120,7 @@ class SessionRunner:
         self._action_started: dict[int, float] = {}  # the model's action number -> when the suite began acting it
         self._first_listed: dict[int, float] = {}  # the action number of a memory's newest statement -> first seen
         self._failed: dict[str, int] = {}  # user -> the number of the failure her next action goes on from
+        self._acted: set[str] = set()  # users who acted since their state was last checked
 
     def new_model(self) -> SessionModel:
         return SessionModel(self.plan.users, self.retention_days, self.memory_listing, self.session_days,
@@ -144,7 +145,7 @@ class SessionRunner:
         self._accounts = []
         self.model = self.new_model()
         self._previous = None
-        self._action_started, self._first_listed, self._failed = {}, {}, {}
+        self._action_started, self._first_listed, self._failed, self._acted = {}, {}, {}, set()
         self.tag = self.new_tag()
         self.members = {name: self._join(name) for name in self.plan.users}
         for number, action in enumerate(actions, 1):
@@ -167,6 +168,8 @@ class SessionRunner:
         return Member(actor)
 
     def _step(self, number: int, action: Action) -> Difference | None:
+        if action.user:
+            self._acted.add(action.user)
         if isinstance(action, FAILURES) or action.user in self._failed:
             return self._around_failure(number, action)
         if isinstance(action, PassTime):
@@ -194,10 +197,12 @@ class SessionRunner:
 
     def _pass_time(self, number: int, action: PassTime) -> Difference | None:
         """Days pass between one action and the next: what the app was still writing has landed by then, with
-        today's date (the model dates each memory by the action that told it)."""
-        difference = self._check_everyone(number - 1, self._previous)
-        if difference:
-            return difference
+        today's date (the model dates each memory by the action that told it): everyone who acted since their last
+        check is checked first; then everyone."""
+        for name in [n for n in self.plan.users if n in self._acted]:
+            difference = self._check_user(number - 1, self._previous, name)
+            if difference:
+                return difference
         self.model.apply(action)
         self.app.advance_clock(action.days)
         return self._signed_in_after_time(number, action) or self._check_everyone(number, action)
@@ -492,6 +497,7 @@ class SessionRunner:
     # -- comparing with the model ----------------------------------------------------------------------------------
     def _check_user(self, number: int, action: Action | None, name: str) -> Difference | None:
         """The user's memories, conversation list and every turn of every conversation, through the API."""
+        self._acted.discard(name)
         if not self.model.alive(name):
             return None
         member = self.members[name]

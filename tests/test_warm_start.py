@@ -5,6 +5,7 @@ arguments and log, its exit code, and one-line errors."""
 from __future__ import annotations
 
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 from harness.app_launcher import AppLaunchError, free_port, start_process, stop_process
 from harness.target import TargetError, load_target
-from harness.warm_start import ForkedProcess, WarmStart, warm_start_for
+from harness.warm_start import ForkedProcess, WarmStart, popen, warm_start_for
 
 APP = f"""#!{sys.executable}
 import json, os, signal, sys
@@ -115,6 +116,25 @@ def test_python_dash_m_forks_the_warm_interpreter_and_runs_the_module_as_dash_m_
     finally:
         stop_process(process)
     assert process.returncode == 0
+
+
+def test_a_tool_forked_warm_reads_its_input_and_writes_its_output_through_pipes_as_popen_gives_them(
+        tmp_path: Path) -> None:
+    """An app's tool (python -m ...) forked from the warm interpreter: its standard input and output are the suite's
+    pipes, its error a file, its exit code its own."""
+    (tmp_path / "upper.py").write_text("import sys, heavy_library\nsys.stdout.write(sys.stdin.read().upper())\n"
+                                       "sys.stderr.write('done')\nsys.exit(4)\n")
+    (tmp_path / "heavy_library.py").write_text(LIBRARY)
+    with (tmp_path / "err").open("w+b") as err:
+        process = popen(WarmStart(("heavy_library",), ()), [sys.executable, "-m", "upper"], cwd=tmp_path,
+                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
+        assert isinstance(process, ForkedProcess) and process.stdin and process.stdout
+        process.stdin.write(b"every line\n")
+        process.stdin.close()
+        assert process.stdout.read() == b"EVERY LINE\n"
+        assert process.wait(timeout=30) == 4
+        err.seek(0)
+        assert err.read() == b"done"
 
 
 def test_a_killed_warm_start_reports_the_signal_as_popen_does(app_script: Path, tmp_path: Path) -> None:

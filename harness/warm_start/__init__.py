@@ -110,12 +110,15 @@ class Zygote:
                                  + ("" if ready else f" within {timeout:g} s"))
         return json.loads(line)
 
-    def ask(self, request: dict) -> dict:
+    def ask(self, request: dict, fds: list[int] | None = None) -> dict:
+        """One request and its answer; `fds` go with it over the socket (a start with "stdio")."""
         with self._lock:
             if self._process.poll() is not None:
                 raise WarmStartError("the warm interpreter of the app has ended")
             self._stdin.write(json.dumps(request) + "\n")
             self._stdin.flush()
+            if fds:
+                socket.send_fds(self._fds, [b"."], fds)
             return self._read(30.0)
 
     def start(self, command: list[str], env: dict[str, str], cwd: Path, log_path: Path,
@@ -127,14 +130,8 @@ class Zygote:
     def run(self, command: list[str], env: dict[str, str], cwd: Path, stdio: tuple[int, int, int],
             module: str | None = None) -> ForkedProcess:
         """A copy whose standard input, output and error are the three file descriptors `stdio`."""
-        request = {"op": "start", "argv": command, "env": env, "cwd": str(cwd), "module": module, "stdio": True}
-        with self._lock:
-            if self._process.poll() is not None:
-                raise WarmStartError("the warm interpreter of the app has ended")
-            self._stdin.write(json.dumps(request) + "\n")
-            self._stdin.flush()
-            socket.send_fds(self._fds, [b"."], list(stdio))
-            said = self._read(30.0)
+        said = self.ask({"op": "start", "argv": command, "env": env, "cwd": str(cwd), "module": module, "stdio": True},
+                        list(stdio))
         return ForkedProcess(self, said["pid"], command)
 
     def close(self) -> None:

@@ -121,6 +121,9 @@ class SessionRunner:
         self._first_listed: dict[int, float] = {}  # the action number of a memory's newest statement -> first seen
         self._failed: dict[str, int] = {}  # user -> the number of the failure her next action goes on from
         self._acted: set[str] = set()  # users who acted since their state was last checked
+        # Users whose page asked them to sign in after time passed: each signs in at her next action (one who does
+        # not act again before the end or the next days signs in for nothing; the form is shown either way).
+        self._to_sign_in: set[str] = set()
 
     def new_model(self) -> SessionModel:
         return SessionModel(self.plan.users, self.retention_days, self.memory_listing, self.session_days,
@@ -146,6 +149,7 @@ class SessionRunner:
         self.model = self.new_model()
         self._previous = None
         self._action_started, self._first_listed, self._failed, self._acted = {}, {}, {}, set()
+        self._to_sign_in = set()
         self.tag = self.new_tag()
         self.members = {name: self._join(name) for name in self.plan.users}
         for number, action in enumerate(actions, 1):
@@ -168,6 +172,10 @@ class SessionRunner:
         return Member(actor)
 
     def _step(self, number: int, action: Action) -> Difference | None:
+        if action.user in self._to_sign_in:
+            difference = self._sign_in_asked(number, action, action.user)
+            if difference:
+                return difference
         if action.user:
             self._acted.add(action.user)
         if isinstance(action, FAILURES) or action.user in self._failed:
@@ -209,7 +217,7 @@ class SessionRunner:
 
     def _signed_in_after_time(self, number: int, action: PassTime) -> Difference | None:
         """After time passed, everyone whose sign-in is still within the session lifetime is signed in, everyone
-        else is asked to sign in (and does)."""
+        else is asked to sign in (and does, before her next action)."""
         for name in [n for n in self.plan.users if self.model.alive(n)]:
             actor = self.members[name].actor
             actor.drop_api_session()
@@ -221,10 +229,17 @@ class SessionRunner:
                                   "asked to sign in" if expired else "still signed in",
                                   "still signed in" if signed_in else "asked to sign in")
             if expired:
-                actor.sign_in_again()
-                if not actor.is_signed_in():
-                    return Difference(number, action, f"{name}'s sign-in", "signed in", "asked to sign in")
-                self.model.signed_in_again(name)
+                self._to_sign_in.add(name)
+        return None
+
+    def _sign_in_asked(self, number: int, action: Action, name: str) -> Difference | None:
+        """The user signs in on the form her page showed when time had passed, before her next action."""
+        self._to_sign_in.discard(name)
+        actor = self.members[name].actor
+        actor.sign_in_again()
+        if not actor.is_signed_in():
+            return Difference(number, action, f"{name}'s sign-in", "signed in", "asked to sign in")
+        self.model.signed_in_again(name)
         return None
 
     def _many_conversations(self, number: int, action: ManyConversations, was_new: bool) -> Difference | None:

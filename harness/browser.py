@@ -18,6 +18,9 @@ DEBIAN_HEADLESS_SHELL = Path("/usr/lib/chromium/chromium-headless-shell")
 # Quiet and offline: no background downloads, sync, first-run UI or QUIC probes to hosts that cannot be reached.
 QUIET_FLAGS = ["--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
                "--disable-quic", "--disable-dev-shm-usage"]
+# StrykerJS (make mutation) switches its mutants of a page's script on by a global the script reads, or else by an
+# environment variable, which a page does not have: the suite's browsers set the global before any script runs.
+STRYKER_ACTIVE_MUTANT_ENV = "__STRYKER_ACTIVE_MUTANT__"
 INSTALL_HINT = ("no Chromium found: run `make setup` (Debian: apt-get install chromium chromium-headless-shell; "
                 "elsewhere: .venv/bin/playwright install chromium) or pass --browser-path")
 
@@ -100,3 +103,11 @@ def chromium_version(executable: Path | None) -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return out.strip() or "unknown"
+
+
+def page_init_scripts() -> list[str]:
+    """Scripts every page of the suite runs before its own: StrykerJS's active mutant, when a mutation run set one."""
+    mutant = os.environ.get(STRYKER_ACTIVE_MUTANT_ENV)
+    if mutant is None:
+        return []
+    return [f"(globalThis.__stryker__ = globalThis.__stryker__ || {{}}).activeMutant = {json.dumps(mutant)};"]

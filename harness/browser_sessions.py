@@ -12,7 +12,7 @@ from typing import cast
 import pytest
 from playwright.sync_api import Browser, BrowserContext, BrowserType, Page, StorageState
 
-from harness.browser import REMOTE_PROFILE_SKIP
+from harness.browser import REMOTE_PROFILE_SKIP, page_init_scripts
 from harness.browser_evidence import BrowserEvidence
 
 
@@ -39,6 +39,8 @@ class BrowserSessions:
         self.traced = False
 
     def _opened(self, context: BrowserContext) -> BrowserContext:
+        for script in page_init_scripts():
+            context.add_init_script(script=script)
         if self.traced:
             self.evidence.started(context)
             self._recorded.append(context)

@@ -50,7 +50,7 @@ LETTA := .tools/letta
 LETTA_VERSION := 0.16.8
 LETTA_STAMP := $(LETTA)/.installed-$(LETTA_VERSION)-$(shell sha1sum targets/letta.pins.txt | cut -c1-12)
 
-.PHONY: explore browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui letta test-letta steps
+.PHONY: mutation explore browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui letta test-letta steps
 
 setup: $(STAMP) $(BROWSER_STAMP)
 
@@ -224,6 +224,30 @@ test-open-webui: setup $(OWUI_STAMP) $(OWUI_OLD_STAMP)
 	done; status=0; for p in $$pids; do wait $$p || status=1; done; \
 	for t in open-webui open-webui-pgvector; do echo "== pytest features --target $$t"; \
 	  cat reports/open-webui/pytest$${t#open-webui}.log; done; exit $$status
+
+# Mutation testing of the reference app (docs/mutation.md): SAMPLE mutants drawn with SEED from cosmic-ray's (Python,
+# in .tools/cosmic-ray with the suite's operators) and StrykerJS's (the page's scripts, in .tools/stryker), each run
+# against the scenarios that reach it. Writes reports/mutation.json and .md; fails under MIN_SCORE % killed.
+SAMPLE ?= 100
+SEED ?= 20261204
+MIN_SCORE ?= 90
+COSMIC_RAY := .tools/cosmic-ray
+COSMIC_RAY_STAMP := $(COSMIC_RAY)/.installed-$(shell cat tools/mutation/cosmic-ray.pins.txt tools/mutation/cosmic_ray_plugin/* 2>/dev/null | sha1sum | cut -c1-12)
+STRYKER_VERSION := 9.6.1
+STRYKER := .tools/stryker/node_modules/@stryker-mutator/core/package.json
+
+$(COSMIC_RAY_STAMP): tools/mutation/cosmic-ray.pins.txt | $(STAMP)
+	@rm -rf $(COSMIC_RAY) && python3 -m venv $(COSMIC_RAY)
+	$(UV) pip install -q --no-deps --python $(COSMIC_RAY)/bin/python -r tools/mutation/cosmic-ray.pins.txt
+	$(UV) pip install -q --no-deps --python $(COSMIC_RAY)/bin/python ./tools/mutation/cosmic_ray_plugin
+	@touch $@
+
+$(STRYKER):
+	@mkdir -p .tools/stryker
+	npm install --prefix .tools/stryker --no-audit --no-fund --silent @stryker-mutator/core@$(STRYKER_VERSION)
+
+mutation: setup $(COSMIC_RAY_STAMP) $(STRYKER)
+	$(BIN)/memtest-mutation --sample $(SAMPLE) --seed $(SEED) --min-score $(MIN_SCORE)
 
 # Letta in its own virtual environment, at the pinned version with every dependency pinned (targets/letta.pins.txt).
 $(LETTA_STAMP): targets/letta.pins.txt | $(STAMP)

@@ -1,0 +1,113 @@
+"""The test command cosmic-ray and StrykerJS run for each mutant, in the scratch copy where the mutant is written.
+
+Which mutant is active: StrykerJS names it in $__STRYKER_ACTIVE_MUTANT__ (a mutant of the page's script; the suite's
+browsers hand it to the page, harness.browser); cosmic-ray writes it into a module, which `git diff` of the scratch
+copy shows. The run is the default acceptance run narrowed to the features that can reach the mutated file
+(tools/mutation/areas.toml), stopped at its first failure, within a deadline. What happened is appended to the
+work folder's outcomes.jsonl, keyed by the mutant; the exit status is what the tools count (0: survived, 1: not).
+
+    python -m tools.mutation.mutant_test        (run by the tools, from the scratch copy)
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+WORK = ROOT / "reports" / "mutation-work"
+AREAS = Path(__file__).with_name("areas.toml")
+STRYKER_ENV = "__STRYKER_ACTIVE_MUTANT__"
+UNDER_STRYKER_ENV = "MEMTEST_UNDER_STRYKER"
+TIMEOUT_ENV = "MEMTEST_MUTANT_TIMEOUT_S"
+DEFAULT_TIMEOUT_S = 420.0
+
+
+def features_for(path: str) -> list[str]:
+    """The feature files a mutant of `path` runs, from the first area whose pattern matches."""
+    for area in tomllib.loads(AREAS.read_text(encoding="utf-8"))["area"]:
+        if any(fnmatch.fnmatch(path, pattern) for pattern in area["files"]):
+            return [f"features/{name}.feature" for name in area["features"]]
+    raise SystemExit(f"{path} is in no area of {AREAS.relative_to(ROOT)}: add it there (which features reach it)")
+
+
+def python_mutant() -> tuple[str, str]:
+    """The module cosmic-ray mutated in the scratch copy, and the diff (the mutant's key is its hash)."""
+    diff = subprocess.run(["git", "diff", "--unified=0", "--", "memchat/*.py"], cwd=ROOT, capture_output=True,
+                          text=True, check=True).stdout
+    changed = [line[6:] for line in diff.splitlines() if line.startswith("+++ b/")]
+    if len(changed) != 1:
+        raise SystemExit(f"expected one mutated module in the scratch copy, found {changed or 'none'}")
+    return changed[0], diff
+
+
+def change_key(module: str, diff: str) -> str:
+    """A mutant of a module by what it changes: its removed and added lines, whatever the diff's format (git's,
+    difflib's) and context."""
+    changed = [line for line in diff.splitlines()
+               if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))]
+    return f"cosmic-ray:{module}:{hashlib.sha1(chr(10).join(changed).encode()).hexdigest()}"
+
+
+def run(key: str, tool: str, path: str) -> int:
+    """Run the features that reach `path`; record and return the outcome (0 survived, 1 killed or error)."""
+    from tools.suite_runs import SuiteRun  # (pytest's import is slow: not for the mutants this run skips)
+
+    features = features_for(path)
+    # Fresh byte code for the mutated file: two mutants of one line written within a second would share the
+    # timestamp and size Python checks a cached .pyc by.
+    shutil.rmtree(ROOT / "memchat" / "__pycache__", ignore_errors=True)
+    label = hashlib.sha1(key.encode()).hexdigest()[:12]
+    env = {"PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": ""}
+    deadline = float(os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT_S))
+    suite = SuiteRun(label, [*features, "-x", "-q", "-n", os.environ.get("MEMTEST_MUTANT_WORKERS", "2"),
+                             "--alluredir", str(WORK / "allure" / label), "--output", str(WORK / "playwright" / label)],
+                     results_file=WORK / "results" / f"{label}.jsonl", log_file=WORK / "logs" / f"{label}.log",
+                     env=env)
+    started = time.perf_counter()
+    try:
+        suite.run(timeout=deadline)
+        results = suite.results
+        if results.failed:
+            status, reason = "killed", f"{results.failed[0]}: {results.messages.get(results.failed[0], '')}"
+        elif suite.returncode == 0:
+            status, reason = "survived", f"{len(results.passed)} scenarios passed"
+        elif results.errors:
+            status, reason = "error", f"{results.errors[0]} errored around the scenario (the app did not start?): " \
+                                      f"{results.messages.get(results.errors[0], '')}"
+        else:
+            status, reason = "error", f"pytest exited {suite.returncode}: {suite.tail(3)}"
+    except subprocess.TimeoutExpired:
+        status, reason = "error", f"timed out after {deadline:.0f} s"
+    record = {"key": key, "tool": tool, "module": path, "status": status, "reason": reason[:400],
+              "seconds": round(time.perf_counter() - started, 1), "log": str(suite.log_file.relative_to(ROOT))}
+    WORK.mkdir(parents=True, exist_ok=True)
+    with (WORK / "outcomes.jsonl").open("a", encoding="utf-8") as out:
+        out.write(json.dumps(record) + "\n")
+    print(f"{tool} mutant {key[:40]!r} in {path}: {status} ({reason[:160]})", flush=True)
+    return 0 if status == "survived" else 1
+
+
+def main() -> int:
+    js_mutant = os.environ.get(STRYKER_ENV)
+    if js_mutant is not None:
+        wanted = json.loads((WORK / "stryker-sample.json").read_text(encoding="utf-8"))
+        if js_mutant not in wanted:  # not drawn: the run is someone else's sample
+            return 0
+        return run(f"stryker:{js_mutant}", "stryker", wanted[js_mutant])
+    if os.environ.get(UNDER_STRYKER_ENV):
+        return 0  # StrykerJS's initial run, with no mutant active: the unmutated app's run is the baseline's
+    path, diff = python_mutant()
+    return run(change_key(path, diff), "cosmic-ray", path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""Every mutant the tools can make of the reference app, the sample drawn from them, and what is left out and why.
+
+A mutant is one change: a cosmic-ray mutation of a memchat module (its core operators and the suite's own, for the
+SQL in strings and removed calls: tools/mutation/cosmic_ray_plugin) or a StrykerJS mutant of the page's scripts.
+Left out before drawing, as no test could ever tell them: code that runs only while a catalogue fault is switched on
+(`if settings.has("<fault>")`: no default run reaches it), and annotations a module never evaluates.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+EQUIVALENTS_FILE = "mutation-equivalents.toml"
+FAULT_ONLY = "code that runs only while a catalogue fault is on"
+ANNOTATION = "annotations that are never evaluated"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One mutant: `ref` is the tool's own handle (cosmic-ray's job id, StrykerJS's mutant id)."""
+
+    tool: str  # "cosmic-ray" | "stryker"
+    ref: str
+    module: str  # the file's path in the project
+    line: int
+    operator: str
+    detail: str = ""  # StrykerJS's replacement; cosmic-ray's occurrence of the operator in the module
+    column: int = 0  # where the change starts (cosmic-ray counts columns from 0, as Python's ast does)
+
+    @property
+    def sort_key(self) -> tuple:
+        return self.tool, self.module, self.line, self.operator, self.detail
+
+    @property
+    def id(self) -> str:
+        return f"{self.tool}:{self.module}:{self.line}:{self.operator}:{self.detail}"
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    module: str
+    line: int
+    operator: str
+    reason: str
+
+    def matches(self, mutant: Mutant) -> bool:
+        return (mutant.module, mutant.line, mutant.operator) == (self.module, self.line, self.operator)
+
+
+def load_equivalents(path: Path) -> list[Equivalent]:
+    """mutation-equivalents.toml: [[equivalent]] module, line, operator, reason (one line); a bad entry stops the
+    run with one line saying which."""
+    if not path.exists():
+        return []
+    try:
+        entries = tomllib.loads(path.read_text(encoding="utf-8")).get("equivalent", [])
+        found = [Equivalent(e["module"], int(e["line"]), e["operator"], e["reason"]) for e in entries]
+    except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as e:
+        raise SystemExit(f"{path.name}: each [[equivalent]] needs module, line, operator and reason ({e})") from None
+    for entry in found:
+        if not entry.reason.strip() or "\n" in entry.reason:
+            raise SystemExit(f"{path.name}: the equivalent at {entry.module}:{entry.line} needs a one-line reason")
+    return found
+
+
+Span = tuple[tuple[int, int], tuple[int, int]]  # (line, column) from, to
+
+
+def fault_only_spans(source: str) -> list[Span]:
+    """Where code runs only while a catalogue fault is on: the body of an `if` (or of `a if <test> else b`) whose
+    test is `<x>.has("<name>")` (or `any(<x>.has(f) ...)`), not its `else`."""
+    spans: list[Span] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.If) and _asks_for_fault(node.test):
+            spans += [_span(statement) for statement in node.body]
+        elif isinstance(node, ast.IfExp) and _asks_for_fault(node.test):
+            spans.append(_span(node.body))
+    return spans
+
+
+def annotation_spans(source: str) -> list[Span]:
+    """The annotations of a module that postpones their evaluation (`from __future__ import annotations`): never
+    evaluated, so a mutant there (`User | None` -> `User // None`) changes nothing that runs."""
+    tree = ast.parse(source)
+    postponed = any(isinstance(n, ast.ImportFrom) and n.module == "__future__" and
+                    any(a.name == "annotations" for a in n.names) for n in tree.body)
+    if not postponed:
+        return []
+    spans = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg) and node.annotation is not None:
+            spans.append(_span(node.annotation))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+            spans.append(_span(node.returns))
+        elif isinstance(node, ast.AnnAssign):
+            spans.append(_span(node.annotation))
+    return spans
+
+
+def _span(node: ast.stmt | ast.expr) -> Span:
+    return (node.lineno, node.col_offset), (node.end_lineno or node.lineno, node.end_col_offset or 0)
+
+
+def _asks_for_fault(test: ast.expr) -> bool:
+    """True only while some fault is on: `x.has(...)`, `any(x.has(f) for ...)`, an `and` with one of those, an `or`
+    of only those."""
+    if isinstance(test, ast.Call):
+        if isinstance(test.func, ast.Attribute):
+            return test.func.attr == "has"
+        if isinstance(test.func, ast.Name) and test.func.id == "any" and test.args:
+            generator = test.args[0]
+            return isinstance(generator, ast.GeneratorExp) and _asks_for_fault(generator.elt)
+        return False
+    if isinstance(test, ast.BoolOp):
+        asks = [_asks_for_fault(v) for v in test.values]
+        return any(asks) if isinstance(test.op, ast.And) else all(asks)
+    return False
+
+
+@dataclass
+class Population:
+    """The mutants there are, and those left out before drawing (with why)."""
+
+    mutants: list[Mutant] = field(default_factory=list)
+    left_out: dict[str, int] = field(default_factory=dict)  # reason -> how many
+
+    def add(self, mutants: Iterable[Mutant], root: Path) -> None:
+        spans: dict[str, list[tuple[str, list[Span]]]] = {}
+        for mutant in mutants:
+            if mutant.module.endswith(".py"):
+                if mutant.module not in spans:
+                    source = (root / mutant.module).read_text(encoding="utf-8")
+                    spans[mutant.module] = [(FAULT_ONLY, fault_only_spans(source)),
+                                            (ANNOTATION, annotation_spans(source))]
+                at = (mutant.line, mutant.column)
+                why = next((why for why, where in spans[mutant.module]
+                            if any(start <= at < end for start, end in where)), None)
+                if why:
+                    self.left_out[why] = self.left_out.get(why, 0) + 1
+                    continue
+            self.mutants.append(mutant)
+
+    def count(self, tool: str) -> int:
+        return sum(1 for m in self.mutants if m.tool == tool)
+
+    def draw(self, size: int, seed: str) -> list[Mutant]:
+        """`size` mutants drawn with `seed`, from each tool in proportion to its mutants (at least one of each tool
+        that has any, where the sample has room)."""
+        tools = sorted({m.tool for m in self.mutants})
+        total = len(self.mutants)
+        shares = {t: round(size * self.count(t) / total) if total else 0 for t in tools}
+        for tool in tools:
+            if shares[tool] == 0 and size >= len(tools):
+                shares[tool] = 1
+        while sum(shares.values()) > size:  # rounding: take from the largest share
+            shares[max(shares, key=lambda t: shares[t])] -= 1
+        while sum(shares.values()) < min(size, total):
+            shares[max(tools, key=lambda t: self.count(t) - shares[t])] += 1
+        rng = random.Random(f"mutation-{seed}")
+        drawn: list[Mutant] = []
+        for tool in tools:
+            pool = sorted((m for m in self.mutants if m.tool == tool), key=lambda m: m.sort_key)
+            drawn += rng.sample(pool, min(shares[tool], len(pool)))
+        return sorted(drawn, key=lambda m: m.sort_key)

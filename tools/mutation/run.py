@@ -1,0 +1,286 @@
+"""make mutation SAMPLE=N [SEED=s]: mutation testing of the reference app with cosmic-ray and StrykerJS.
+
+In a scratch copy of the project (the tools write each mutant into the files, so the checkout is never touched):
+1. every mutant either tool can make of memchat's memory code (tools/mutation/areas.toml names the files) and of its
+   page's scripts is listed; code that runs only while a catalogue fault is on is left out (tools.mutation.population);
+2. SAMPLE mutants are drawn with SEED, from each tool in proportion to its mutants;
+3. those in mutation-equivalents.toml are not run (equivalent, with its reason); cosmic-ray runs the other Python
+   mutants and StrykerJS (its command runner) the JavaScript ones, each through tools.mutation.mutant_test: the
+   default run narrowed to the features that reach the file, stopped at the first failure, within a deadline;
+4. reports/mutation.json and reports/mutation.md: the score and every survivor with its diff.
+
+Exits 0 when the killed share of the non-equivalent mutants is at least --min-score (default 90 %), 1 otherwise, 2 on
+a usage error or a tool that is not installed (`make mutation` installs both).
+
+    memtest-mutation --sample 100 [--seed 20261204] [--min-score 90] [--keep-scratch]
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+from tools.mutation.mutant_test import AREAS, UNDER_STRYKER_ENV, change_key
+from tools.mutation.population import EQUIVALENTS_FILE, Equivalent, Mutant, Population, load_equivalents
+from tools.mutation.report import Outcome, write_reports
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+COSMIC_RAY = ROOT / ".tools" / "cosmic-ray" / "bin"
+STRYKER = ROOT / ".tools" / "stryker"
+DEFAULT_SEED = "20261204"
+JS_FILES = ("memchat/static/chat.js", "memchat/static/memories.js", "memchat/static/common.js")
+# Not memory paths: the fault switches themselves, the embedded database servers, the app's own bench and corpus.
+NOT_MUTATED = ("memchat/__init__.py", "memchat/__main__.py", "memchat/faults.py", "memchat/embedded.py",
+               "memchat/bench.py", "memchat/corpus.py")
+
+
+def python_modules() -> list[str]:
+    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "memchat").glob("*.py")
+                  if str(p.relative_to(ROOT)) not in NOT_MUTATED)
+
+
+def scratch_copy(where: Path) -> Path:
+    """The project's files (tracked or not ignored, as they are in the work tree) in a git repository of their own,
+    beside the same virtual environment and tools: the mutated module is what `git diff` shows there."""
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, check=True).stdout
+    for name in filter(None, files.decode().split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            (where / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, where / name)
+    for shared in (".venv", ".tools"):
+        (where / shared).symlink_to(ROOT / shared)
+    git = ["git", "-c", "user.name=memtest", "-c", "user.email=memtest@localhost"]
+    subprocess.run(git + ["init", "-q"], cwd=where, check=True)
+    subprocess.run(git + ["add", "-A"], cwd=where, check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "scratch copy for mutation testing"], cwd=where, check=True)
+    return where
+
+
+# -- cosmic-ray ------------------------------------------------------------------------------------------------------
+def cosmic_ray_config(scratch: Path, timeout_s: float) -> Path:
+    config = scratch / "reports" / "mutation-work" / "cosmic-ray.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    modules = ", ".join(json.dumps(m) for m in python_modules())
+    config.write_text(f"""[cosmic-ray]
+module-path = [{modules}]
+timeout = {timeout_s + 60}
+excluded-modules = []
+test-command = "{scratch / '.venv' / 'bin' / 'python'} -m tools.mutation.mutant_test"
+
+[cosmic-ray.distributor]
+name = "local"
+""", encoding="utf-8")
+    return config
+
+
+def cosmic_ray(*args: str, cwd: Path) -> str:
+    proc = subprocess.run([str(COSMIC_RAY / args[0]), *args[1:]], cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(args[:2])} failed (exit {proc.returncode}): "
+                         + " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-4:]))
+    return proc.stdout
+
+
+def run_showing_progress(what: str, command: list[str], cwd: Path, env: dict[str, str], total: int) -> None:
+    """Run a tool over the mutants, printing each mutant's outcome as its test command records it."""
+    log = cwd / "reports" / "mutation-work" / f"{what}.log"
+    outcomes_file = cwd / "reports" / "mutation-work" / "outcomes.jsonl"
+    shown = len(outcomes(cwd))
+    with log.open("w", encoding="utf-8") as out:
+        proc = subprocess.Popen(command, cwd=cwd, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
+        while True:
+            try:
+                proc.wait(timeout=5)
+                finished = True
+            except subprocess.TimeoutExpired:
+                finished = False
+            lines = outcomes_file.read_text(encoding="utf-8").splitlines() if outcomes_file.exists() else []
+            for line in lines[shown:]:
+                record = json.loads(line)
+                shown += 1
+                print(f"  [{shown}/{total}] {record['status']:8} {record['module']} ({record['seconds']:.0f} s): "
+                      f"{record['reason'][:110]}", flush=True)
+            if finished:
+                break
+    if proc.returncode != 0:
+        tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-4:]
+        raise SystemExit(f"{what} failed (exit {proc.returncode}): " + " | ".join(tail))
+
+
+def python_mutants(scratch: Path, session: Path) -> list[Mutant]:
+    listed = cosmic_ray("memtest-cr-session", "list", str(session), cwd=scratch)
+    mutants = []
+    for line in listed.splitlines():
+        item = json.loads(line)
+        mutants.append(Mutant("cosmic-ray", item["job"], item["module"], item["start"][0],
+                              item["operator"].split("/", 1)[1], str(item["occurrence"]), column=item["start"][1]))
+    return mutants
+
+
+# -- StrykerJS -------------------------------------------------------------------------------------------------------
+def js_mutants(scratch: Path) -> list[Mutant]:
+    """Every StrykerJS mutant of each script, numbered as a StrykerJS run of that file alone numbers them."""
+    mutants = []
+    for name in JS_FILES:
+        proc = subprocess.run(["node", str(Path(__file__).with_name("list_js_mutants.mjs")), str(STRYKER), name],
+                              cwd=scratch, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise SystemExit(f"listing the StrykerJS mutants of {name} failed: {proc.stderr.strip()[-300:]}")
+        for item in json.loads(proc.stdout):
+            mutants.append(Mutant("stryker", item["id"], name, item["line"], item["mutator"], item["replacement"],
+                                  column=item["column"]))
+    return mutants
+
+
+def run_stryker(scratch: Path, mutants: list[Mutant], timeout_s: float, env: dict[str, str],
+                total: int) -> dict[str, dict]:
+    """StrykerJS's command runner over each script with a mutant drawn (only those run the suite: the test command
+    passes the others at once); its JSON report's mutants by id."""
+    work = scratch / "reports" / "mutation-work"
+    found: dict[str, dict] = {}
+    for name in sorted({m.module for m in mutants}):
+        (work / "stryker-sample.json").write_text(json.dumps({m.ref: name for m in mutants if m.module == name}))
+        report = work / f"stryker-{Path(name).stem}.json"
+        config = work / f"stryker-{Path(name).stem}.conf.json"
+        config.write_text(json.dumps({
+            "testRunner": "command", "commandRunner": {"command": ".venv/bin/python -m tools.mutation.mutant_test"},
+            "mutate": [name], "inPlace": True, "coverageAnalysis": "off", "concurrency": 1,
+            "timeoutMS": int(timeout_s * 1000) + 60_000, "timeoutFactor": 1, "reporters": ["json"],
+            "jsonReporter": {"fileName": str(report)}, "tempDirName": "reports/mutation-work/stryker-tmp",
+            "cleanTempDir": "always", "plugins": [], "logLevel": "warn", "fileLogLevel": "off",
+            "ignorePatterns": ["reports", ".venv", ".tools", "node_modules"]}, indent=2))
+        run_showing_progress(f"stryker-{Path(name).stem}",
+                             [str(STRYKER / "node_modules" / ".bin" / "stryker"), "run", str(config)], scratch,
+                             {**env, UNDER_STRYKER_ENV: "1"}, total)
+        if not report.exists():
+            raise SystemExit(f"StrykerJS on {name} wrote no report ({report})")
+        for file in json.loads(report.read_text(encoding="utf-8"))["files"].values():
+            for mutant in file["mutants"]:
+                found[mutant["id"]] = mutant
+    return found
+
+
+def js_diff(scratch: Path, mutant: Mutant, found: dict) -> str:
+    """The mutant as a unified diff of its script (StrykerJS reports the replaced range and the replacement)."""
+    location = found.get("location")
+    if not location:
+        return f"{mutant.operator}: {mutant.detail}"
+    original = (ROOT / mutant.module).read_text(encoding="utf-8").splitlines(keepends=True)
+    start, end = location["start"], location["end"]
+    head = original[start["line"] - 1][:start["column"] - 1]
+    tail = original[end["line"] - 1][end["column"] - 1:]
+    mutated = original[:start["line"] - 1] + [head + mutant.detail + tail] + original[end["line"]:]
+    return "".join(difflib.unified_diff(original, mutated, f"a/{mutant.module}", f"b/{mutant.module}", n=0))
+
+
+# -- the run ---------------------------------------------------------------------------------------------------------
+def outcomes(scratch: Path) -> dict[str, dict]:
+    path = scratch / "reports" / "mutation-work" / "outcomes.jsonl"
+    if not path.exists():
+        return {}
+    return {r["key"]: r for r in (json.loads(ln) for ln in path.read_text(encoding="utf-8").splitlines() if ln)}
+
+
+def check_installed() -> None:
+    missing = [str(p.relative_to(ROOT)) for p in (COSMIC_RAY / "cosmic-ray", COSMIC_RAY / "memtest-cr-session",
+                                                   STRYKER / "node_modules" / ".bin" / "stryker") if not p.exists()]
+    if missing:
+        raise SystemExit(f"not installed: {', '.join(missing)}; run `make mutation` (it installs cosmic-ray and "
+                         "StrykerJS into .tools/)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sample", type=int, required=True, help="how many mutants to draw")
+    parser.add_argument("--seed", default=DEFAULT_SEED, help=f"the draw's seed (default {DEFAULT_SEED})")
+    parser.add_argument("--min-score", type=float, default=90.0,
+                        help="the least killed share of the non-equivalent mutants, in %% (default 90)")
+    parser.add_argument("--timeout", type=float, default=420.0, help="seconds per mutant's run (default 420)")
+    parser.add_argument("--keep-scratch", action="store_true", help="leave the scratch copy (its path is printed)")
+    args = parser.parse_args(argv)
+    if args.sample < 1:
+        parser.error("--sample must be at least 1")
+    check_installed()
+    tomllib.loads(AREAS.read_text(encoding="utf-8"))  # a broken areas file stops here, not in the first mutant
+    equivalents = load_equivalents(ROOT / EQUIVALENTS_FILE)
+    started = time.perf_counter()
+    scratch = scratch_copy(Path(tempfile.mkdtemp(prefix="memtest-mutation-")))
+    print(f"mutation: scratch copy {scratch}", flush=True)
+    try:
+        results = mutate(scratch, args, equivalents)
+    finally:
+        if not args.keep_scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+    score = write_reports(ROOT / "reports", args.sample, args.seed, round(time.perf_counter() - started, 1), results)
+    print(f"mutation: {score.summary} (reports/mutation.md)", flush=True)
+    return 0 if score.percent >= args.min_score else 1
+
+
+def mutate(scratch: Path, args: argparse.Namespace, equivalents: list[Equivalent]) -> list[Outcome]:
+    work = scratch / "reports" / "mutation-work"
+    session = work / "cosmic-ray.sqlite"
+    config = cosmic_ray_config(scratch, args.timeout)
+    cosmic_ray("cosmic-ray", "init", str(config), str(session), cwd=scratch)
+    population = Population()
+    population.add(python_mutants(scratch, session), scratch)
+    population.add(js_mutants(scratch), scratch)
+    drawn = population.draw(args.sample, args.seed)
+    print(f"mutation: {len(population.mutants)} mutants ({population.count('cosmic-ray')} Python, "
+          f"{population.count('stryker')} JavaScript; left out: "
+          f"{', '.join(f'{n} {why}' for why, n in population.left_out.items()) or 'none'}); drew {len(drawn)} "
+          f"with seed {args.seed!r}", flush=True)
+    equivalent = {m.id: next(e for e in equivalents if e.matches(m)) for m in drawn
+                  if any(e.matches(m) for e in equivalents)}
+    to_run = [m for m in drawn if m.id not in equivalent]
+    env = {"MEMTEST_MUTANT_TIMEOUT_S": str(args.timeout)}
+    python = [m for m in to_run if m.tool == "cosmic-ray"]
+    diffs: dict[str, str] = {}
+    if python:
+        keep = work / "cosmic-ray-sample.json"
+        keep.write_text(json.dumps([m.ref for m in python]))
+        cosmic_ray("memtest-cr-session", "keep", str(session), str(keep), cwd=scratch)
+        print(f"mutation: cosmic-ray runs {len(python)} Python mutants", flush=True)
+        run_showing_progress("cosmic-ray", [str(COSMIC_RAY / "cosmic-ray"), "exec", str(config), str(session)],
+                             scratch, env, len(to_run))
+        for line in cosmic_ray("memtest-cr-session", "results", str(session), cwd=scratch).splitlines():
+            result = json.loads(line)
+            diffs[result["job"]] = result["diff"]
+    javascript = [m for m in to_run if m.tool == "stryker"]
+    stryker_found: dict[str, dict] = {}
+    if javascript:
+        print(f"mutation: StrykerJS runs {len(javascript)} JavaScript mutants", flush=True)
+        stryker_found = run_stryker(scratch, javascript, args.timeout, env, len(to_run))
+    ran = outcomes(scratch)
+    results = []
+    for mutant in drawn:
+        if mutant.id in equivalent:
+            results.append(Outcome(mutant, "equivalent", equivalent[mutant.id].reason, ""))
+            continue
+        if mutant.tool == "cosmic-ray":
+            diff = diffs.get(mutant.ref, "")
+            key = change_key(mutant.module, diff)
+        else:
+            diff = js_diff(scratch, mutant, stryker_found.get(mutant.ref, {}))
+            key = f"stryker:{mutant.ref}"
+        record = ran.get(key)
+        if record is None:
+            results.append(Outcome(mutant, "error", "the tool ran no test for it (no mutation made, or the run "
+                                   "broke before the test command)", diff))
+        else:
+            results.append(Outcome(mutant, record["status"], record["reason"], diff, record.get("seconds", 0.0)))
+    return results
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -33,8 +33,9 @@ class Score:
 
     @property
     def judged(self) -> int:
-        """The non-equivalent mutants (errors count against the score: nothing showed they were caught)."""
-        return sum(self.counts[s] for s in ("killed", "survived", "error"))
+        """The mutants a run judged: killed or survived. Errors (an app that did not start, a timeout, pytest
+        exiting 2-5) are reported apart: neither a failing scenario nor a passing run says what the suite saw."""
+        return self.counts["killed"] + self.counts["survived"]
 
     @property
     def percent(self) -> float:
@@ -43,7 +44,7 @@ class Score:
     @property
     def summary(self) -> str:
         return (f"{self.counts['killed']} of {self.judged} non-equivalent mutants killed ({self.percent:.1f} %); "
-                f"{self.counts['survived']} survived, {self.counts['equivalent']} equivalent, "
+                f"{self.counts['survived']} survived, {self.counts['equivalent']} equivalent, and apart "
                 f"{self.counts['error']} errors")
 
 

@@ -85,10 +85,11 @@ class ActorBase:
     def memories_shown(self) -> list[str]:
         return [m.text for m in self.session.memories()]
 
-    def delete_memory(self, text: str) -> None:
+    def delete_memory(self, text: str) -> str:
         self.app.require(Capability.MEMORY_DELETE)
         self.settle()
         self.session.delete_memory(self._memory_id(text))
+        return ""
 
     def edit_memory(self, text: str, new_text: str) -> None:
         self.app.require(Capability.MEMORY_EDIT)

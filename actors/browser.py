@@ -291,10 +291,10 @@ class BrowserActor(ActorBase):
         shown = self._on_memories_page().texts()
         return shown
 
-    def delete_memory(self, text: str) -> None:
+    def delete_memory(self, text: str) -> str:
         if not self._has_memories_page():
             return super().delete_memory(text)
-        self._on_memories_page().delete(text)
+        return self._on_memories_page().delete(text)
 
     def edit_memory(self, text: str, new_text: str) -> None:
         if not self._has_memories_page():

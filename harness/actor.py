@@ -188,8 +188,11 @@ class Actor(Protocol):
         """The user's memories as the app shows them to the user (its memories page, or its API), oldest first."""
         ...
 
-    def delete_memory(self, text: str) -> None:
-        """Delete the memory that reads `text`, as the user does in the app's memory settings."""
+    def delete_memory(self, text: str) -> str:
+        """Delete the memory that reads `text`, as the user does in the app's memory settings (on a page, with the
+        double click of an impatient user: the second click must change nothing); what the app then says of it
+        ('' when it says nothing: no error shown)."""
+        ...
 
     def edit_memory(self, text: str, new_text: str) -> None:
         """Change the memory that reads `text` to read `new_text`."""

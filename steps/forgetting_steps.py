@@ -61,7 +61,8 @@ def memory_of(world: World, name: str, text: str) -> tuple[str, ...]:
 def deletes_memory(world: World, taken_back: TakenBack, name: str, text: str) -> TakenBack:
     """On the app's memories page (or through its API, for an app without one): the memory that reads so."""
     ids = memory_of(world, name, text)
-    world.actors[name].delete_memory(text)
+    said = world.actors[name].delete_memory(text)
+    assert not said, f"{name} deleted her memory {text!r} and the app said {said!r}"
     return taken_back.plus(name, memory_ids=ids, texts=(text,))
 
 
@@ -74,7 +75,8 @@ def owner_deletes(world: World, history: HeldHistory, taken_back: TakenBack, nam
     world.actors[name] = actor
     actor.sign_in()
     memory = actor.session.memories()[0]
-    actor.delete_memory(memory.text)
+    said = actor.delete_memory(memory.text)
+    assert not said, f"{name} deleted her memory {memory.text!r} and the app said {said!r}"
     return taken_back.plus(name, memory_ids=(memory.id,), texts=(memory.text,))
 
 

@@ -324,9 +324,11 @@ class SessionRunner:
         return self._back_from_memories(number, action)
 
     def _delete_memory(self, number: int, action: DeleteMemory) -> Difference | None:
-        """Deleted: shown no more, and its text finds no memory that reads it (unless another memory of the user's
-        reads the same)."""
-        self.members[action.user].actor.delete_memory(action.text)
+        """Deleted with no error shown (after a double click on a page): shown no more, and its text finds no memory
+        that reads it (unless another memory of the user's reads the same)."""
+        said = self.members[action.user].actor.delete_memory(action.text)
+        if said:
+            return Difference(number, action, f"{action.user}'s page after the deletion", "no error", said)
         return self._back_from_memories(number, action) or self._found_by(number, action, action.text, None)
 
     def _edit_memory(self, number: int, action: EditMemory) -> Difference | None:

@@ -208,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the least killed share of the non-equivalent mutants, in %% (default 90)")
     parser.add_argument("--timeout", type=float, default=420.0, help="seconds per mutant's run (default 420)")
     parser.add_argument("--keep-scratch", action="store_true", help="leave the scratch copy (its path is printed)")
+    parser.add_argument("--dry-run", action="store_true", help="print the drawn mutants, run none, write no report")
     args = parser.parse_args(argv)
     if args.sample < 1:
         parser.error("--sample must be at least 1")
@@ -222,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not args.keep_scratch:
             shutil.rmtree(scratch, ignore_errors=True)
+    if args.dry_run:
+        return 0
     score = write_reports(ROOT / "reports", args.sample, args.seed, round(time.perf_counter() - started, 1), results)
     print(f"mutation: {score.summary} (reports/mutation.md)", flush=True)
     return 0 if score.percent >= args.min_score else 1
@@ -242,6 +245,12 @@ def mutate(scratch: Path, args: argparse.Namespace, equivalents: list[Equivalent
           f"with seed {args.seed!r}", flush=True)
     equivalent = {m.id: next(e for e in equivalents if e.matches(m)) for m in drawn
                   if any(e.matches(m) for e in equivalents)}
+    if args.dry_run:
+        for mutant in drawn:
+            print(f"  {mutant.module}:{mutant.line}:{mutant.column} {mutant.operator} ({mutant.tool} "
+                  f"{mutant.ref}{': ' + mutant.detail if mutant.tool == 'stryker' else ''})"
+                  f"{' equivalent' if mutant.id in equivalent else ''}")
+        return []
     to_run = [m for m in drawn if m.id not in equivalent]
     env = {"MEMTEST_MUTANT_TIMEOUT_S": str(args.timeout)}
     python = [m for m in to_run if m.tool == "cosmic-ray"]

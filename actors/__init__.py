@@ -4,7 +4,7 @@ the page objects, where the target has a web page; else through the app's API (i
 from __future__ import annotations
 
 from actors.api import ApiActor
-from actors.base import Stage
+from actors.base import AppStage, Stage
 from actors.browser import BrowserActor
 from harness.actor import Actor
 from harness.drivers.base import Account
@@ -16,4 +16,4 @@ def actor_for(name: str, account: Account, stage: Stage, through_api: bool = Fal
     return (BrowserActor if stage.app.target.has_pages and not through_api else ApiActor)(name, account, stage)
 
 
-__all__ = ["ApiActor", "BrowserActor", "Stage", "actor_for"]
+__all__ = ["ApiActor", "AppStage", "BrowserActor", "Stage", "actor_for"]

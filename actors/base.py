@@ -4,6 +4,7 @@ turns they sent (what an app that writes memories later may still be writing fro
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Protocol
 
 import pytest
@@ -25,6 +26,14 @@ class Stage(Protocol):
 
     @property
     def browsers(self) -> BrowserSessions: ...
+
+
+@dataclass(frozen=True)
+class AppStage:
+    """A stage on one app that is not the scenario's (a generated session's own, beside the others)."""
+
+    app: AppHandle
+    browsers: BrowserSessions
 
 
 class ActorBase:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -43,8 +44,10 @@ class AppFactory:
         return dsn
 
     def start(self, pg_dsn: str, settings: dict[str, str], label: str) -> RunningApp:
+        started = time.monotonic()
         app = self.driver.start(pg_dsn=pg_dsn, redis_url=self.redis_url, settings={**self.base_settings, **settings},
                                 log_path=self.log_dir / f"{self.db_prefix}-{label}.log")
+        app.started_in_s = time.monotonic() - started
         self._owned.append(app)
         if app.data_dir is not None:
             self._data_dirs.add(app.data_dir)

@@ -39,6 +39,7 @@ class RunningApp:
     data_dir: Path | None = None  # the app's own data folder, where its driver gives it one
     companions: list[subprocess.Popen | ForkedProcess] = field(default_factory=list, repr=False)  # its model server
     model_url: str | None = None  # the deterministic model server the suite started for it
+    started_in_s: float | None = None  # how long its start took, where the suite started it
 
     @property
     def running(self) -> bool:

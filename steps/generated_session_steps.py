@@ -5,6 +5,7 @@ The drawn sessions are handed on as `generated_sessions`, what acting them out f
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from pytest_bdd import given, parsers, then, when
@@ -12,18 +13,21 @@ from pytest_bdd import given, parsers, then, when
 from harness import report
 from harness.actor import Actor
 from harness.answers import AnswerCheck
+from harness.app_handle import AppHandle
 from harness.drivers.base import Capability
 from harness.hostile import cannot_tamper
 from harness.sessions.actions import script
 from harness.sessions.generator import generate
 from harness.sessions.reads import ENTRIES
-from harness.sessions.runner import GeneratedSession, SessionOutcome, SessionRunner
+from harness.sessions.runner import GeneratedSession, Join, SessionOutcome, SessionRunner
 from harness.sessions.seeds import load_seeds
 from harness.suite_options import ROOT
 from harness.test_data import DEFAULT_SEED
 from steps.world import World
 
 SUMMARIES = ROOT / "reports" / "generated-sessions"
+# A fresh app that starts within this many seconds is worth one per seed, so that the seeds' API users act at once.
+FRESH_APP_S = 2.0
 # What users take back, by the driver capability each needs.
 TAKING_BACK = {Capability.MEMORY_DELETE: ("delete a memory",), Capability.MEMORY_EDIT: ("edit a memory",),
                Capability.MEMORY_CLEAR: ("clear all memories",),
@@ -66,6 +70,15 @@ def left_out_kinds(world: World, through_api: bool = False) -> dict[str, str]:
             for kind in kinds:
                 left_out[kind] = f"needs {capability.value}, which the {world.app.name} driver does not offer"
     return left_out
+
+
+def at_once(world: World, through_api: bool, seeds: list[str]) -> bool:
+    """Whether the seeds' sessions act at once, each on an app of its own (days pass on each one's own clock): users
+    of the API only (a browser's page belongs to one thread), where a fresh app starts within FRESH_APP_S (so that
+    an app per seed costs less than the seeds' turns it overlaps)."""
+    started_in = world.app.running.started_in_s
+    return (through_api and len(seeds) > 1 and world.app.started_by_suite and started_in is not None
+            and started_in < FRESH_APP_S)
 
 
 def seeds_of(world: World, which: str) -> list[str]:
@@ -111,18 +124,24 @@ def listed_sessions(world: World, answers: AnswerCheck, which: str, count: int, 
     unread = {} if target.limits.title_length is not None else {
         ENTRIES: f"{target.path.name} declares no conversation titles ([limits] title_length)"}
 
-    def join(name: str, email_local: str, tag: str, domain: str) -> Actor:
-        actor = world.create_user(name, email_local, domain=domain, tag=tag, through_api=through_api)
-        actor.sign_in_to_stay()
-        return actor
+    def joining(app: AppHandle) -> Join:
+        def join(name: str, email_local: str, tag: str, domain: str) -> Actor:
+            actor = world.create_user(name, email_local, domain=domain, tag=tag, app=app, through_api=through_api)
+            actor.sign_in_to_stay()
+            return actor
+        return join
 
+    seeds = seeds_of(world, which)
+    own_apps = at_once(world, through_api, seeds)
     sessions = []
-    for seed in seeds_of(world, which):
+    for i, seed in enumerate(seeds):
         plan = generate(seed, count, users, left_out, limits=target.limits, forgetting=target.forgetting,
                         memory_listing=target.recall.memory_listing, unread=unread)
+        app = world.app.fresh(Capability.MOVABLE_CLOCK, clock="settable") if own_apps and i else world.app
         # (a restart the session acts out: the scenario goes on with the app restarted)
-        runner = SessionRunner(world.app, plan, join, answers, world.data.unique_tag, use_app=world.use_app)
-        session = GeneratedSession(plan, runner)
+        runner = SessionRunner(app, plan, joining(app), answers, world.data.unique_tag,
+                               use_app=world.use_app if app is world.app else None)
+        session = GeneratedSession(plan, runner, at_once=own_apps)
         print(session.head())
         report.attach_text(f"generated actions, seed {seed}", script(plan.users, plan.actions))
         report.attach_text(f"transitions shown, seed {seed}", session.transitions())
@@ -132,9 +151,12 @@ def listed_sessions(world: World, answers: AnswerCheck, which: str, count: int, 
 
 @when("the users act them out", target_fixture="session_outcomes")
 def act_out(generated_sessions: list[GeneratedSession], pytestconfig: pytest.Config) -> list[SessionOutcome]:
-    """Each session acted out in turn (the regression seeds first), each action compared with the model after it; a
-    difference is shrunk (--shrink-seconds)."""
+    """Each session acted out in turn (the regression seeds first), or all at once where each has an app of its own;
+    each action compared with the model after it; a difference is shrunk (--shrink-seconds)."""
     budget = pytestconfig.getoption("--shrink-seconds")
+    if len(generated_sessions) > 1 and all(session.at_once for session in generated_sessions):
+        with ThreadPoolExecutor(max_workers=len(generated_sessions)) as pool:
+            return list(pool.map(lambda session: session.act_out(shrink_budget_s=budget), generated_sessions))
     return [session.act_out(shrink_budget_s=budget) for session in generated_sessions]
 
 

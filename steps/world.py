@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from faker import Faker
 
-from actors import actor_for
+from actors import AppStage, actor_for
 from harness.actor import Actor
 from harness.app_handle import AppHandle
 from harness.browser_sessions import BrowserSessions
@@ -45,15 +45,17 @@ class World:
     def create_user(self, name: str, email_local: str | None = None, domain: str = "x.test",
                     user_id: str | None = None, tag: str | None = None, app: AppHandle | None = None,
                     through_api: bool = False) -> Actor:
-        """A new account in the scenario's app (or `app`), and its actor in the cast (speaking through the app's API
-        if `through_api`); `tag` (default: the scenario's) makes the address unique to this run."""
+        """A new account in the scenario's app, and its actor in the cast (speaking through the app's API if
+        `through_api`); or in `app`, with an actor acting on that app, kept out of the cast. `tag` (default: the
+        scenario's) makes the address unique to this run."""
         app = app or self.app
         email = self.data.email(email_local or name.lower(), tag or self.tag, domain)
         account = app.create_user(name, email, self.data.password(), user_id)
         self._created.append((app, account))
+        if app is not self.app:
+            return actor_for(name, account, AppStage(app, self.browsers), through_api)
         actor = self.new_actor(name, account, through_api)
-        if app is self.app:
-            self.actors[name] = actor
+        self.actors[name] = actor
         return actor
 
     def actor(self, name: str) -> Actor:

@@ -610,6 +610,7 @@ class GeneratedSession:
 
     plan: Plan
     runner: SessionRunner
+    at_once: bool = False  # acted out beside the other sessions, on an app of its own
 
     def head(self) -> str:
         """The plan in a line: its seed, size, users, the transitions it shows, and what it leaves out (and why)."""

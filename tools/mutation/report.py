@@ -10,13 +10,11 @@ from pathlib import Path
 
 from tools.mutation.population import Mutant
 
-STATUSES = ("killed", "survived", "equivalent", "error")
-
 
 @dataclass(frozen=True)
 class Outcome:
     mutant: Mutant
-    status: str  # one of STATUSES
+    status: str  # killed | survived | equivalent | error
     reason: str  # the failing scenario, the equivalence, or the error, in a line
     diff: str
     seconds: float = 0.0

@@ -74,11 +74,11 @@ def left_out_kinds(world: World, through_api: bool = False) -> dict[str, str]:
 
 def at_once(world: World, through_api: bool, seeds: list[str]) -> bool:
     """Whether the seeds' sessions act at once, each on an app of its own (days pass on each one's own clock): users
-    of the API only (a browser's page belongs to one thread), where a fresh app starts within FRESH_APP_S (so that
-    an app per seed costs less than the seeds' turns it overlaps)."""
+    of the API only (a browser's page belongs to one thread), on an app whose clock moves, where a fresh app starts
+    within FRESH_APP_S (so that an app per seed costs less than the seeds' turns it overlaps)."""
     started_in = world.app.running.started_in_s
     return (through_api and len(seeds) > 1 and world.app.started_by_suite and started_in is not None
-            and started_in < FRESH_APP_S)
+            and started_in < FRESH_APP_S and world.app.offers(Capability.MOVABLE_CLOCK))
 
 
 def seeds_of(world: World, which: str) -> list[str]:

@@ -42,6 +42,11 @@ def css_of(spec: Mapping[str, Any]) -> str | None:
     return None
 
 
+def css_string(value: str) -> str:
+    """`value` as a quoted CSS string, for an attribute selector."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 class BasePage:
     def __init__(self, page: Page, base_url: str, locators: Mapping[str, Mapping[str, Any]],
                  paths: Mapping[str, str]) -> None:

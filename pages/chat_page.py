@@ -11,7 +11,7 @@ from collections.abc import Callable
 from playwright.sync_api import Locator, expect
 
 from harness.turn import Turn
-from pages.base import BasePage, css_of
+from pages.base import BasePage, css_of, css_string
 from pages.network_failures import Failure, once
 
 
@@ -92,13 +92,26 @@ class ChatPage(BasePage):
         self.el("send").click()
 
         def answered() -> Locator:
-            reply = replies.last if id_attribute else replies.nth(before)
-            if id_attribute and previous is not None:
-                expect(reply).not_to_have_attribute(id_attribute, previous)
+            reply = self._newest_reply(replies, id_attribute, previous) if id_attribute else replies.nth(before)
             expect(reply).to_be_visible()
             return reply
 
         return answered
+
+    def _newest_reply(self, replies: Locator, id_attribute: str, previous: str | None) -> Locator:
+        """The reply shown last once it is not the one shown last before sending, pinned by its id: a page that
+        renders its conversation again from the server (Open WebUI does when its connection comes back, as after a
+        restart) can show the older replies alone for a while, and `replies.last` would then be one of those."""
+        for _ in range(3):  # each look waits; another only when the page went back to the older replies in between
+            if previous is not None:
+                expect(replies.last).not_to_have_attribute(id_attribute, previous)
+            else:
+                expect(replies.last).to_be_attached()
+            reply_id = replies.last.get_attribute(id_attribute)
+            if reply_id and reply_id != previous:
+                return replies.and_(self.page.locator(f"[{id_attribute}={css_string(reply_id)}]"))
+        raise AssertionError(f"the page's newest reply has no {id_attribute} other than the one it had before sending "
+                             f"({previous!r}): check the target's assistant_message id_attribute")
 
     def _read_reply(self, reply: Locator) -> tuple[str, list[str]]:
         """A reply's text and the recalled memories it shows: in one call to the page where the target locates both

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from harness.browser import STRYKER_ACTIVE_MUTANT_ENV, page_init_scripts
-from tools.mutation.mutant_test import change_key, features_for
+from tools.mutation.coverage_map import features_running
+from tools.mutation.mutant_test import change_key, changed_lines, features_for
 from tools.mutation.population import FAULT_ONLY, Mutant, Population, fault_only_spans, load_equivalents
 from tools.mutation.report import Outcome, write_reports
 
@@ -91,6 +92,17 @@ def test_each_part_of_the_app_runs_the_features_that_reach_it() -> None:
         assert (ROOT / name).exists(), name
     with pytest.raises(SystemExit, match="in no area"):
         features_for("harness/recall.py")
+
+
+def test_a_python_mutant_runs_only_the_features_that_ran_its_lines() -> None:
+    diff = ("--- a/memchat/web.py\n+++ b/memchat/web.py\n@@ -75 +75 @@\n-    x = 1\n+    x = 2\n"
+            "@@ -90,2 +90,0 @@\n-a\n-b\n@@ -120,0 +121 @@\n+c\n")
+    assert changed_lines(diff) == [75, 90, 91, 120, 121]
+    by_line = {"memchat/web.py": {"75": ["forgetting"], "91": ["in_session_memory", "forgetting"]}}
+    ordered = ["features/in_session_memory.feature", "features/forgetting.feature", "features/hostile_users.feature"]
+    assert features_running(by_line, "memchat/web.py", changed_lines(diff), ordered) == ordered[:2]
+    assert features_running(by_line, "memchat/web.py", [76], ordered) == []
+    assert features_running(by_line, "memchat/db.py", [75], ordered) == []
 
 
 def test_the_page_learns_strykers_active_mutant_only_in_a_mutation_run(monkeypatch: pytest.MonkeyPatch) -> None:

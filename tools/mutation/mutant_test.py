@@ -3,8 +3,10 @@
 Which mutant is active: StrykerJS names it in $__STRYKER_ACTIVE_MUTANT__ (a mutant of the page's script; the suite's
 browsers hand it to the page, harness.browser); cosmic-ray writes it into a module, which `git diff` of the scratch
 copy shows. The run is the default acceptance run narrowed to the features that can reach the mutated file
-(tools/mutation/areas.toml), stopped at its first failure, within a deadline. What happened is appended to the
-work folder's outcomes.jsonl, keyed by the mutant; the exit status is what the tools count (0: survived, 1: not).
+(tools/mutation/areas.toml) and, for a Python mutant, to those of them that ran its lines on the unmutated app
+(tools.mutation.coverage_map; none: it survives unrun), stopped at its first failure, within a deadline. What
+happened is appended to the work folder's outcomes.jsonl, keyed by the mutant; the exit status is what the tools
+count (0: survived, 1: not).
 
     python -m tools.mutation.mutant_test        (run by the tools, from the scratch copy)
 """
@@ -15,12 +17,15 @@ import fnmatch
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
 import tomllib
 from pathlib import Path
+
+from tools.mutation.coverage_map import MAP_FILE, features_running
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 WORK = ROOT / "reports" / "mutation-work"
@@ -49,6 +54,15 @@ def python_mutant() -> tuple[str, str]:
     return changed[0], diff
 
 
+def changed_lines(diff: str) -> list[int]:
+    """The lines of the unmutated module a diff changes (for a pure insertion, the lines either side of it)."""
+    lines: list[int] = []
+    for start, count in re.findall(r"^@@ -(\d+)(?:,(\d+))? ", diff, flags=re.MULTILINE):
+        first, n = int(start), 1 if count == "" else int(count)
+        lines += range(first, first + n) if n else [first, first + 1]
+    return lines
+
+
 def change_key(module: str, diff: str) -> str:
     """A mutant of a module by what it changes: its removed and added lines, whatever the diff's format (git's,
     difflib's) and context."""
@@ -57,11 +71,29 @@ def change_key(module: str, diff: str) -> str:
     return f"cosmic-ray:{module}:{hashlib.sha1(chr(10).join(changed).encode()).hexdigest()}"
 
 
-def run(key: str, tool: str, path: str) -> int:
-    """Run the features that reach `path`; record and return the outcome (0 survived, 1 killed or error)."""
+def record(outcome: dict) -> int:
+    """Append a mutant's outcome to the work folder's outcomes; what the tools count (0 survived, 1 not)."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    with (WORK / "outcomes.jsonl").open("a", encoding="utf-8") as out:
+        out.write(json.dumps(outcome) + "\n")
+    print(f"{outcome['tool']} mutant {outcome['key'][:40]!r} in {outcome['module']}: {outcome['status']} "
+          f"({outcome['reason'][:160]})", flush=True)
+    return 0 if outcome["status"] == "survived" else 1
+
+
+def run(key: str, tool: str, path: str, lines: list[int] | None = None) -> int:
+    """Run the features that reach `path` (and, where the coverage map is measured, run `lines` of it); record and
+    return the outcome (0 survived, 1 killed or error)."""
+    features = features_for(path)
+    coverage = WORK / MAP_FILE
+    if lines is not None and coverage.exists():
+        features = features_running(json.loads(coverage.read_text(encoding="utf-8")), path, lines, features)
+        if not features:
+            return record({"key": key, "tool": tool, "module": path, "status": "survived", "seconds": 0.0,
+                           "reason": f"no feature runs line {', '.join(map(str, sorted(set(lines))))} of {path} on "
+                                     "the unmutated app (coverage): not run", "log": ""})
     from tools.suite_runs import SuiteRun  # (pytest's import is slow: not for the mutants this run skips)
 
-    features = features_for(path)
     # Fresh byte code for the mutated file: two mutants of one line written within a second would share the
     # timestamp and size Python checks a cached .pyc by.
     shutil.rmtree(ROOT / "memchat" / "__pycache__", ignore_errors=True)
@@ -87,13 +119,9 @@ def run(key: str, tool: str, path: str) -> int:
             status, reason = "error", f"pytest exited {suite.returncode}: {suite.tail(3)}"
     except subprocess.TimeoutExpired:
         status, reason = "error", f"timed out after {deadline:.0f} s"
-    record = {"key": key, "tool": tool, "module": path, "status": status, "reason": reason[:400],
-              "seconds": round(time.perf_counter() - started, 1), "log": str(suite.log_file.relative_to(ROOT))}
-    WORK.mkdir(parents=True, exist_ok=True)
-    with (WORK / "outcomes.jsonl").open("a", encoding="utf-8") as out:
-        out.write(json.dumps(record) + "\n")
-    print(f"{tool} mutant {key[:40]!r} in {path}: {status} ({reason[:160]})", flush=True)
-    return 0 if status == "survived" else 1
+    return record({"key": key, "tool": tool, "module": path, "status": status, "reason": reason[:400],
+                   "seconds": round(time.perf_counter() - started, 1),
+                   "log": str(suite.log_file.relative_to(ROOT))})
 
 
 def main() -> int:
@@ -106,7 +134,7 @@ def main() -> int:
     if os.environ.get(UNDER_STRYKER_ENV):
         return 0  # StrykerJS's initial run, with no mutant active: the unmutated app's run is the baseline's
     path, diff = python_mutant()
-    return run(change_key(path, diff), "cosmic-ray", path)
+    return run(change_key(path, diff), "cosmic-ray", path, changed_lines(diff))
 
 
 if __name__ == "__main__":

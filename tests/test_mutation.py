@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.browser import STRYKER_ACTIVE_MUTANT_ENV, page_init_scripts
-from tools.mutation.coverage_map import features_running
+from tools.mutation.coverage_map import features_running, statement_heads
 from tools.mutation.mutant_test import change_key, changed_lines, features_for
 from tools.mutation.population import FAULT_ONLY, Mutant, Population, fault_only_spans, load_equivalents
 from tools.mutation.report import Outcome, write_reports
@@ -103,6 +103,12 @@ def test_a_python_mutant_runs_only_the_features_that_ran_its_lines() -> None:
     assert features_running(by_line, "memchat/web.py", changed_lines(diff), ordered) == ordered[:2]
     assert features_running(by_line, "memchat/web.py", [76], ordered) == []
     assert features_running(by_line, "memchat/db.py", [75], ordered) == []
+
+
+def test_a_line_continuing_a_statement_runs_where_the_statements_first_line_runs() -> None:
+    source = ('WHERE = ("user_id = %s"\n         " AND deleted_at IS NULL")\n\n\n@cache\ndef f(x):\n'
+              '    if (x and\n            x > 2):\n        return g(1,\n                 2)\n    return 0\n')
+    assert statement_heads(source) == {1: 1, 2: 1, 5: 6, 6: 6, 7: 7, 8: 7, 9: 9, 10: 9, 11: 11}
 
 
 def test_the_page_learns_strykers_active_mutant_only_in_a_mutation_run(monkeypatch: pytest.MonkeyPatch) -> None:

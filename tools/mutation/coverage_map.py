@@ -11,6 +11,7 @@ of memchat the suite starts (the server and each tool): started by a `sitecustom
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -30,6 +31,32 @@ data_file = {data_file}
 source = memchat
 concurrency = thread
 """
+
+
+def statement_heads(source: str) -> dict[int, int]:
+    """Each line of a module to the first line of the innermost statement it belongs to. Coverage records a statement
+    by the lines Python reports running, and a string or a call continued over several lines may report only its
+    first: a mutant in a continuation line runs wherever that first line runs."""
+    heads: dict[int, int] = {}
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):
+                decorators = getattr(child, "decorator_list", [])
+                first = min([child.lineno, *(d.lineno for d in decorators)])
+                for line in range(first, (child.end_lineno or child.lineno) + 1):
+                    heads[line] = child.lineno  # an inner statement, visited after, takes its own lines back
+            visit(child)
+
+    visit(ast.parse(source))
+    return heads
+
+
+def _lines_run(path: Path, executed: set[int]) -> list[int]:
+    """The lines of the module at `path` that ran: those reported, and every line of a statement whose first line
+    ran."""
+    heads = statement_heads(path.read_text(encoding="utf-8"))
+    return sorted(executed | {line for line, head in heads.items() if head in executed})
 
 
 def measure(root: Path, features: list[str], work: Path, timeout_s: float) -> dict[str, dict[str, list[str]]]:
@@ -63,7 +90,7 @@ def measure(root: Path, features: list[str], work: Path, timeout_s: float) -> di
         measured = combined.get_data()
         for path in measured.measured_files():
             module = str(Path(path).resolve().relative_to(root.resolve()))
-            for line in measured.lines(path) or []:
+            for line in _lines_run(Path(path), set(measured.lines(path) or [])):
                 by_line.setdefault(module, {}).setdefault(str(line), []).append(name)
         print(f"mutation: coverage of the unmutated app under {feature}: "
               f"{sum(len(measured.lines(p) or []) for p in measured.measured_files())} lines of "

@@ -189,7 +189,9 @@ class Job:
 
 def suite_run(label: str, selection: Sequence[str], places: Places) -> SuiteRun:
     out = places.out
-    args = [*selection, "--target", places.target, "-q", "--tb=short", "--alluredir",
+    # No shrinking of a failing generated session: the matrix asks whether a scenario fails, and a shorter
+    # reproduction (up to two minutes a session) is for someone reading a failure.
+    args = [*selection, "--target", places.target, "-q", "--tb=short", "--shrink-seconds", "0", "--alluredir",
             str(out / "allure" / label), "--clean-alluredir", "--output", str(out / "playwright" / label)]
     return SuiteRun(label, args, results_file=out / "results" / f"{label}.jsonl",
                     log_file=out / "logs" / f"{label}.log", junit_file=out / "junit" / f"{label}.xml")

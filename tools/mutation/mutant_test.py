@@ -100,7 +100,9 @@ def run(key: str, tool: str, path: str, lines: list[int] | None = None) -> int:
     label = hashlib.sha1(key.encode()).hexdigest()[:12]
     env = {"PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": ""}
     deadline = float(os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT_S))
-    suite = SuiteRun(label, [*features, "-x", "-q", "-n", os.environ.get("MEMTEST_MUTANT_WORKERS", "2"),
+    # No shrinking of a failing generated session: killed is any failure, and a shorter reproduction takes minutes.
+    suite = SuiteRun(label, [*features, "-x", "-q", "--shrink-seconds", "0",
+                             "-n", os.environ.get("MEMTEST_MUTANT_WORKERS", "2"),
                              "--alluredir", str(WORK / "allure" / label), "--output", str(WORK / "playwright" / label)],
                      results_file=WORK / "results" / f"{label}.jsonl", log_file=WORK / "logs" / f"{label}.log",
                      env=env)

@@ -42,11 +42,6 @@ def css_of(spec: Mapping[str, Any]) -> str | None:
     return None
 
 
-def css_string(value: str) -> str:
-    """`value` as a quoted CSS string, for an attribute selector."""
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 class BasePage:
     def __init__(self, page: Page, base_url: str, locators: Mapping[str, Mapping[str, Any]],
                  paths: Mapping[str, str]) -> None:
@@ -69,6 +64,12 @@ class BasePage:
         loads what it needs before it shows the element); None: Playwright's own default."""
         seconds = self.spec(name).get("shows_within_s")
         return None if seconds is None else float(seconds) * 1000
+
+    def with_id(self, items: Locator, attribute: str, value: str) -> Locator:
+        """The one of `items` whose id attribute is `value`: the same element whatever the page renders in it or
+        around it next."""
+        quoted = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return items.and_(self.page.locator(f"[{attribute}={quoted}]"))
 
     def el(self, name: str, within: Locator | None = None) -> Locator:
         """The named element; inside `within`, or inside the element its spec names as `within`."""

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from playwright.sync_api import Locator, expect
 
 from harness.turn import Turn
-from pages.base import BasePage, css_of, css_string
+from pages.base import BasePage, css_of
 from pages.network_failures import Failure, once
 
 
@@ -109,7 +109,7 @@ class ChatPage(BasePage):
                 expect(replies.last).to_be_attached()
             reply_id = replies.last.get_attribute(id_attribute)
             if reply_id and reply_id != previous:
-                return replies.and_(self.page.locator(f"[{id_attribute}={css_string(reply_id)}]"))
+                return self.with_id(replies, id_attribute, reply_id)
         raise AssertionError(f"the page's newest reply has no {id_attribute} other than the one it had before sending "
                              f"({previous!r}): check the target's assistant_message id_attribute")
 

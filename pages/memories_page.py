@@ -28,7 +28,7 @@ class MemoriesPage(BasePage):
         attribute = self.spec("memory_item").get("id_attribute")
         if attribute is None:
             return item
-        return self.el("memory_item").and_(self.page.locator(f'[{attribute}="{item.get_attribute(attribute)}"]'))
+        return self.with_id(self.el("memory_item"), attribute, item.get_attribute(attribute) or "")
 
     def texts(self) -> list[str]:
         """Every memory shown, oldest first, once the list (or its empty state) shows."""

@@ -14,7 +14,14 @@ import pytest
 from harness.browser import STRYKER_ACTIVE_MUTANT_ENV, page_init_scripts
 from tools.mutation.coverage_map import features_running, statement_heads
 from tools.mutation.mutant_test import change_key, changed_lines, features_for
-from tools.mutation.population import FAULT_ONLY, Mutant, Population, fault_only_spans, load_equivalents
+from tools.mutation.population import (
+    FAULT_ONLY,
+    UNCALLED,
+    Mutant,
+    Population,
+    fault_only_spans,
+    load_equivalents,
+)
 from tools.mutation.report import Outcome, write_reports
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +52,8 @@ def test_code_that_runs_only_with_a_fault_on_is_left_out_and_its_else_is_not(tmp
               '    scoped = "" if settings.has("b-fault") else "AND user_id = %s"\n'
               '    if x > 1 and not settings.has("c-fault"):\n'
               '        x = 2\n'
-              '    return x, scoped\n')
+              '    return x, scoped\n\n'
+              'CALLED = f\n')
     (tmp_path / "memchat").mkdir()
     (tmp_path / "memchat" / "m.py").write_text(source)
     spans = fault_only_spans(source)
@@ -146,8 +154,54 @@ def test_the_suites_cosmic_ray_operators_make_their_examples() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_code_behind_a_flag_that_only_ever_carries_a_fault_is_left_out(tmp_path: Path) -> None:
+    (tmp_path / "memchat").mkdir()
+    (tmp_path / "memchat" / "state.py").write_text(
+        'from memchat.store import Store, batches\n\n'
+        'def build(settings, ids):\n'
+        '    return Store(soft=settings.has("a-fault"), strict=True), batches(ids, settings.has("b-fault"))\n')
+    (tmp_path / "memchat" / "store.py").write_text(
+        'class Store:\n'
+        '    def __init__(self, soft, strict):\n'
+        '        self.soft, self.strict = soft, strict\n\n'
+        '    def delete(self):\n'
+        '        if self.soft:\n'
+        '            return 1\n'
+        '        if self.strict:\n'
+        '            return 2\n\n'
+        'def batches(ids, drop_last):\n'
+        '    if drop_last:\n'
+        '        return ids[:-1]\n'
+        '    return ids\n')
+    population = Population()
+    population.add([Mutant("cosmic-ray", "1", "memchat/store.py", 7, "NumberReplacer", "0", column=19),
+                    Mutant("cosmic-ray", "2", "memchat/store.py", 9, "NumberReplacer", "1", column=19),
+                    Mutant("cosmic-ray", "3", "memchat/store.py", 13, "NumberReplacer", "2", column=20),
+                    Mutant("cosmic-ray", "4", "memchat/store.py", 14, "NumberReplacer", "3", column=4)], tmp_path)
+    assert [m.ref for m in population.mutants] == ["2", "4"]
+    assert population.left_out == {FAULT_ONLY: 2}
+
+
+def test_a_function_nothing_in_the_app_uses_is_left_out(tmp_path: Path) -> None:
+    (tmp_path / "memchat").mkdir()
+    (tmp_path / "memchat" / "web.py").write_text(
+        'from memchat import legacy\nfrom memchat.legacy import load\n\n'
+        'def serve(state):\n    return legacy.fetch(1), load(2), state.search(3)\n')
+    (tmp_path / "memchat" / "legacy.py").write_text(
+        'def fetch(x):\n    return _helper(x)\n\n'
+        'def _helper(x):\n    return x + 1\n\n'
+        'def load(x):\n    return x + 2\n\n'
+        'def search(x):\n    return x + 3\n')
+    population = Population()
+    population.add([Mutant("cosmic-ray", str(line), "memchat/legacy.py", line, "NumberReplacer", "0", column=15)
+                    for line in (2, 5, 8, 11)], tmp_path)
+    assert [m.line for m in population.mutants] == [2, 5, 8]
+    assert population.left_out == {UNCALLED: 1}
+
+
 def test_annotations_a_module_never_evaluates_are_left_out(tmp_path: Path) -> None:
-    source = "from __future__ import annotations\n\ndef f(x: int | None) -> int | None:\n    return x | 1\n"
+    source = ("from __future__ import annotations\n\ndef f(x: int | None) -> int | None:\n    return x | 1\n\n"
+              "CALLED = f\n")
     (tmp_path / "memchat").mkdir()
     (tmp_path / "memchat" / "m.py").write_text(source)
     population = Population()

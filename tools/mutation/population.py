@@ -3,7 +3,9 @@
 A mutant is one change: a cosmic-ray mutation of a memchat module (its core operators and the suite's own, for the
 SQL in strings and removed calls: tools/mutation/cosmic_ray_plugin) or a StrykerJS mutant of the page's scripts.
 Left out before drawing, as no test could ever tell them: code that runs only while a catalogue fault is switched on
-(`if settings.has("<fault>")`: no default run reaches it), and annotations a module never evaluates.
+(`if settings.has("<fault>")`, or `if self.soft_delete` where `soft_delete` only ever carries such a test: no default
+run reaches it), functions of the app that no part of the app calls (only memchat's own tests do), and annotations a
+module never evaluates.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 EQUIVALENTS_FILE = "mutation-equivalents.toml"
 FAULT_ONLY = "code that runs only while a catalogue fault is on"
 ANNOTATION = "annotations that are never evaluated"
+UNCALLED = "functions the app never calls (only its own tests)"
 
 
 @dataclass(frozen=True)
@@ -71,16 +74,61 @@ def load_equivalents(path: Path) -> list[Equivalent]:
 Span = tuple[tuple[int, int], tuple[int, int]]  # (line, column) from, to
 
 
-def fault_only_spans(source: str) -> list[Span]:
+def fault_only_spans(source: str, flags: frozenset[str] = frozenset()) -> list[Span]:
     """Where code runs only while a catalogue fault is on: the body of an `if` (or of `a if <test> else b`) whose
-    test is `<x>.has("<name>")` (or `any(<x>.has(f) ...)`), not its `else`."""
+    test is `<x>.has("<name>")` (or `any(<x>.has(f) ...)`, or one of the fault `flags`), not its `else`."""
     spans: list[Span] = []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.If) and _asks_for_fault(node.test):
+        if isinstance(node, ast.If) and _asks_for_fault(node.test, flags):
             spans += [_span(statement) for statement in node.body]
-        elif isinstance(node, ast.IfExp) and _asks_for_fault(node.test):
+        elif isinstance(node, ast.IfExp) and _asks_for_fault(node.test, flags):
             spans.append(_span(node.body))
     return spans
+
+
+def fault_flags(sources: Iterable[str]) -> frozenset[str]:
+    """The names that only ever carry a fault's test: a keyword argument, a variable or a parameter given
+    `<x>.has("<fault>")` and nothing else anywhere in the app (`soft_delete=settings.has(...)`, then
+    `if self.soft_delete:`)."""
+    trees = [ast.parse(source) for source in sources]
+    params = {node.name: [a.arg for a in node.args.args]
+              for tree in trees for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    given: dict[str, list[bool]] = {}  # name -> for each value it is given: is it a fault's test?
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                for keyword in node.keywords:
+                    if keyword.arg:
+                        given.setdefault(keyword.arg, []).append(_asks_for_fault(keyword.value))
+                called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                names = params.get(called, [])
+                names = names[1:] if names[:1] == ["self"] else names
+                for name, value in zip(names, node.args, strict=False):
+                    given.setdefault(name, []).append(_asks_for_fault(value))
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                given.setdefault(node.targets[0].id, []).append(_asks_for_fault(node.value))
+    return frozenset(name for name, values in given.items() if all(values))
+
+
+def uncalled_spans(module: str, app: dict[str, str]) -> list[Span]:
+    """The module-level functions of `module` that nothing in the app uses (`app`: each module's path in the project
+    and source, `module` among them; a definition is not a use): only memchat's own tests call them, so no user's move
+    reaches them. A use is the bare name in its own module or where it is imported from there, or `<module>.<name>`
+    anywhere."""
+    stem = Path(module).stem
+    used: set[str] = set()
+    for path, source in app.items():
+        tree = ast.parse(source)
+        imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                    and (n.module or "").split(".")[-1] == stem for a in n.names}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and (path == module or node.id in imported):
+                used.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == stem:
+                used.add(node.attr)
+    return [_span(node) for node in ast.parse(app[module]).body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name not in used
+            and not node.decorator_list]
 
 
 def annotation_spans(source: str) -> list[Span]:
@@ -106,18 +154,22 @@ def _span(node: ast.stmt | ast.expr) -> Span:
     return (node.lineno, node.col_offset), (node.end_lineno or node.lineno, node.end_col_offset or 0)
 
 
-def _asks_for_fault(test: ast.expr) -> bool:
-    """True only while some fault is on: `x.has(...)`, `any(x.has(f) for ...)`, an `and` with one of those, an `or`
-    of only those."""
+def _asks_for_fault(test: ast.expr, flags: frozenset[str] = frozenset()) -> bool:
+    """True only while some fault is on: `x.has(...)`, `any(x.has(f) for ...)`, a fault flag (`soft_delete`,
+    `self.soft_delete`), an `and` with one of those, an `or` of only those."""
+    if isinstance(test, ast.Name):
+        return test.id in flags
+    if isinstance(test, ast.Attribute):
+        return test.attr in flags
     if isinstance(test, ast.Call):
         if isinstance(test.func, ast.Attribute):
             return test.func.attr == "has"
         if isinstance(test.func, ast.Name) and test.func.id == "any" and test.args:
             generator = test.args[0]
-            return isinstance(generator, ast.GeneratorExp) and _asks_for_fault(generator.elt)
+            return isinstance(generator, ast.GeneratorExp) and _asks_for_fault(generator.elt, flags)
         return False
     if isinstance(test, ast.BoolOp):
-        asks = [_asks_for_fault(v) for v in test.values]
+        asks = [_asks_for_fault(v, flags) for v in test.values]
         return any(asks) if isinstance(test.op, ast.And) else all(asks)
     return False
 
@@ -131,11 +183,15 @@ class Population:
 
     def add(self, mutants: Iterable[Mutant], root: Path) -> None:
         spans: dict[str, list[tuple[str, list[Span]]]] = {}
+        app = {path.relative_to(root).as_posix(): path.read_text(encoding="utf-8")
+               for path in sorted((root / "memchat").glob("*.py"))}
+        flags = fault_flags(app.values())
         for mutant in mutants:
             if mutant.module.endswith(".py"):
                 if mutant.module not in spans:
                     source = (root / mutant.module).read_text(encoding="utf-8")
-                    spans[mutant.module] = [(FAULT_ONLY, fault_only_spans(source)),
+                    spans[mutant.module] = [(FAULT_ONLY, fault_only_spans(source, flags)),
+                                            (UNCALLED, uncalled_spans(mutant.module, app)),
                                             (ANNOTATION, annotation_spans(source))]
                 at = (mutant.line, mutant.column)
                 why = next((why for why, where in spans[mutant.module]

@@ -13,7 +13,7 @@ import pytest
 
 from harness.browser import STRYKER_ACTIVE_MUTANT_ENV, page_init_scripts
 from tools.mutation.coverage_map import features_running, statement_heads
-from tools.mutation.mutant_test import change_key, changed_lines, features_for
+from tools.mutation.mutant_test import change_key, changed_lines, compile_error, features_for
 from tools.mutation.population import (
     FAULT_ONLY,
     UNCALLED,
@@ -210,3 +210,11 @@ def test_annotations_a_module_never_evaluates_are_left_out(tmp_path: Path) -> No
                     Mutant("cosmic-ray", "3", "memchat/m.py", 4, "ReplaceBinaryOperator_BitOr_Add", "2", column=11)],
                    tmp_path)
     assert [m.ref for m in population.mutants] == ["3"]
+
+
+def test_a_mutant_that_is_not_valid_python_is_named_as_such(tmp_path: Path) -> None:
+    mutated = tmp_path / "m.py"
+    mutated.write_text('params = {"a": 1}\nquery = {<<params, "key": 2}\n')
+    assert compile_error(mutated) == "invalid syntax, line 2"
+    mutated.write_text('params = {"a": 1}\nquery = {**params, "key": 2}\n')
+    assert compile_error(mutated) == ""

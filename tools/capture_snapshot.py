@@ -21,7 +21,7 @@ from pathlib import Path
 from harness.app_handle import AppHandle
 from harness.drivers import load_driver
 from harness.drivers.base import Capability, DriverError
-from harness.replay.capture import capture
+from harness.replay.capture import ExportMismatch, capture
 from harness.snapshots import MalformedSnapshot
 from harness.snapshots.questions import read_questions
 from harness.target import load_target
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         header = capture(app, args.out, questions=read_questions(args.questions) if args.questions else None,
                          sample=args.sample, seed=args.seed, k=args.k or app.recall_k,
                          description=args.description or f"captured from {args.base_url}")
-    except (DriverError, MalformedSnapshot) as e:
+    except (DriverError, MalformedSnapshot, ExportMismatch) as e:
         print(f"capture_snapshot: {e}", file=sys.stderr)
         return 2
     print(f"wrote {args.out}: {header.memories} memories of {header.owners} owners, {header.probes} probes "

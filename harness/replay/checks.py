@@ -105,7 +105,7 @@ def query_vectors(app: AppHandle, history: ReplayHistory, embedder: str) -> Sequ
     return app.embed(history.texts, embedder)
 
 
-def _same_time(before: str | None, after: str | None, resolution_s: float = 0.0) -> bool:
+def same_time(before: str | None, after: str | None, resolution_s: float = 0.0) -> bool:
     """The same time, as far as the app's timestamps can tell (an app that keeps whole seconds keeps 12:00:00.6 as
     12:00:00): a wrong conversion moves a time by hours, never by less than the resolution."""
     if before == after:  # the same text is the same time; only different texts need parsing
@@ -127,7 +127,7 @@ def _field_changes(history: ReplayHistory, i: int, stored: dict[str, str | None]
                 changes.append((name, history.conversations[i], now and history.snapshot_id(now)))
         else:
             before = history.created_at[i] if name == "created_at" else history.expires_at[i]
-            if not _same_time(before, now, resolution_s):
+            if not same_time(before, now, resolution_s):
                 changes.append((name, before, now))
     return changes
 

@@ -136,7 +136,21 @@ def main() -> int:
     if os.environ.get(UNDER_STRYKER_ENV):
         return 0  # StrykerJS's initial run, with no mutant active: the unmutated app's run is the baseline's
     path, diff = python_mutant()
-    return run(change_key(path, diff), "cosmic-ray", path, changed_lines(diff))
+    key = change_key(path, diff)
+    broken = compile_error(ROOT / path)
+    if broken:  # e.g. an operator that takes the `**` of `{**params}` for a power: the app could never start
+        return record({"key": key, "tool": "cosmic-ray", "module": path, "status": "error", "seconds": 0.0,
+                       "reason": f"the mutant is not valid Python ({broken}): not run", "log": ""})
+    return run(key, "cosmic-ray", path, changed_lines(diff))
+
+
+def compile_error(path: Path) -> str:
+    """Why the mutated file does not compile, in a line; "" when it does."""
+    try:
+        compile(path.read_text(encoding="utf-8"), str(path), "exec")
+    except SyntaxError as e:
+        return f"{e.msg}, line {e.lineno}"
+    return ""
 
 
 if __name__ == "__main__":

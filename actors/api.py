@@ -61,8 +61,8 @@ class ApiActor(ActorBase):
         """A client without a session signs in through the app's API."""
         return self._api_sign_in(email or self.account.email, self.account.password)
 
-    def type_wrong_passwords(self, email: str, count: int) -> None:
-        self._wrong_passwords(email, count)
+    def type_wrong_passwords(self, email: str, count: int) -> str:
+        return self._wrong_passwords(email, count)
 
     def sign_out(self) -> dict:
         self._needs_a_page("signing out")

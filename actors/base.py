@@ -137,11 +137,22 @@ class ActorBase:
         except DriverError as e:
             pytest.skip(f"a sign-in with a password through the {self.app.target.name} API: {e}")
 
-    def _wrong_passwords(self, email: str, count: int) -> None:
-        """Through the app's API, each from a client without a session; each must be refused."""
+    def try_sign_in_through_api(self) -> str | None:
+        """The user's own address and password through the app's API, from a client without a session: "" when let
+        in, else the app's words; None where the driver cannot sign in through the API (whatever the actor's kind)."""
+        try:
+            return self.app.try_sign_in(self.account.email, self.account.password)
+        except DriverError:
+            return None
+
+    def _wrong_passwords(self, email: str, count: int) -> str:
+        """Through the app's API, each from a client without a session; each must be refused. The last one's
+        words."""
+        said = ""
         for attempt in range(1, count + 1):
             said = self._api_sign_in(email, f"wrong-{attempt}-{self.account.password}")
             assert said, f"{self.name} typed a wrong password for {email} (attempt {attempt}) and was let in"
+        return said
 
     def drop_api_session(self) -> None:
         self.close()

@@ -93,13 +93,16 @@ class BrowserActor(ActorBase):
         self.chat.expect_signed_in()
         return ""
 
-    def type_wrong_passwords(self, email: str, count: int) -> None:
-        """On the sign-in page of a new browser, as someone guessing: each attempt waits for its refusal."""
+    def type_wrong_passwords(self, email: str, count: int) -> str:
+        """On the sign-in page of a new browser, as someone guessing: each attempt waits for its refusal; the words
+        of the last."""
         self.open_new_browser()
+        said = ""
         for attempt in range(1, count + 1):
             self.login.open().log_in(email, f"wrong-{attempt}-{self.account.password}")
             said = self.login.refusal()
             assert said, f"{self.name} typed a wrong password for {email} (attempt {attempt}) and was not refused"
+        return said
 
     def sign_out(self) -> dict:
         """Sign out through the page; the session the browser held before."""

@@ -16,6 +16,7 @@ What counts as a breach (docs/contract.md, "Nobody writes into another user's da
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -223,3 +224,9 @@ class Holdings:
         if self.conversations != before.conversations:
             changed.append(f"conversations were {before.conversations}, now {self.conversations}")
         return changed
+
+
+def same_words(said: str, other: str) -> bool:
+    """The same words, whatever their case and punctuation ("Wrong email or password." on a page, "wrong email or
+    password" from an API): how an app's refusals are told apart."""
+    return re.sub(r"\W+", " ", said).strip().casefold() == re.sub(r"\W+", " ", other).strip().casefold()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from harness.hostile import Breach, Holdings, cannot_tamper
+from harness.hostile import Breach, Holdings, cannot_tamper, same_words
 from harness.target import Limits
 from steps.world import NAME, World
 
@@ -33,6 +33,7 @@ class WrongPasswords:
     name: str
     count: int
     limits: Limits
+    told: str  # what the app said to the last wrong password
 
 
 def declared_throttle(world: World) -> Limits:
@@ -89,8 +90,8 @@ def wrong_passwords_typed(world: World, name: str, fewer: int) -> WrongPasswords
     assert limits.sign_in_failures is not None
     count = limits.sign_in_failures - fewer
     stranger = world.new_actor("Someone", world.actors[name].account)
-    stranger.type_wrong_passwords(world.actors[name].account.email, count)
-    return WrongPasswords(name, count, limits)
+    told = stranger.type_wrong_passwords(world.actors[name].account.email, count)
+    return WrongPasswords(name, count, limits, told)
 
 
 @when(parsers.re(f"^someone types wrong passwords for {NAME}'s address, one fewer than the app locks sign-in after, "
@@ -119,12 +120,19 @@ def signs_in_with_own_password(world: World, wrong_passwords: WrongPasswords, na
 
 @then(parsers.re(f"^{NAME}'s own password is refused while the lockout lasts$"))
 def refused_while_locked(world: World, wrong_passwords: WrongPasswords, name: str) -> None:
-    """Right after the wrong passwords: even her own password is refused, with words of its own."""
+    """Right after the wrong passwords: even her own password is refused, with words of its own (not a wrong
+    password's: she typed hers), on the page and through the app's API where it has one."""
     actor = world.actors[name]
     said = actor.try_sign_in()
     assert said, (f"{actor.account.label} was let in right after someone typed {wrong_passwords.count} wrong "
                   f"passwords, though the app declares a {wrong_passwords.limits.sign_in_lockout_minutes}-minute "
                   "lockout after that many")
+    through_api = actor.try_sign_in_through_api()
+    for where, words in (("", said), (" through the app's API", through_api)):
+        assert words is None or (words and not same_words(words, wrong_passwords.told)), (
+            f"{actor.account.label} typed her own password{where} while sign-in was locked and was "
+            f"{'let in' if words == '' else f'told {words!r}'}: a wrong password is told {wrong_passwords.told!r}, "
+            "so she is not told she is locked out")
 
 
 @when("the lockout the app declares has passed")

@@ -182,6 +182,9 @@ class MemchatDriver(AppDriver):
             resp = admin.delete(self.target.path_of("admin_user", user_id=account.id))
         if resp.status_code not in (200, 404):
             raise DriverError(f"deleting user {account.email}: HTTP {resp.status_code} {resp.text[:200]}")
+        if resp.status_code == 200 and resp.json() != {"deleted": True}:  # its admin API's promise, to its own tools
+            raise DriverError(f"deleting user {account.email}: the app answered 200 with {resp.text[:200]}, not "
+                              '{"deleted": true}')
 
     def session(self, app: RunningApp, account: Account) -> MemchatSession:
         return MemchatSession(self.target, app.base_url, account)

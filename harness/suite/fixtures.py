@@ -132,6 +132,8 @@ def app_under_test(request: pytest.FixtureRequest, suite_info: RunInfo, driver: 
         else:
             running = apps.shared()
     except (AppLaunchError, DriverError) as e:
+        if hasattr(request.config, "workerinput"):  # an exit in a pytest-xdist worker hides its line in a crash report
+            pytest.fail(f"{type(e).__name__}: {e}", pytrace=False)
         pytest.exit(str(e), returncode=3)
     app = AppHandle(driver, running, apps)
     suite_info.app_health = app.describe()

@@ -110,8 +110,11 @@ def run(key: str, tool: str, path: str, lines: list[int] | None = None) -> int:
     try:
         suite.run(timeout=deadline)
         results = suite.results
-        if results.failed:
-            status, reason = "killed", f"{results.failed[0]}: {results.messages.get(results.failed[0], '')}"
+        first = results.messages.get(results.failed[0], "") if results.failed else ""
+        if "AppLaunchError" in first:  # a scenario that starts an app of its own: no scenario judged the mutant
+            status, reason = "error", f"the app did not start: {first}"
+        elif results.failed:
+            status, reason = "killed", f"{results.failed[0]}: {first}"
         elif suite.returncode == 0:
             status, reason = "survived", f"{len(results.passed)} scenarios passed"
         elif results.errors:

@@ -80,6 +80,28 @@ def owner_deletes(world: World, history: HeldHistory, taken_back: TakenBack, nam
     return taken_back.plus(name, memory_ids=(memory.id,), texts=(memory.text,))
 
 
+@when(parsers.re(f"^{NAME}, one of the history's owners, clears all {HER} memories, as every other owner does$"),
+      target_fixture="taken_back")
+def every_owner_clears(world: World, history: HeldHistory, taken_back: TakenBack, name: str) -> TakenBack:
+    """Each owner of the history signed in and their memories cleared, the first as this user: the store its owners
+    emptied. What this user held is what is taken back."""
+    owners = set(history.history.owners)
+    assert owners == set(history.accounts), (f"owners {sorted(owners - set(history.accounts))} of the history cannot "
+                                             "sign in to clear their memories: give each a golden question")
+    first, *others = sorted(owners)
+    for n, owner in enumerate(others, start=2):
+        other = world.new_actor(f"Owner{n}", history.accounts[owner])
+        other.sign_in()
+        other.clear_memories()
+        other.close()
+    actor = world.new_actor(name, history.accounts[first])
+    world.actors[name] = actor
+    actor.sign_in()
+    held = actor.session.memories()
+    actor.clear_memories()
+    return taken_back.plus(name, memory_ids=tuple(m.id for m in held), texts=tuple(m.text for m in held))
+
+
 @when(parsers.re(f'^{NAME} changes {HER} memory "(?P<text>.+)" to "(?P<new_text>.+)"$'), target_fixture="taken_back")
 def changes_memory(world: World, taken_back: TakenBack, name: str, text: str, new_text: str) -> TakenBack:
     """On the app's memories page (or through its API): the memory that reads `text` now reads `new_text`; its old

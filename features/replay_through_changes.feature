@@ -105,3 +105,12 @@ Feature: Every memory survives each change the app goes through
     When Ana, one of the history's owners, clears all her memories, as every other owner does
     And the app goes through the change "<change>" again
     Then what Ana took back is neither listed nor found, and the app's store holds nothing of it
+
+  @forgetting
+  Scenario: Nothing of a deleted account comes back when the change runs again
+    Given the change "<change>" runs again from the store it reads, as a migration does
+    And the memories imported from "snapshots/examples/import", as the app holds them before the change "<change>"
+    And the app goes through the change "<change>"
+    When Ana, one of the history's owners, has her account deleted
+    And the app goes through the change "<change>" again
+    Then the app's store holds nothing of what Ana took back

@@ -229,6 +229,9 @@ def go_through_change_again(world: World, change_name: str, history: HeldHistory
     assert (counts.read, counts.written) == (total, 0), (
         f"running the change {change.name!r} again read {counts.read} of the history's {total} memories and wrote "
         f"{counts.written} of them again: it must write none (each is there already, or its owner deleted it)")
+    assert counts.skipped == total, (
+        f"running the change {change.name!r} again read {total} memories, wrote none and says it skipped "
+        f"{counts.skipped}: its counts must account for every memory it read\n{counts.output.strip()[-300:]}")
 
 
 @given('an app of its own, as it is before the change "<change>"')

@@ -80,6 +80,19 @@ def owner_deletes(world: World, history: HeldHistory, taken_back: TakenBack, nam
     return taken_back.plus(name, memory_ids=(memory.id,), texts=(memory.text,))
 
 
+@when(parsers.re(f"^{NAME}, one of the history's owners, has {HER} account deleted$"), target_fixture="taken_back")
+def owner_account_deleted(world: World, history: HeldHistory, taken_back: TakenBack, name: str) -> TakenBack:
+    """The first owner of the history, as this user: signed in, then the account deleted by the app's admin; every
+    memory it held is what is taken back."""
+    actor = world.new_actor(name, history.accounts[sorted(history.accounts)[0]])
+    world.actors[name] = actor
+    actor.sign_in()
+    held = actor.session.memories()
+    actor.close()
+    world.app.delete_user(actor.account)
+    return taken_back.plus(name, memory_ids=tuple(m.id for m in held), texts=tuple(m.text for m in held))
+
+
 @when(parsers.re(f"^{NAME}, one of the history's owners, clears all {HER} memories, as every other owner does$"),
       target_fixture="taken_back")
 def every_owner_clears(world: World, history: HeldHistory, taken_back: TakenBack, name: str) -> TakenBack:

@@ -23,6 +23,7 @@ class BrowserActor(ActorBase):
     profile: Path | None = None  # the browser profile of their own, once they have one
     busy_for: float = 0  # seconds of work their pages still have when a tab closes (a busy computer)
     _talking: bool = False  # whether the open page's conversation has turns (else it is a new, empty one)
+    _errors_met: int = 0  # errors a step provoked on purpose (a refused or failing send): the only ones pages may show
 
     # -- the pages they see ----------------------------------------------------------------------------------------
     def _open_page(self) -> Page:
@@ -191,18 +192,32 @@ class BrowserActor(ActorBase):
         return self.chat.page_text()
 
     # -- conversations ---------------------------------------------------------------------------------------------
+    def _chat_to_send(self) -> ChatPage:
+        """The chat, once it shows no error beyond those the steps provoked: a page that tells its user of a failure
+        nobody met (a memory write that went through, reported lost) cries wolf, and the real one then reads like
+        the others. As the page is now: an error of a write still on its way shows at a later turn."""
+        chat = self._chat_open()
+        shown = chat.errors_shown()
+        assert len(shown) <= self._errors_met, (f"{self.name}'s page shows {len(shown)} errors where the steps "
+                                                f"provoked {self._errors_met}: {shown}")
+        return chat
+
+    def _met_error(self, shown: str) -> str:
+        self._errors_met += bool(shown)
+        return shown
+
     def say(self, text: str) -> Exchange:
-        reply, recalled = self._chat_open().send_and_read(text)
+        reply, recalled = self._chat_to_send().send_and_read(text)
         self._talking = True
         return self._answered(text, reply, recalled)
 
     def say_composed(self, before: str, reading: str, characters: str, after: str) -> Exchange:
-        reply = self._chat_open().send_composed(before, reading, characters, after)
+        reply = self._chat_to_send().send_composed(before, reading, characters, after)
         self._talking = True
         return self._answered(before + characters + after, reply, self.chat.recalled_in_last_reply())
 
     def send_refused(self, text: str) -> str:
-        return self.chat.send_refused(text)
+        return self._met_error(self.chat.send_refused(text))
 
     def _can_fail_sends(self) -> None:
         why_not = self.app.target.cannot_fail_sends
@@ -213,17 +228,17 @@ class BrowserActor(ActorBase):
         self._can_fail_sends()
         shown = self._chat_open().send_failing(text, refused_by_server)
         self._talking = True  # the page shows the message (and its error): no longer a new, empty conversation
-        return shown
+        return self._met_error(shown)
 
     def say_dropped(self, text: str) -> str:
         self._can_fail_sends()
         shown = self._chat_open().send_failing(text, dropped_after_answer)
         self._talking = True
         self._turns_sent += 1  # the app got the turn: an app that writes memories later writes from it too
-        return shown
+        return self._met_error(shown)
 
     def submit(self, text: str) -> Callable[[], Exchange]:
-        waiter = self._chat_open().submit(text)
+        waiter = self._chat_to_send().submit(text)
         self._talking = True
         return lambda: self._answered(text, waiter(), self.chat.recalled_in_last_reply())
 

@@ -159,6 +159,10 @@ class ChatPage(BasePage):
         expect(reply).to_be_visible()
         return self._reply_text(reply)
 
+    def errors_shown(self) -> list[str]:
+        """The errors the page shows now (as it is: one of a write still on its way shows later)."""
+        return self.el("send_error").all_inner_texts() if self.has("send_error") else []
+
     def send_refused(self, text: str) -> str:
         """Send a message the app must refuse; returns what the page says instead of an answer (its alert)."""
         replies = self._replies()

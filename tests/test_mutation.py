@@ -218,3 +218,12 @@ def test_a_mutant_that_is_not_valid_python_is_named_as_such(tmp_path: Path) -> N
     assert compile_error(mutated) == "invalid syntax, line 2"
     mutated.write_text('params = {"a": 1}\nquery = {**params, "key": 2}\n')
     assert compile_error(mutated) == ""
+
+
+def test_an_equivalent_with_a_replacement_matches_only_that_mutant_of_its_line(tmp_path: Path) -> None:
+    listed = tmp_path / "equivalents.toml"
+    listed.write_text('[[equivalent]]\nmodule = "memchat/static/chat.js"\nline = 49\n'
+                      'operator = "ConditionalExpression"\nreplacement = "false"\nreason = "a fault\'s flag"\n')
+    (entry,) = load_equivalents(listed)
+    assert entry.matches(Mutant("stryker", "7", "memchat/static/chat.js", 49, "ConditionalExpression", "false"))
+    assert not entry.matches(Mutant("stryker", "6", "memchat/static/chat.js", 49, "ConditionalExpression", "true"))

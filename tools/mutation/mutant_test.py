@@ -135,7 +135,7 @@ def main() -> int:
         wanted = json.loads((WORK / "stryker-sample.json").read_text(encoding="utf-8"))
         if js_mutant not in wanted:  # not drawn: the run is someone else's sample
             return 0
-        return run(f"stryker:{js_mutant}", "stryker", wanted[js_mutant])
+        return run(f"stryker:{wanted[js_mutant]}:{js_mutant}", "stryker", wanted[js_mutant])  # run.js_key's
     if os.environ.get(UNDER_STRYKER_ENV):
         return 0  # StrykerJS's initial run, with no mutant active: the unmutated app's run is the baseline's
     path, diff = python_mutant()

@@ -50,9 +50,11 @@ class Equivalent:
     line: int
     operator: str
     reason: str
+    replacement: str = ""  # a StrykerJS mutant's replacement, where one line has several of one operator
 
     def matches(self, mutant: Mutant) -> bool:
-        return (mutant.module, mutant.line, mutant.operator) == (self.module, self.line, self.operator)
+        return ((mutant.module, mutant.line, mutant.operator) == (self.module, self.line, self.operator)
+                and (not self.replacement or self.replacement == mutant.detail))
 
 
 def load_equivalents(path: Path) -> list[Equivalent]:
@@ -62,7 +64,8 @@ def load_equivalents(path: Path) -> list[Equivalent]:
         return []
     try:
         entries = tomllib.loads(path.read_text(encoding="utf-8")).get("equivalent", [])
-        found = [Equivalent(e["module"], int(e["line"]), e["operator"], e["reason"]) for e in entries]
+        found = [Equivalent(e["module"], int(e["line"]), e["operator"], e["reason"], e.get("replacement", ""))
+                 for e in entries]
     except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as e:
         raise SystemExit(f"{path.name}: each [[equivalent]] needs module, line, operator and reason ({e})") from None
     for entry in found:

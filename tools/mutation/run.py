@@ -173,8 +173,13 @@ def run_stryker(scratch: Path, mutants: list[Mutant], timeout_s: float, env: dic
             raise SystemExit(f"StrykerJS on {name} wrote no report ({report})")
         for file in json.loads(report.read_text(encoding="utf-8"))["files"].values():
             for mutant in file["mutants"]:
-                found[mutant["id"]] = mutant
+                found[js_key(name, mutant["id"])] = mutant  # ids are numbered per script: two scripts share them
     return found
+
+
+def js_key(module: str, ref: str) -> str:
+    """A StrykerJS mutant's key in the outcomes: its script and its id there."""
+    return f"stryker:{module}:{ref}"
 
 
 def js_diff(scratch: Path, mutant: Mutant, found: dict) -> str:
@@ -294,8 +299,8 @@ def mutate(scratch: Path, args: argparse.Namespace, equivalents: list[Equivalent
             diff = diffs.get(mutant.ref, "")
             key = change_key(mutant.module, diff)
         else:
-            diff = js_diff(scratch, mutant, stryker_found.get(mutant.ref, {}))
-            key = f"stryker:{mutant.ref}"
+            key = js_key(mutant.module, mutant.ref)
+            diff = js_diff(scratch, mutant, stryker_found.get(key, {}))
         record = ran.get(key)
         if record is None:
             results.append(Outcome(mutant, "error", "the tool ran no test for it (no mutation made, or the run "

@@ -15,6 +15,7 @@ from harness.browser import STRYKER_ACTIVE_MUTANT_ENV, page_init_scripts
 from tools.mutation.coverage_map import features_running, statement_heads
 from tools.mutation.mutant_test import change_key, changed_lines, compile_error, features_for
 from tools.mutation.population import (
+    FAULT_FLAG,
     FAULT_ONLY,
     UNCALLED,
     Mutant,
@@ -178,8 +179,9 @@ def test_code_behind_a_flag_that_only_ever_carries_a_fault_is_left_out(tmp_path:
                     Mutant("cosmic-ray", "2", "memchat/store.py", 9, "NumberReplacer", "1", column=19),
                     Mutant("cosmic-ray", "3", "memchat/store.py", 13, "NumberReplacer", "2", column=20),
                     Mutant("cosmic-ray", "4", "memchat/store.py", 14, "NumberReplacer", "3", column=4)], tmp_path)
-    assert [m.ref for m in population.mutants] == ["2", "4"]
-    assert population.left_out == {FAULT_ONLY: 2}
+    assert [m.ref for m in population.mutants] == ["1", "2", "3", "4"]  # drawn as before, then equivalent by rule
+    assert [population.by_rule.get(m.id) for m in population.mutants] == [FAULT_FLAG, None, FAULT_FLAG, None]
+    assert population.left_out == {}
 
 
 def test_a_function_nothing_in_the_app_uses_is_left_out(tmp_path: Path) -> None:
@@ -195,8 +197,7 @@ def test_a_function_nothing_in_the_app_uses_is_left_out(tmp_path: Path) -> None:
     population = Population()
     population.add([Mutant("cosmic-ray", str(line), "memchat/legacy.py", line, "NumberReplacer", "0", column=15)
                     for line in (2, 5, 8, 11)], tmp_path)
-    assert [m.line for m in population.mutants] == [2, 5, 8]
-    assert population.left_out == {UNCALLED: 1}
+    assert [population.by_rule.get(m.id) for m in population.mutants] == [None, None, None, UNCALLED]
 
 
 def test_annotations_a_module_never_evaluates_are_left_out(tmp_path: Path) -> None:

@@ -3,9 +3,10 @@
 A mutant is one change: a cosmic-ray mutation of a memchat module (its core operators and the suite's own, for the
 SQL in strings and removed calls: tools/mutation/cosmic_ray_plugin) or a StrykerJS mutant of the page's scripts.
 Left out before drawing, as no test could ever tell them: code that runs only while a catalogue fault is switched on
-(`if settings.has("<fault>")`, or `if self.soft_delete` where `soft_delete` only ever carries such a test: no default
-run reaches it), functions of the app that no part of the app calls (only memchat's own tests do), and annotations a
-module never evaluates.
+(`if settings.has("<fault>")`: no default run reaches it), and annotations a module never evaluates. Drawn, then
+counted equivalent by rule without a run (added later: left out before drawing, they would change every seed's
+draw): code behind a flag that only ever carries a fault's test (`if self.soft_delete`, where `soft_delete` is only
+ever given `settings.has(...)`), and functions of the app that no part of the app calls (only memchat's own tests).
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from pathlib import Path
 EQUIVALENTS_FILE = "mutation-equivalents.toml"
 FAULT_ONLY = "code that runs only while a catalogue fault is on"
 ANNOTATION = "annotations that are never evaluated"
-UNCALLED = "functions the app never calls (only its own tests)"
+UNCALLED = "a function the app never calls (only its own tests do)"
+FAULT_FLAG = "code behind a flag that only ever carries a catalogue fault's test"
+BY_RULE = (FAULT_FLAG, UNCALLED)  # drawn, then equivalent by rule
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,7 @@ class Population:
 
     mutants: list[Mutant] = field(default_factory=list)
     left_out: dict[str, int] = field(default_factory=dict)  # reason -> how many
+    by_rule: dict[str, str] = field(default_factory=dict)  # mutant id -> why it is equivalent (BY_RULE)
 
     def add(self, mutants: Iterable[Mutant], root: Path) -> None:
         spans: dict[str, list[tuple[str, list[Span]]]] = {}
@@ -193,13 +197,16 @@ class Population:
             if mutant.module.endswith(".py"):
                 if mutant.module not in spans:
                     source = (root / mutant.module).read_text(encoding="utf-8")
-                    spans[mutant.module] = [(FAULT_ONLY, fault_only_spans(source, flags)),
-                                            (UNCALLED, uncalled_spans(mutant.module, app)),
-                                            (ANNOTATION, annotation_spans(source))]
+                    spans[mutant.module] = [(FAULT_ONLY, fault_only_spans(source)),
+                                            (ANNOTATION, annotation_spans(source)),
+                                            (FAULT_FLAG, fault_only_spans(source, flags)),
+                                            (UNCALLED, uncalled_spans(mutant.module, app))]
                 at = (mutant.line, mutant.column)
                 why = next((why for why, where in spans[mutant.module]
                             if any(start <= at < end for start, end in where)), None)
-                if why:
+                if why in BY_RULE:
+                    self.by_rule[mutant.id] = why
+                elif why:
                     self.left_out[why] = self.left_out.get(why, 0) + 1
                     continue
             self.mutants.append(mutant)

@@ -259,6 +259,8 @@ def mutate(scratch: Path, args: argparse.Namespace, equivalents: list[Equivalent
           f"with seed {args.seed!r}", flush=True)
     equivalent = {m.id: next(e for e in equivalents if e.matches(m)) for m in drawn
                   if any(e.matches(m) for e in equivalents)}
+    equivalent |= {m.id: Equivalent(m.module, m.line, m.operator, population.by_rule[m.id]) for m in drawn
+                   if m.id in population.by_rule and m.id not in equivalent}
     if args.dry_run:
         for mutant in drawn:
             print(f"  {mutant.module}:{mutant.line}:{mutant.column} {mutant.operator} ({mutant.tool} "

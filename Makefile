@@ -50,7 +50,7 @@ LETTA := .tools/letta
 LETTA_VERSION := 0.16.8
 LETTA_STAMP := $(LETTA)/.installed-$(LETTA_VERSION)-$(shell sha1sum targets/letta.pins.txt | cut -c1-12)
 
-.PHONY: mutation explore browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui letta test-letta steps
+.PHONY: mutation mutation-tools explore browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui letta test-letta steps
 
 setup: $(STAMP) $(BROWSER_STAMP)
 
@@ -246,7 +246,10 @@ $(STRYKER):
 	@mkdir -p .tools/stryker
 	npm install --prefix .tools/stryker --no-audit --no-fund --silent @stryker-mutator/core@$(STRYKER_VERSION)
 
-mutation: setup $(COSMIC_RAY_STAMP) $(STRYKER)
+# The mutation tools alone (CI installs them beside make test).
+mutation-tools: $(COSMIC_RAY_STAMP) $(STRYKER)
+
+mutation: setup mutation-tools
 	$(BIN)/memtest-mutation --sample $(SAMPLE) --seed $(SEED) --min-score $(MIN_SCORE)
 
 # Letta in its own virtual environment, at the pinned version with every dependency pinned (targets/letta.pins.txt).

@@ -4,8 +4,9 @@ and every optional capability (requested ids, a settable clock, its migration an
 from __future__ import annotations
 
 import json
+import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -410,8 +411,19 @@ class MemchatDriver(AppDriver):
         finally:
             client.close()
         # From its standard input, as the records are made: the tool checks each chunk before it writes it.
-        run_tool_fed(self.target, "redis_load", records, redis_url=str(app.redis_url), file="-", embedder=embedder,
-                     timezone=timezone or "", timeout=900)
+        fed = 0
+
+        def counted() -> Iterator[str]:
+            nonlocal fed
+            for line in records:
+                fed += 1
+                yield line
+
+        said = run_tool_fed(self.target, "redis_load", counted(), redis_url=str(app.redis_url), file="-",
+                            embedder=embedder, timezone=timezone or "", timeout=900)
+        loaded = re.search(r"loaded (\d+) memories", said)
+        if loaded is None or int(loaded[1]) != fed:  # an operator reads this count: it must be the records given
+            raise DriverError(f"memchat's legacy loader was given {fed} records and said {said.strip()[-200:]!r}")
 
     def migrate(self, app: RunningApp, batch_size: int, embedder: str) -> MigrationCounts:
         output = run_tool(self.target, "migrate", redis_url=str(app.redis_url), pg_dsn=str(app.pg_dsn),

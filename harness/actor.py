@@ -76,9 +76,14 @@ class Actor(Protocol):
         the chat when let in)."""
         ...
 
-    def type_wrong_passwords(self, email: str, count: int) -> None:
+    def type_wrong_passwords(self, email: str, count: int) -> str:
         """`count` sign-ins with wrong passwords for the address `email`, each refused, from this actor's network
-        address (the suite's, as behind one proxy): through the sign-in page of a new browser, or the app's API."""
+        address (the suite's, as behind one proxy): through the sign-in page of a new browser, or the app's API. What
+        the app said to the last one."""
+
+    def try_sign_in_through_api(self) -> str | None:
+        """The user's own address and password through the app's API, from a client without a session: "" when let
+        in, else the app's words; None where the driver cannot sign in through the API."""
 
     def sign_out(self) -> dict:
         """Sign out; the session the user held before (a browser's storage state, or what an API client presents)."""

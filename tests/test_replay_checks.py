@@ -116,8 +116,8 @@ def test_a_history_imported_under_the_apps_own_ids_is_checked_by_them() -> None:
 
 
 def test_a_time_is_the_same_within_the_apps_clock_resolution_and_a_wrong_conversion_is_not() -> None:
-    from harness.replay.checks import _same_time
+    from harness.replay.checks import same_time
 
     told, kept = "2023-03-17T02:05:04.604919+00:00", "2023-03-17T02:05:04+00:00"
-    assert _same_time(told, kept, 1.0) and not _same_time(told, kept)  # whole seconds kept; exact where declared 0
-    assert not _same_time("2023-03-17T02:05:04+01:00", "2023-03-17T02:05:04+00:00", 1.0)  # an hour: a changed time
+    assert same_time(told, kept, 1.0) and not same_time(told, kept)  # whole seconds kept; exact where declared 0
+    assert not same_time("2023-03-17T02:05:04+01:00", "2023-03-17T02:05:04+00:00", 1.0)  # an hour: a changed time

@@ -9,8 +9,9 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness import report
+from harness.actor import Actor
 from harness.answers import AnswerCheck, asked_wrongly
-from harness.drivers.base import Capability
+from harness.drivers.base import Capability, Memory
 from harness.facts import Fact
 from harness.replay.run import HeldHistory
 from harness.turn import Turn
@@ -66,14 +67,23 @@ def deletes_memory(world: World, taken_back: TakenBack, name: str, text: str) ->
     return taken_back.plus(name, memory_ids=ids, texts=(text,))
 
 
+def _history_owner(world: World, history: HeldHistory, name: str) -> Actor:
+    """The first owner of the history who can sign in, as this user of the cast, signed in."""
+    actor = world.new_actor(name, history.accounts[sorted(history.accounts)[0]])
+    world.actors[name] = actor
+    actor.sign_in()
+    return actor
+
+
+def _all_of(name: str, held: list[Memory], taken_back: TakenBack) -> TakenBack:
+    return taken_back.plus(name, memory_ids=tuple(m.id for m in held), texts=tuple(m.text for m in held))
+
+
 @when(parsers.re(f"^{NAME}, one of the history's owners, deletes one of {HER} memories$"),
       target_fixture="taken_back")
 def owner_deletes(world: World, history: HeldHistory, taken_back: TakenBack, name: str) -> TakenBack:
     """The first owner of the history who can sign in, as this user: signed in, their first memory deleted."""
-    owner = sorted(history.accounts)[0]
-    actor = world.new_actor(name, history.accounts[owner])
-    world.actors[name] = actor
-    actor.sign_in()
+    actor = _history_owner(world, history, name)
     memory = actor.session.memories()[0]
     said = actor.delete_memory(memory.text)
     assert not said, f"{name} deleted her memory {memory.text!r} and the app said {said!r}"
@@ -84,35 +94,30 @@ def owner_deletes(world: World, history: HeldHistory, taken_back: TakenBack, nam
 def owner_account_deleted(world: World, history: HeldHistory, taken_back: TakenBack, name: str) -> TakenBack:
     """The first owner of the history, as this user: signed in, then the account deleted by the app's admin; every
     memory it held is what is taken back."""
-    actor = world.new_actor(name, history.accounts[sorted(history.accounts)[0]])
-    world.actors[name] = actor
-    actor.sign_in()
+    actor = _history_owner(world, history, name)
     held = actor.session.memories()
     actor.close()
     world.app.delete_user(actor.account)
-    return taken_back.plus(name, memory_ids=tuple(m.id for m in held), texts=tuple(m.text for m in held))
+    return _all_of(name, held, taken_back)
 
 
 @when(parsers.re(f"^{NAME}, one of the history's owners, clears all {HER} memories, as every other owner does$"),
       target_fixture="taken_back")
 def every_owner_clears(world: World, history: HeldHistory, taken_back: TakenBack, name: str) -> TakenBack:
-    """Each owner of the history signed in and their memories cleared, the first as this user: the store its owners
-    emptied. What this user held is what is taken back."""
+    """Each owner of the history signed in and their memories cleared, the others first, then this user: the store
+    its owners emptied. What this user held is what is taken back."""
     owners = set(history.history.owners)
     assert owners == set(history.accounts), (f"owners {sorted(owners - set(history.accounts))} of the history cannot "
                                              "sign in to clear their memories: give each a golden question")
-    first, *others = sorted(owners)
-    for n, owner in enumerate(others, start=2):
+    for n, owner in enumerate(sorted(owners)[1:], start=2):
         other = world.new_actor(f"Owner{n}", history.accounts[owner])
         other.sign_in()
         other.clear_memories()
         other.close()
-    actor = world.new_actor(name, history.accounts[first])
-    world.actors[name] = actor
-    actor.sign_in()
+    actor = _history_owner(world, history, name)
     held = actor.session.memories()
     actor.clear_memories()
-    return taken_back.plus(name, memory_ids=tuple(m.id for m in held), texts=tuple(m.text for m in held))
+    return _all_of(name, held, taken_back)
 
 
 @when(parsers.re(f'^{NAME} changes {HER} memory "(?P<text>.+)" to "(?P<new_text>.+)"$'), target_fixture="taken_back")
@@ -128,7 +133,7 @@ def clears_memories(world: World, taken_back: TakenBack, name: str) -> TakenBack
     """"Clear all" on the app's memories page (or through its API), confirmed."""
     held = world.actors[name].session.memories()
     world.actors[name].clear_memories()
-    return taken_back.plus(name, memory_ids=tuple(m.id for m in held), texts=tuple(m.text for m in held))
+    return _all_of(name, held, taken_back)
 
 
 @when(parsers.re(f'^{NAME} deletes the conversation in which (?:she|he|they) said "(?P<text>.+)"$'),

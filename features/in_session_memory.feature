@@ -46,6 +46,7 @@ Feature: In-session memory
   Scenario: A fact as long as the longest message is remembered exactly
     When Ana tells the assistant a fact as long as the longest message, in Chinese
     Then her long-term memory holds exactly these facts, in the order she told them
+    And searching her memory for each of them by its whole text finds it first
     And in a new conversation the assistant answers each of her questions about them correctly
 
   Scenario: Every fact of a message that states many at once is remembered

@@ -146,6 +146,18 @@ def memory_holds_exactly(world: World, talk: Talk) -> None:
     assert stored == expected
 
 
+@then("searching her memory for each of them by its whole text finds it first")
+def found_by_whole_text(world: World, talk: Talk) -> None:
+    """The app's memory search, asked with each fact's sentence exactly as she told it (as long as a memory's text
+    gets: the longest query its own text makes), finds that memory first."""
+    actor = world.actors[talk.speaker]
+    for fact in talk.of(actor.name).told:
+        hits = actor.session.search(fact.sentence, k=world.app.recall_k)
+        assert hits and hits[0].text == fact.sentence, (
+            f"searching {actor.name}'s memory for her whole {len(fact.sentence)}-character fact "
+            f"{fact.sentence[:40]!r}... found {[h.text[:40] for h in hits]}")
+
+
 @given(parsers.re(f"^{NAME}'s long-term memory holds (?P<count>\\d+) facts about (?:her|him|them)$"),
        converters={"count": int}, target_fixture="talk")
 def memory_holds_generated(world: World, talk: Talk, name: str, count: int) -> Talk:

@@ -88,7 +88,7 @@ class MemchatSession(UserSession):
 
     def search(self, query: str, k: int) -> list[Hit]:
         data = _check(self.http.get(self.target.api["memory_search"], params={"q": query, "k": k}),
-                      f"searching memory for {query!r}")
+                      f"searching memory for {query[:60]!r}")
         return [Hit(h["id"], float(h["score"]), h["text"]) for h in data["results"]]
 
     def seed_conversation(self, sentence: str) -> str:

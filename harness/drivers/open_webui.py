@@ -148,7 +148,7 @@ def search_memories(http: httpx.Client, query: str, k: int) -> list[Hit]:
     resp = http.post("/api/v1/memories/query", json={"content": query, "k": k})
     if resp.status_code == 404:  # Open WebUI's answer for a user who has no memories at all
         return []
-    return hits_of(_check(resp, f"searching memory for {query!r}"))
+    return hits_of(_check(resp, f"searching memory for {query[:60]!r}"))
 
 
 def tokens_in(browser_state: dict, origin: str) -> list[str]:

@@ -140,6 +140,9 @@ class ApiActor(ActorBase):
     def say_dropped(self, text: str) -> str:
         self._needs_a_page("a reply lost on its way to the page")
 
+    def say_with_memory_write_refused(self, text: str) -> str:
+        self._needs_a_page("a memory write of the page that fails")
+
     def submit(self, text: str) -> Callable[[], Exchange]:
         """Sent on a thread of its own (users at the same time)."""
         sending = _SENDERS.submit(self.session.send, self._open_conversation(), text)

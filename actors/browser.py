@@ -230,6 +230,17 @@ class BrowserActor(ActorBase):
         self._talking = True  # the page shows the message (and its error): no longer a new, empty conversation
         return self._met_error(shown)
 
+    def say_with_memory_write_refused(self, text: str) -> str:
+        """A turn answered, and the page's write of what it taught answered by a server error once; what the page
+        then says. Only where the page writes memories: an app whose server writes them has no such write to fail."""
+        self._can_fail_sends()
+        if self.app.writes_memories_later or "memories" not in self.app.target.api:
+            pytest.skip(f"{self.app.name} writes memories on its server after a turn, not from its page: no page "
+                        "write to fail (not applicable)")
+        shown = self._chat_to_send().send_with_write_failing(text, refused_by_server)
+        self._talking = True
+        return self._met_error(shown)
+
     def say_dropped(self, text: str) -> str:
         self._can_fail_sends()
         shown = self._chat_open().send_failing(text, dropped_after_answer)

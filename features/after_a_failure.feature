@@ -26,6 +26,13 @@ Feature: After a failure
     And her long-term memory holds exactly these facts, in the order she told them
     And in a new conversation the assistant answers each of her questions about them correctly
 
+  Scenario: A memory the app failed to keep is told to Ana, and what she tells next is remembered
+    Given Ana is signed in
+    When Ana tells the assistant "My locker code is 5150." and the app fails to keep it
+    Then Ana is told what she said was not remembered
+    When Ana tells the assistant "My parking spot is B-7."
+    Then her long-term memory holds exactly these facts, in the order she told them
+
   Scenario: After the app restarts mid-conversation, Ana's next message in the same page is answered and remembered
     Given an app of its own that the test can restart
     And Ana is signed in

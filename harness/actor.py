@@ -158,6 +158,11 @@ class Actor(Protocol):
         the page; what the page then says. The user stays in the same page, to go on typing."""
         ...
 
+    def say_with_memory_write_refused(self, text: str) -> str:
+        """The user sends `text` and gets its answer; the page's write of what it taught is answered by a server
+        error, once; what the page then says. Only where the page writes memories (else the scenario skips)."""
+        ...
+
     def submit(self, text: str) -> Callable[[], Exchange]:
         """Send without waiting for the reply (users at the same time): a function that waits for it."""
         ...

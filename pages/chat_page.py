@@ -194,6 +194,22 @@ class ChatPage(BasePage):
         new = Counter(errors.all_inner_texts()) - Counter(before)
         return next(iter(new.elements()), "")
 
+    def send_with_write_failing(self, text: str, failure: Failure) -> str:
+        """Send one turn and wait for its answer while the page's write of what it taught (a POST to the target's
+        `memories`) meets `failure` once; returns the error the page then shows (the one new alert)."""
+        errors = self.el("send_error")
+        before = errors.all_inner_texts()
+        writes, handler = self.url_for("memories"), once(failure)
+        self.page.route(writes, handler)
+        try:
+            self._send(text)()
+            expect(errors, "the page showed no error for the memory write the app refused").to_have_count(
+                len(before) + 1)
+        finally:
+            self.page.unroute(writes, handler)
+        new = Counter(errors.all_inner_texts()) - Counter(before)
+        return next(iter(new.elements()), "")
+
     def send(self, text: str) -> str:
         """Send one turn and wait for the assistant's answer to it; returns the answer's text."""
         return self.submit(text)()

@@ -43,6 +43,15 @@ def dropped_mid_reply(world: World, talk: Talk, name: str, text: str) -> Failure
     return Failure(name, text, True, shown, len(talk.of(name).turns))
 
 
+@when(parsers.re(f'^{NAME} tells the assistant "(?P<text>[^"]+)" and the app fails to keep it$'),
+      target_fixture="failure")
+def memory_write_refused(world: World, talk: Talk, name: str, text: str) -> Failure:
+    """The turn is answered; the page's write of what it taught meets a server error once (the app never sees the
+    write). She stays in the same page; what she told is not among the facts the app keeps."""
+    shown = world.actors[name].say_with_memory_write_refused(text)
+    return Failure(name, text, True, shown, len(talk.of(name).turns))
+
+
 @when(parsers.re(f"^the app restarts while {NAME} is in the conversation$"), target_fixture="failure")
 def restarts_mid_conversation(world: World, talk: Talk, name: str) -> Failure:
     """Between two of her turns, once what her page wrote of the last one has landed (a restart in the middle of a
@@ -60,6 +69,13 @@ def told_not_sent(failure: Failure, name: str) -> None:
     """The page said so (an error where the reply would be): she knows to send it again if she wants."""
     assert failure.shown.strip(), (f"{name} sent {failure.text!r}, which failed, and the page showed her no error: "
                                    "she believes it was sent")
+
+
+@then(parsers.re(f"^{NAME} is told what (?:she|he|they) said was not remembered$"))
+def told_not_remembered(failure: Failure, name: str) -> None:
+    """The page said so: a write that never persists is never lost in silence."""
+    assert failure.shown.strip(), (f"{name} told {failure.text!r}, the app failed to keep it, and the page showed her "
+                                   "no error: she believes it is remembered")
 
 
 def _as_modelled(failure: Failure, said: tuple[Turn, ...], stored: list[Turn]) -> list[Turn]:

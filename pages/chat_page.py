@@ -181,32 +181,31 @@ class ChatPage(BasePage):
     def send_failing(self, text: str, failure: Failure) -> str:
         """Send one turn whose request meets `failure` (once); returns the error the page then shows (the one new
         alert, whatever else it still shows from before). Later turns go to the app untouched."""
-        errors = self.el("send_error")
-        before = errors.all_inner_texts()
-        requests, handler = self._chat_requests(), once(failure)
-        self.page.route(requests, handler)
-        try:
+
+        def send() -> None:
             self.el("message_input").fill(text)
             self.el("send").click()
-            expect(errors).to_have_count(len(before) + 1)
-        finally:
-            self.page.unroute(requests, handler)
-        new = Counter(errors.all_inner_texts()) - Counter(before)
-        return next(iter(new.elements()), "")
+
+        return self._new_error_while(self._chat_requests(), failure, send, "the page showed no error for the send")
 
     def send_with_write_failing(self, text: str, failure: Failure) -> str:
         """Send one turn and wait for its answer while the page's write of what it taught (a POST to the target's
         `memories`) meets `failure` once; returns the error the page then shows (the one new alert)."""
+        return self._new_error_while(self.url_for("memories"), failure, lambda: self._send(text)(),
+                                     "the page showed no error for the memory write the app refused")
+
+    def _new_error_while(self, requests: str | re.Pattern[str], failure: Failure, act: Callable[[], object],
+                         missing: str) -> str:
+        """`act` with the first POST to `requests` meeting `failure`; the one alert the page adds for it."""
         errors = self.el("send_error")
         before = errors.all_inner_texts()
-        writes, handler = self.url_for("memories"), once(failure)
-        self.page.route(writes, handler)
+        handler = once(failure)
+        self.page.route(requests, handler)
         try:
-            self._send(text)()
-            expect(errors, "the page showed no error for the memory write the app refused").to_have_count(
-                len(before) + 1)
+            act()
+            expect(errors, missing).to_have_count(len(before) + 1)
         finally:
-            self.page.unroute(writes, handler)
+            self.page.unroute(requests, handler)
         new = Counter(errors.all_inner_texts()) - Counter(before)
         return next(iter(new.elements()), "")
 

@@ -123,7 +123,7 @@ class ApiActor(ActorBase):
         return self.current
 
     def _reply(self, text: str, reply: Reply) -> Exchange:
-        return self._answered(text, reply.text, list(reply.recalled))
+        return self._answered(text, reply.text, list(reply.recalled), list(reply.recalled_ids))
 
     def say(self, text: str) -> Exchange:
         return self._reply(text, self.session.send(self._open_conversation(), text))
@@ -170,10 +170,18 @@ class ApiActor(ActorBase):
         self.current = conversation_id
 
     def history(self) -> list[Turn]:
-        return list(self.session.turns(self.conversation_id()))
+        return [] if self.current is None else list(self.session.turns(self.current))
+
+    def turns_after_deleting_open_conversation(self) -> list[Turn]:
+        return self.history()
 
     def conversations_listed(self, count: int | None = None) -> list[str]:
         return self.session.conversation_ids()
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        super().delete_conversation(conversation_id)
+        if self.current == conversation_id:
+            self.current = None  # as a client leaves the conversation it deleted: the next message starts a new one
 
     def conversation_titles_shown(self) -> dict[str, str]:
         return self.session.conversation_titles()

@@ -209,12 +209,14 @@ class BrowserActor(ActorBase):
     def say(self, text: str) -> Exchange:
         reply, recalled = self._chat_to_send().send_and_read(text)
         self._talking = True
-        return self._answered(text, reply, recalled)
+        return self._answered(text, reply, [r.text for r in recalled], [r.id for r in recalled if r.id])
 
     def say_composed(self, before: str, reading: str, characters: str, after: str) -> Exchange:
         reply = self._chat_to_send().send_composed(before, reading, characters, after)
         self._talking = True
-        return self._answered(before + characters + after, reply, self.chat.recalled_in_last_reply())
+        recalled = self.chat.recalled_in_last_reply()
+        return self._answered(before + characters + after, reply, [r.text for r in recalled],
+                              [r.id for r in recalled if r.id])
 
     def send_refused(self, text: str) -> str:
         return self._met_error(self.chat.send_refused(text))
@@ -251,7 +253,11 @@ class BrowserActor(ActorBase):
     def submit(self, text: str) -> Callable[[], Exchange]:
         waiter = self._chat_to_send().submit(text)
         self._talking = True
-        return lambda: self._answered(text, waiter(), self.chat.recalled_in_last_reply())
+        def answered() -> Exchange:
+            reply = waiter()
+            recalled = self.chat.recalled_in_last_reply()
+            return self._answered(text, reply, [r.text for r in recalled], [r.id for r in recalled if r.id])
+        return answered
 
     def conversation_id(self) -> str:
         return self.chat.conversation_id()
@@ -278,6 +284,9 @@ class BrowserActor(ActorBase):
 
     def history(self) -> list[Turn]:
         return self.chat.history()
+
+    def turns_after_deleting_open_conversation(self) -> list[Turn]:
+        return self.chat.turns_of_new_conversation()
 
     def conversations_listed(self, count: int | None = None) -> list[str]:
         self._chat_open()

@@ -84,6 +84,20 @@ Feature: What users take back
     And her other conversation is still listed, with every turn
     And the memories told in the deleted conversation are kept or deleted, as the app documents
 
+  Scenario: Ana deletes the conversation she is in, and what she tells next is kept in a new one
+    Given Ana is signed in
+    And Ana starts a new conversation
+    And Ana tells the assistant "My locker code is 5150."
+    When Ana deletes the conversation she is in
+    Then Ana is in a new conversation, with no turns
+    When Ana tells the assistant "My gate code is 7731."
+    Then the conversation Ana deleted is gone from her list, from its address and from every read of the app's API
+    And her other conversation is still listed, with every turn
+    And the memories told in the deleted conversation are kept or deleted, as the app documents
+    When Ana starts a new conversation
+    And Ana asks "What is my gate code?"
+    Then the assistant answers "Your gate code is 7731."
+
   Scenario: With her memory off, nothing Ana tells is remembered and nothing remembered is used, for her only
     Given Ana is signed in
     And Ana's long-term memory holds:

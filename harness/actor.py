@@ -27,6 +27,7 @@ class Exchange:
     said: str  # exactly as sent
     reply: str
     recalled: tuple[str, ...] = ()  # the memories the app showed it recalled for the reply
+    recalled_ids: tuple[str, ...] = ()  # their ids, where the app shows them (empty: it does not)
 
     @property
     def turns(self) -> tuple[Turn, Turn]:
@@ -183,6 +184,11 @@ class Actor(Protocol):
 
     def history(self) -> list[Turn]:
         """The open conversation's turns as shown, oldest first."""
+        ...
+
+    def turns_after_deleting_open_conversation(self) -> list[Turn]:
+        """Where the user is once the conversation they were in is deleted, a new conversation: the turns it
+        shows (none)."""
         ...
 
     def conversations_listed(self, count: int | None = None) -> list[str]:

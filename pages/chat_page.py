@@ -7,12 +7,21 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
+from typing import NamedTuple
 
 from playwright.sync_api import Locator, expect
 
 from harness.turn import Turn
 from pages.base import BasePage, css_of
 from pages.network_failures import Failure, once
+
+
+class RecalledMemory(NamedTuple):
+    """A memory a reply shows it recalled: its text, and its id where the target names the attribute that holds it
+    (`recalled_memory`'s `id_attribute`; empty otherwise)."""
+
+    text: str
+    id: str = ""
 
 
 class ChatPage(BasePage):
@@ -75,7 +84,7 @@ class ChatPage(BasePage):
         answered = self._send(text)
         return lambda: self._reply_text(answered())
 
-    def send_and_read(self, text: str) -> tuple[str, list[str]]:
+    def send_and_read(self, text: str) -> tuple[str, list[RecalledMemory]]:
         """Send one turn and wait for the answer to it; returns its text and the memories it shows it recalled."""
         return self._read_reply(self._send(text)())
 
@@ -113,7 +122,7 @@ class ChatPage(BasePage):
         raise AssertionError(f"the page's newest reply has no {id_attribute} other than the one it had before sending "
                              f"({previous!r}): check the target's assistant_message id_attribute")
 
-    def _read_reply(self, reply: Locator) -> tuple[str, list[str]]:
+    def _read_reply(self, reply: Locator) -> tuple[str, list[RecalledMemory]]:
         """A reply's text and the recalled memories it shows: in one call to the page where the target locates both
         by CSS and the text is there (a turn's read costs a round trip, a traced one about 10 ms); else each read
         and waited for, as `_reply_text` and `recalled_in_last_reply` do."""
@@ -124,13 +133,13 @@ class ChatPage(BasePage):
                 """(replies, s) => replies.map(reply => {
                      reply.scrollIntoView({block: "nearest"});
                      const text = reply.querySelector(s.text);
-                     const recalled = s.recalled ? [...reply.querySelectorAll(s.recalled)].map(r => r.innerText) : [];
+                     const recalled = s.recalled ? [...reply.querySelectorAll(s.recalled)].map(
+                       r => [r.innerText, s.id ? r.getAttribute(s.id) || "" : ""]) : [];
                      return [text === null ? "" : text.innerText, recalled];
-                   })""", {"text": text_css, "recalled": recalled_css})
+                   })""", {"text": text_css, "recalled": recalled_css, "id": self._recalled_id_attribute()})
             if len(read) == 1 and read[0][0]:
-                return read[0][0], read[0][1]
-        recalled = self.el("recalled_memory", within=reply).all_inner_texts() if self.has("recalled_memory") else []
-        return self._reply_text(reply), recalled
+                return read[0][0], [RecalledMemory(text, mid) for text, mid in read[0][1]]
+        return self._reply_text(reply), self._recalled_in(reply)
 
     def send_composed(self, before: str, reading: str, characters: str, after: str) -> str:
         """Type `before`, compose `characters` from `reading` in an input method (as a Chinese or Japanese user
@@ -213,10 +222,21 @@ class ChatPage(BasePage):
         """Send one turn and wait for the assistant's answer to it; returns the answer's text."""
         return self.submit(text)()
 
-    def recalled_in_last_reply(self) -> list[str]:
+    def recalled_in_last_reply(self) -> list[RecalledMemory]:
+        return self._recalled_in(self._replies().last)
+
+    def _recalled_in(self, reply: Locator) -> list[RecalledMemory]:
         if not self.has("recalled_memory"):
             return []
-        return self.el("recalled_memory", within=self._replies().last).all_inner_texts()
+        items = self.el("recalled_memory", within=reply)
+        texts = items.all_inner_texts()
+        attribute = self._recalled_id_attribute()
+        ids = items.evaluate_all("(items, a) => items.map(i => i.getAttribute(a) || '')", attribute) if attribute \
+            else [""] * len(texts)
+        return [RecalledMemory(text, mid) for text, mid in zip(texts, ids, strict=True)]
+
+    def _recalled_id_attribute(self) -> str:
+        return self.spec("recalled_memory").get("id_attribute", "") if self.has("recalled_memory") else ""
 
     def _role_of(self, item: Locator) -> str:
         """From an attribute of the message (`role_attribute`), or from what it contains (`role_markers`: role ->
@@ -236,6 +256,13 @@ class ChatPage(BasePage):
             shown = items.count()
             self.el("older_messages").first.scroll_into_view_if_needed()
             expect(items).not_to_have_count(shown)
+
+    def turns_of_new_conversation(self) -> list[Turn]:
+        """Once the browser is at the app's start address, a new conversation: the turns it shows (an app may show
+        no message list at all until the first turn)."""
+        expect(self.page, "the page did not leave the conversation deleted in it for a new one").to_have_url(
+            self.url_for("home_page"))
+        return self.history() if self.el("messages").count() else []
 
     def history(self) -> list[Turn]:
         expect(self.el("messages")).to_be_visible()

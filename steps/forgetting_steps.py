@@ -16,9 +16,7 @@ from harness.facts import Fact
 from harness.replay.run import HeldHistory
 from harness.turn import Turn
 from steps.records import Talk
-from steps.world import NAME, World
-
-HER = "(?:her|his|their)"
+from steps.world import HER, NAME, World
 
 
 @dataclass(frozen=True)
@@ -149,6 +147,26 @@ def deletes_conversation(world: World, taken_back: TakenBack, name: str, text: s
     conversation_id, turns = found[0]
     actor.delete_conversation(conversation_id)
     return taken_back.plus(name, conversation_ids=(conversation_id,), turns=tuple(turns))
+
+
+@when(parsers.re(f"^{NAME} deletes the conversation (?:she|he|they) (?:is|are) in$"), target_fixture="taken_back")
+def deletes_open_conversation(world: World, taken_back: TakenBack, name: str) -> TakenBack:
+    """The open one, from the conversation list (or through the app's API), without leaving it first."""
+    actor = world.actors[name]
+    actor.settle()
+    conversation_id = actor.conversation_id()
+    turns = tuple(actor.session.turns(conversation_id))
+    actor.delete_conversation(conversation_id)
+    return taken_back.plus(name, conversation_ids=(conversation_id,), turns=turns)
+
+
+@then(parsers.re(f"^{NAME} is in a new conversation, with no turns$"), target_fixture="talk")
+def in_new_conversation(world: World, talk: Talk, name: str) -> Talk:
+    """What the user sees once the conversation they were in is deleted: none of its turns, and what they say next
+    starts a new conversation."""
+    shown = world.actors[name].turns_after_deleting_open_conversation()
+    assert shown == [], f"{name} deleted the conversation she was in and still sees turns: {shown}"
+    return talk.new_conversation(name)
 
 
 @when(parsers.re(f"^{NAME} turns {HER} memory off$"), target_fixture="memory_switched")

@@ -15,6 +15,7 @@ from harness.test_data import TestData
 
 # A user in the Gherkin: a capitalised first name ("Ana", "Ben").
 NAME = r"(?P<name>[A-Z][a-z]+)"
+HER = "(?:her|his|their)"  # what the Gherkin calls that user's own
 
 
 class World:

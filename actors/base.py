@@ -73,9 +73,9 @@ class ActorBase:
             signing_in, self._signing_in = self._signing_in, None
             self._session = signing_in.result()  # a failed sign-in fails here, in the step that needs it
 
-    def _answered(self, text: str, reply: str, recalled: list[str]) -> Exchange:
+    def _answered(self, text: str, reply: str, recalled: list[str], recalled_ids: list[str] | None = None) -> Exchange:
         self._turns_sent += 1
-        return Exchange(self.name, text, reply, tuple(recalled))
+        return Exchange(self.name, text, reply, tuple(recalled), tuple(recalled_ids or ()))
 
     def settle(self) -> None:
         """Let the app finish the memory writes it makes on its own after this user's turns (an app that makes none

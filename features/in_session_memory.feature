@@ -40,8 +40,10 @@ Feature: In-session memory
     And Ana starts a new conversation
     And Ana asks "What is my will?"
     Then the assistant answers "Your will is with the notary Smith."
+    And the memories recalled for Ana are her own, as her list gives them
     When Ana asks "Where is my will?"
     Then the assistant answers "Your will is with the notary Smith."
+    And the memories recalled for Ana are her own, as her list gives them
 
   Scenario: A fact as long as the longest message is remembered exactly
     When Ana tells the assistant a fact as long as the longest message, in Chinese

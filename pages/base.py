@@ -32,12 +32,16 @@ def locate(root: Page | Locator, spec: Mapping[str, Any]) -> Locator:
     raise ValueError(f"locator spec {dict(spec)} needs one of testid, role, label, text, css")
 
 
+NOT_LOCATING = frozenset({"id_attribute", "shows_within_s"})  # what a spec says of its element, not where it is
+
+
 def css_of(spec: Mapping[str, Any]) -> str | None:
     """The spec as a CSS selector, for reads done in the page in one call: {css}, or {testid} (Playwright's default
     test id attribute); None for the others (role, label, text), which only Playwright's locators resolve."""
-    if set(spec) == {"css"}:
+    locating = set(spec) - NOT_LOCATING
+    if locating == {"css"}:
         return spec["css"]
-    if set(spec) == {"testid"}:
+    if locating == {"testid"}:
         return f'[data-testid="{spec["testid"]}"]'
     return None
 

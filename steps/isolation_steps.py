@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 from pytest_bdd import given, parsers, then, when
 
-from harness.actor import Actor
+from harness.actor import Actor, Exchange
 from harness.answers import AnswerCheck
 from harness.facts import Fact
 from harness.foreign_reads import leaks
 from steps.records import Listing, Talk
-from steps.world import NAME, World
+from steps.world import HER, NAME, World
 
 OTHER = r"(?P<other>[A-Z][a-z]+)"
 
@@ -36,8 +36,7 @@ def only_own_memories(actor: Actor, talk: Talk, everyone: list[Actor]) -> None:
     Ownership is by memory id: users may hold memories with identical text."""
     said = talk.of(actor.name)
     own = {m.id: m.text for m in actor.session.memories()}
-    foreign_shown = [t for t in (said.last.recalled if said.last else ()) if t not in own.values()]
-    assert not foreign_shown, f"{actor.name} was shown memories that are not theirs: {foreign_shown}"
+    recalled_as_own(actor.name, said.last, own)
     others = {m.id: (a.name, m.text) for a in everyone if a is not actor for m in a.session.memories()}
     for fact in said.told:
         hits = actor.session.search(fact.question, k=10)
@@ -52,6 +51,26 @@ def only_own_memories(actor: Actor, talk: Talk, everyone: list[Actor]) -> None:
             f"expected exactly {fact.sentence!r}")
     shared = [others[i] for i in own.keys() & others.keys()]
     assert not shared, f"{actor.name}'s memory lists memories of other users: {shared}"
+
+
+def recalled_as_own(name: str, last: Exchange | None, own: dict[str, str]) -> None:
+    """What the app showed it recalled for the user's last turn: memories of theirs, each (where the app shows ids)
+    under the id and with the text their own list gives it."""
+    if last is None:
+        return
+    foreign = [t for t in last.recalled if t not in own.values()]
+    assert not foreign, f"{name} was shown memories that are not theirs: {foreign}"
+    if last.recalled_ids:
+        shown = dict(zip(last.recalled_ids, last.recalled, strict=True))
+        wrong = {mid: text for mid, text in shown.items() if own.get(mid) != text}
+        assert not wrong, (f"the app showed {name} recalled memories whose ids are not theirs with that text "
+                           f"(id: text shown): {wrong}; {name}'s list: {own}")
+
+
+@then(parsers.re(f"^the memories recalled for {NAME} are {HER} own, as {HER} list gives them$"))
+def recalled_for_one(world: World, talk: Talk, name: str) -> None:
+    """For the user's last turn: each memory the app showed it recalled is one of theirs, by id and text."""
+    recalled_as_own(name, talk.of(name).last, {m.id: m.text for m in world.actors[name].session.memories()})
 
 
 def heard(name: str, talk: Talk, answer: str, answers: AnswerCheck) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from harness.app_launcher import RunningApp
 from harness.app_tools import embed_texts_f32
+from harness.databases import IndexScans
 from harness.legacy_store import MigrationCounts
 from harness.recall import Hit
 from harness.target import Target
@@ -132,6 +133,7 @@ class Reply:
 
     text: str
     recalled: tuple[str, ...] = ()  # the texts of the memories the app says it used for it (empty: it does not say)
+    recalled_ids: tuple[str, ...] = ()  # their ids, where the app gives them
 
 
 @dataclass(frozen=True)
@@ -370,9 +372,9 @@ class AppDriver(ABC):
         text, created_at, expires_at, embedder, embedding_f32. Needs DATABASE_ACCESS."""
         raise DriverError(f"the {self.name} driver cannot export the app's memories")
 
-    def vector_index_scans(self, app: RunningApp) -> dict[str, int]:
-        """Scans counted so far by each vector index of the app's store, by index name: proof that the app's own
-        searches went through an index. Needs DATABASE_ACCESS."""
+    def vector_index_scans(self, app: RunningApp) -> dict[str, IndexScans]:
+        """Each vector index of the app's store by name, with its kind and the scans counted so far: proof that the
+        app's own searches went through an index of the kind it was given. Needs DATABASE_ACCESS."""
         raise DriverError(f"the {self.name} driver cannot read the app's index statistics")
 
     # -- the app's own tools (MIGRATION_TOOLS) ---------------------------------------------------------------------

@@ -19,7 +19,7 @@ from pgvector.psycopg import register_vector
 from harness import report
 from harness.app_launcher import RunningApp, attach_app, free_port, start_process
 from harness.app_tools import run_tool, run_tool_fed
-from harness.databases import scalar
+from harness.databases import IndexScans, scalar, vector_index_scans
 from harness.drivers.base import (
     MEMORY_FIELDS,
     NEAR_TIE,
@@ -109,7 +109,8 @@ class MemchatSession(UserSession):
                                      json={"text": text}), "sending a message")
         for start in range(0, len(turn["remember"]), 50):
             self.remember(turn["remember"][start:start + 50], conversation_id)
-        return Reply(turn["reply"]["text"], tuple(r["text"] for r in turn["recalled"]))
+        return Reply(turn["reply"]["text"], tuple(r["text"] for r in turn["recalled"]),
+                     tuple(r["id"] for r in turn["recalled"]))
 
     def credentials(self) -> dict:
         return {"cookies": self.cookies(), "origins": []}
@@ -390,14 +391,9 @@ class MemchatDriver(AppDriver):
     def export_memories(self, app: RunningApp, path: Path) -> None:
         run_tool(self.target, "export", store=str(app.pg_dsn), file=str(path), timeout=600)
 
-    def vector_index_scans(self, app: RunningApp) -> dict[str, int]:
-        """pg_stat_user_indexes of the app's database, for its pgvector indexes: the app's own queries are counted,
-        whatever SQL it runs, which EXPLAIN of a query the suite guessed would not prove."""
+    def vector_index_scans(self, app: RunningApp) -> dict[str, IndexScans]:
         with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
-            rows = conn.execute(
-                "SELECT s.indexrelname, s.idx_scan FROM pg_stat_user_indexes s JOIN pg_class c ON c.oid = s.indexrelid"
-                " JOIN pg_am am ON am.oid = c.relam WHERE am.amname IN ('hnsw', 'ivfflat')").fetchall()
-        return {name: int(scans) for name, scans in rows}
+            return vector_index_scans(conn)
 
     # -- the app's own tools -------------------------------------------------------------------------------------
     def load_legacy_store(self, app: RunningApp, records: Iterable[str], embedder: str,

@@ -18,6 +18,7 @@ from harness import report
 from harness.app_factory import AppFactory
 from harness.app_launcher import RunningApp
 from harness.changes import RELEASE_COMMAND, Change
+from harness.databases import IndexScans
 from harness.drivers.base import (
     Account,
     AppDriver,
@@ -228,7 +229,7 @@ class AppHandle:
         self.require(Capability.DATABASE_ACCESS)
         self.driver.export_memories(self.running, path)
 
-    def vector_index_scans(self) -> dict[str, int]:
+    def vector_index_scans(self) -> dict[str, IndexScans]:
         self.require(Capability.DATABASE_ACCESS)
         return self.driver.vector_index_scans(self.running)
 

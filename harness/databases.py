@@ -240,6 +240,24 @@ def scalar(conn: psycopg.Connection, query: str | sql.Composed, params: Params |
     return row[0]
 
 
+@dataclass(frozen=True)
+class IndexScans:
+    """One pgvector index of an app's store: its access method ("hnsw" or "ivfflat") and the scans counted so far."""
+
+    method: str
+    scans: int
+
+
+def vector_index_scans(conn: psycopg.Connection) -> dict[str, IndexScans]:
+    """Each pgvector index of the database, by name (pg_stat_user_indexes): an app's own queries are counted, whatever
+    SQL it runs, which EXPLAIN of a query a suite guessed would not prove."""
+    rows = conn.execute(
+        "SELECT s.indexrelname, am.amname, s.idx_scan FROM pg_stat_user_indexes s"
+        " JOIN pg_class c ON c.oid = s.indexrelid JOIN pg_am am ON am.oid = c.relam"
+        " WHERE am.amname IN ('hnsw', 'ivfflat')").fetchall()
+    return {name: IndexScans(method, int(scans)) for name, method, scans in rows}
+
+
 def _postgres_versions(dsn: str, hint: str) -> tuple[str, str]:
     shown = _redact_dsn(dsn)
     with _pg_connect(dsn, hint) as conn:

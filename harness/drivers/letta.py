@@ -62,7 +62,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
 from harness.app_launcher import ROOT, AppLaunchError, RunningApp, attach_app, free_port, start_process
-from harness.databases import scalar
+from harness.databases import IndexScans, scalar, vector_index_scans
 from harness.drivers.base import (
     Account,
     ApiAnswer,
@@ -644,14 +644,11 @@ class LettaDriver(AppDriver):
         if changed != 1:
             raise DriverError(f"no archival passage {memory_id} in Letta's store to remove the vector of")
 
-    def vector_index_scans(self, app: RunningApp) -> dict[str, int]:
-        """Scans of the pgvector indexes of Letta's database: none, as Letta 0.16.8 creates no vector index (its
-        archival search scans the organization's passages)."""
+    def vector_index_scans(self, app: RunningApp) -> dict[str, IndexScans]:
+        """Of Letta's database: none, as Letta 0.16.8 creates no vector index (its archival search scans the
+        organization's passages)."""
         with self._store(app) as conn:
-            rows = conn.execute(
-                "SELECT s.indexrelname, s.idx_scan FROM pg_stat_user_indexes s JOIN pg_class c ON c.oid = s.indexrelid"
-                " JOIN pg_am am ON am.oid = c.relam WHERE am.amname IN ('hnsw', 'ivfflat')").fetchall()
-        return {name: int(scans) for name, scans in rows}
+            return vector_index_scans(conn)
 
 
 DRIVER = LettaDriver

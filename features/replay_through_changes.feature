@@ -88,6 +88,15 @@ Feature: Every memory survives each change the app goes through
       | My gate code is 7731.    |
     And what Ana took back is neither listed nor found, and the app's store holds nothing of it
 
+  Scenario: A change an operator runs with a mistake is refused in one line that says what to fix, and loses nothing
+    Given the operators of the change "<change>" are warned of mistakes they may make
+    And the memories imported from "snapshots/examples/import", as the app holds them before the change "<change>"
+    When the operator runs the change "<change>" with each of those mistakes
+    Then each run is refused in one line that names what to fix
+    When the operator runs the change "<change>" again, as it should be run
+    Then every historical memory is recalled for its owner and for nobody else
+    And every historical memory keeps its conversation and its creation and expiry times
+
   @forgetting
   Scenario: Nothing an owner deleted comes back when the change runs again
     Given the change "<change>" runs again from the store it reads, as a migration does

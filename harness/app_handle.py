@@ -17,7 +17,8 @@ import pytest
 from harness import report
 from harness.app_factory import AppFactory
 from harness.app_launcher import RunningApp
-from harness.changes import RELEASE_COMMAND, Change
+from harness.app_tools import ToolRun
+from harness.changes import RELEASE_COMMAND, Change, Mistake
 from harness.databases import IndexScans
 from harness.drivers.base import (
     Account,
@@ -251,6 +252,17 @@ class AppHandle:
             counts = self.driver.migrate(self.running, batch_size, embedder)
             report.attach_text("migration output", counts.output)
         return counts
+
+    def try_change(self, change: Change, mistake: Mistake) -> ToolRun:
+        """The change's tool run with an operator's mistake (a migration's: the only kind declared with them)."""
+        self.require(Capability.MIGRATION_TOOLS)
+        self.require_stores()
+        with allure.step(f"run the change {change.name!r} with {mistake.name}: {' '.join(mistake.give)}"):
+            run = self.driver.try_migrate(self.running, int(change.options["batch_size"]), change.options["embedder"],
+                                          mistake.give)
+            report.attach_text("what the tool said", f"exit status {run.returncode}\n"
+                                                     f"--- stderr\n{run.stderr}\n--- stdout\n{run.stdout}")
+        return run
 
     def import_history(self, records: Path, embedder: str, user_ids: dict[str, str]) -> dict[str, str]:
         self.require(Capability.HISTORY_IMPORT)

@@ -12,6 +12,7 @@ import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -35,21 +36,38 @@ def _checked(target: Target, name: str, returncode: int, stdout: str, stderr: st
     return stdout
 
 
-def _popen(target: Target, name: str, values: dict[str, str], **stdio: Stdio) -> subprocess.Popen | ForkedProcess:
-    """One run of a tool, forked from the app's warm interpreter where its target preloads libraries ([app] preload)
-    and the tool runs on the app's own interpreter: a tool of the reference app then costs its own work, not a
-    second of imports. Any other tool is a new process."""
-    command = target.tool(name, **values)
+@dataclass(frozen=True)
+class ToolRun:
+    """One run of an app's tool, as it ended: its exit status and what it wrote."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _popen(target: Target, name: str, values: dict[str, str], extra: Sequence[str] = (),
+           **stdio: Stdio) -> subprocess.Popen | ForkedProcess:
+    """One run of a tool (with `extra` words after its command), forked from the app's warm interpreter where its
+    target preloads libraries ([app] preload) and the tool runs on the app's own interpreter: a tool of the reference
+    app then costs its own work, not a second of imports. Any other tool is a new process."""
+    command = [*target.tool(name, **values), *extra]
     own = bool(target.start_command) and command[0] == fill(target.start_command[:1])[0]
     return popen(target.warm_start if own else None, command, cwd=ROOT, **stdio)
 
 
 def run_tool(target: Target, name: str, *, stdin: str | None = None, timeout: float = 300, **values: str) -> str:
     """Run one tool; return its standard output. A non-zero exit fails with the tool's own last words."""
+    run = try_tool(target, name, stdin=stdin, timeout=timeout, **values)
+    return _checked(target, name, run.returncode, run.stdout, run.stderr)
+
+
+def try_tool(target: Target, name: str, *, extra: Sequence[str] = (), stdin: str | None = None, timeout: float = 300,
+             **values: str) -> ToolRun:
+    """Run one tool, with `extra` words after its command (what an operator adds), however it ends."""
     with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         given.write((stdin or "").encode())
         given.seek(0)
-        proc = _popen(target, name, values, stdin=given, stdout=out, stderr=err)
+        proc = _popen(target, name, values, extra, stdin=given, stdout=out, stderr=err)
         try:
             returncode = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -58,8 +76,7 @@ def run_tool(target: Target, name: str, *, stdin: str | None = None, timeout: fl
             raise
         out.seek(0)
         err.seek(0)
-        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
-    return _checked(target, name, returncode, stdout, stderr)
+        return ToolRun(returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace"))
 
 
 def run_tool_fed(target: Target, name: str, lines: Iterable[str], *, timeout: float = 900, **values: str) -> str:

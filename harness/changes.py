@@ -16,6 +16,11 @@ How each is done is the driver's: its migration tool, its embedding-model proced
 Two options any change may have, for what the scenarios put through it: `history_sizes`, the sizes of history it is
 replayed with (default: the target's [replay] history_sizes), and `index_kinds`, the names of the target's
 [index_kinds] a scenario run once per index kind searches through with it (default: every kind the target declares).
+
+A migration may also list the mistakes its operators are warned of, `[changes."<name>".mistakes]`: each by what it
+is, the words an operator adds to the tool's command by mistake (`give`) and what the tool's one-line refusal must
+name for the operator to know what to fix (`named`), e.g.
+`"a build memory that is not a size" = { give = ["--index-build-memory", "-1"], named = "--index-build-memory" }`.
 """
 
 from __future__ import annotations
@@ -28,11 +33,21 @@ KINDS = {"migration": ("batch_size", "embedder"), "embedding-model": ("from", "t
          "upgrade": ("release", "command", "embedder"), "store-upgrade": ("embedder",)}
 CHANGE_PLACEHOLDER = '"<change>"'  # in a step: the scenario runs once per declared change
 REPLAY_OPTIONS = ("history_sizes", "index_kinds")  # any kind's, each a list
+MISTAKES = "mistakes"  # a migration's: what its operators may get wrong
 RELEASE_COMMAND = "release_command"  # a setting: start this older release's command instead of the target's
 
 
 class ChangeError(ValueError):
     """One line: a change a target declares wrongly, or one a scenario names that the target does not declare."""
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """What an operator may get wrong running a change: the words added to its command, what the refusal names."""
+
+    name: str
+    give: tuple[str, ...]
+    named: str
 
 
 @dataclass(frozen=True)
@@ -43,6 +58,7 @@ class Change:
     description: str = ""
     history_sizes: tuple[int, ...] = ()  # the sizes of history replayed through it (empty: every size)
     index_kinds: tuple[str, ...] = ()  # the index kinds searched through after it, by name
+    mistakes: tuple[Mistake, ...] = ()  # what its operators may get wrong, each refused in one line
 
     def replays_history_of(self, size: int) -> bool:
         return not self.history_sizes or size in self.history_sizes
@@ -82,6 +98,21 @@ def _index_kinds(kinds: object, what: str, declared: Sequence[str]) -> tuple[str
     return tuple(kinds)
 
 
+def _mistakes(table: object, what: str) -> tuple[Mistake, ...]:
+    if not isinstance(table, dict):
+        raise ChangeError(f"{what} must be a table: each mistake by name = {{ give = [words], named = text }}")
+    mistakes = []
+    for name, mistake in table.items():
+        give = mistake.get("give") if isinstance(mistake, dict) else None
+        named = mistake.get("named") if isinstance(mistake, dict) else None
+        if (not isinstance(give, list) or not give or any(not isinstance(w, str) for w in give)
+                or not isinstance(named, str) or not named.strip()):
+            raise ChangeError(f'{what} "{name}" needs give (the words added to the command, a list of strings) and '
+                              "named (what the refusal names, a string)")
+        mistakes.append(Mistake(str(name), tuple(give), named))
+    return tuple(mistakes)
+
+
 def parse_changes(tables: dict[str, Any], where: str, *, history_sizes: tuple[int, ...] = (),
                   index_kinds: Sequence[str] = ()) -> dict[str, Change]:
     """`[changes]` of a target file, each checked: a known kind with its options, or one line saying what to fix. A
@@ -94,7 +125,8 @@ def parse_changes(tables: dict[str, Any], where: str, *, history_sizes: tuple[in
         kind = str(table.get("kind", ""))
         if kind not in KINDS:
             raise ChangeError(f'{where}: [changes."{name}"] kind = {kind!r} is not one of {", ".join(KINDS)}')
-        options = {k: str(v) for k, v in table.items() if k not in ("kind", "description", *REPLAY_OPTIONS)}
+        options = {k: str(v) for k, v in table.items()
+                   if k not in ("kind", "description", MISTAKES, *REPLAY_OPTIONS)}
         missing = [o for o in KINDS[kind] if o not in options]
         if missing:
             raise ChangeError(f'{where}: [changes."{name}"] ({kind}) needs {", ".join(missing)}')
@@ -105,5 +137,9 @@ def parse_changes(tables: dict[str, Any], where: str, *, history_sizes: tuple[in
                  if "history_sizes" in table else history_sizes)
         kinds = (_index_kinds(table["index_kinds"], f'{where}: [changes."{name}"] index_kinds', index_kinds)
                  if "index_kinds" in table else tuple(index_kinds))
-        changes[str(name)] = Change(str(name), kind, options, str(table.get("description", "")), sizes, kinds)
+        if MISTAKES in table and kind != "migration":
+            raise ChangeError(f'{where}: [changes."{name}"] mistakes: only a migration\'s tool is run with them')
+        mistakes = _mistakes(table[MISTAKES], f'{where}: [changes."{name}".mistakes]') if MISTAKES in table else ()
+        changes[str(name)] = Change(str(name), kind, options, str(table.get("description", "")), sizes, kinds,
+                                    mistakes)
     return changes

@@ -12,12 +12,13 @@ from types import MappingProxyType
 
 import allure
 import pytest
-from pytest_bdd import given, parsers, when
+from pytest_bdd import given, parsers, then, when
 
 from harness import report
 from harness.app_factory import AppFactory
 from harness.app_handle import AppHandle
-from harness.changes import Change
+from harness.app_tools import ToolRun
+from harness.changes import Change, Mistake
 from harness.drivers.base import Capability
 from harness.replay.run import (
     Captured,
@@ -245,3 +246,60 @@ def own_app_before_change(world: World, change_name: str, request: pytest.Fixtur
         pytest.skip(f"the change {change.name!r} ({change.kind}) moves memories from a store the running app no "
                     "longer writes: what its users tell it does not go through the change (not applicable)")
     app_before(world, change, IndexKind(), request)
+
+
+@dataclass(frozen=True)
+class MistakenRun:
+    """One run of the change with an operator's mistake, as it ended."""
+
+    mistake: Mistake
+    run: ToolRun
+
+
+@given('the operators of the change "<change>" are warned of mistakes they may make')
+def warned_of_mistakes(world: World, change_name: str) -> None:
+    """The target lists them with the change ([changes."<name>".mistakes]); a change without them skips."""
+    change = declared_change(world, change_name)
+    if not change.mistakes:
+        pytest.skip(f'{world.app.target.path.name} lists no mistakes for the change {change.name!r}: '
+                    f'[changes."{change.name}".mistakes]')
+
+
+@when('the operator runs the change "<change>" with each of those mistakes', target_fixture="mistaken_runs")
+def runs_with_mistakes(world: World, change_name: str) -> list[MistakenRun]:
+    """One run of the change's tool per mistake, each with its words added to the command, in the order listed."""
+    change = declared_change(world, change_name)
+    return [MistakenRun(mistake, world.app.try_change(change, mistake)) for mistake in change.mistakes]
+
+
+@then("each run is refused in one line that names what to fix")
+def refused_in_one_line(mistaken_runs: list[MistakenRun]) -> None:
+    """A failing exit status and one line on the error stream (no traceback), naming what the target says it must."""
+    wrong = []
+    for mistaken in mistaken_runs:
+        said = [line for line in mistaken.run.stderr.splitlines() if line.strip()]
+        what = f"{mistaken.mistake.name} ({' '.join(mistaken.mistake.give)})"
+        if mistaken.run.returncode == 0:
+            wrong.append(f"{what}: the tool was not refused (exit status 0)")
+        elif len(said) != 1:
+            wrong.append(f"{what}: the tool said {len(said)} lines, not one; its last: {said[-3:]}")
+        elif mistaken.mistake.named not in said[0]:
+            wrong.append(f"{what}: its refusal {said[0]!r} does not name {mistaken.mistake.named!r}")
+    assert not wrong, "a mistaken run of the change was not refused in one line that says what to fix:\n" + (
+        "\n".join(wrong))
+
+
+@when('the operator runs the change "<change>" again, as it should be run')
+def runs_as_it_should(world: World, change_name: str, history: HeldHistory) -> None:
+    """After the refused runs: every memory of the history carried over, by this run or by one before it that got as
+    far (its counts: each memory read, and written now or already there)."""
+    change = declared_change(world, change_name)
+    app, counts = world.app.go_through(change, None)
+    world.use_app(app)
+    assert counts is not None, f"the change {change.name!r} reported no counts"
+    total = history.history.size
+    assert (counts.read, counts.written + counts.already_present, counts.skipped) == (
+        total, total, counts.already_present), (
+        f"the change {change.name!r} run as it should, after the mistaken runs, read {counts.read} of {total} memories,"
+        f" wrote {counts.written} and found {counts.already_present} already there, skipping {counts.skipped}: every "
+        f"memory must be carried over once\n{counts.output.strip()[-300:]}")

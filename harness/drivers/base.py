@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import secrets
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
 from harness.app_launcher import RunningApp
-from harness.app_tools import embed_texts_f32
+from harness.app_tools import ToolRun, embed_texts_f32
 from harness.databases import IndexScans
 from harness.legacy_store import MigrationCounts
 from harness.recall import Hit
@@ -388,6 +388,10 @@ class AppDriver(ABC):
 
     def migrate(self, app: RunningApp, batch_size: int, embedder: str) -> MigrationCounts:
         """Run the app's migration from its legacy store into its store, with this batch size and embedding model."""
+        raise DriverError(f"the {self.name} driver has no migration tool")
+
+    def try_migrate(self, app: RunningApp, batch_size: int, embedder: str, extra: Sequence[str]) -> ToolRun:
+        """The same migration with `extra` words after its command (an operator's mistake), however it ends."""
         raise DriverError(f"the {self.name} driver has no migration tool")
 
     def embed(self, texts: list[str], embedder: str) -> list[bytes | None]:

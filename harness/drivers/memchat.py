@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -18,7 +18,7 @@ from pgvector.psycopg import register_vector
 
 from harness import report
 from harness.app_launcher import RunningApp, attach_app, free_port, start_process
-from harness.app_tools import run_tool, run_tool_fed
+from harness.app_tools import ToolRun, run_tool, run_tool_fed, try_tool
 from harness.databases import IndexScans, scalar, vector_index_scans
 from harness.drivers.base import (
     MEMORY_FIELDS,
@@ -422,10 +422,16 @@ class MemchatDriver(AppDriver):
             raise DriverError(f"memchat's legacy loader was given {fed} records and said {said.strip()[-200:]!r}")
 
     def migrate(self, app: RunningApp, batch_size: int, embedder: str) -> MigrationCounts:
-        output = run_tool(self.target, "migrate", redis_url=str(app.redis_url), pg_dsn=str(app.pg_dsn),
-                          batch_size=str(batch_size), embedder=embedder, index=str(app.health.get("index", "hnsw")),
-                          faults=app.settings.get("faults", ""), timeout=900)
+        output = run_tool(self.target, "migrate", **self._migration(app, batch_size, embedder), timeout=900)
         return MigrationCounts.parse(output)
+
+    def try_migrate(self, app: RunningApp, batch_size: int, embedder: str, extra: Sequence[str]) -> ToolRun:
+        return try_tool(self.target, "migrate", extra=extra, **self._migration(app, batch_size, embedder), timeout=900)
+
+    def _migration(self, app: RunningApp, batch_size: int, embedder: str) -> dict[str, str]:
+        return {"redis_url": str(app.redis_url), "pg_dsn": str(app.pg_dsn), "batch_size": str(batch_size),
+                "embedder": embedder, "index": str(app.health.get("index", "hnsw")),
+                "faults": app.settings.get("faults", "")}
 
     def import_history(self, app: RunningApp, records: Path, embedder: str,
                        user_ids: dict[str, str]) -> dict[str, str]:

@@ -32,6 +32,7 @@ from harness.drivers.base import (
 from harness.legacy_store import MigrationCounts
 from harness.recall import Hit
 from harness.store_upgrade import dump_and_restore
+from harness.suite_options import ROOT
 from harness.target import Target
 
 
@@ -257,9 +258,14 @@ class AppHandle:
         """The change's tool run with an operator's mistake (a migration's: the only kind declared with them)."""
         self.require(Capability.MIGRATION_TOOLS)
         self.require_stores()
-        with allure.step(f"run the change {change.name!r} with {mistake.name}: {' '.join(mistake.give)}"):
-            run = self.driver.try_migrate(self.running, int(change.options["batch_size"]), change.options["embedder"],
-                                          mistake.give)
+        given = mistake.feed or " ".join(mistake.give)
+        with allure.step(f"run the change {change.name!r} with {mistake.name}: {given}"):
+            if mistake.feed:
+                records = (ROOT / mistake.feed).read_text(encoding="utf-8")
+                run = self.driver.try_load_legacy_store(self.running, records, change.options["embedder"])
+            else:
+                run = self.driver.try_migrate(self.running, int(change.options["batch_size"]),
+                                              change.options["embedder"], mistake.give)
             report.attach_text("what the tool said", f"exit status {run.returncode}\n"
                                                      f"--- stderr\n{run.stderr}\n--- stdout\n{run.stdout}")
         return run

@@ -18,8 +18,9 @@ replayed with (default: the target's [replay] history_sizes), and `index_kinds`,
 [index_kinds] a scenario run once per index kind searches through with it (default: every kind the target declares).
 
 A migration may also list the mistakes its operators are warned of, `[changes."<name>".mistakes]`: each by what it
-is, the words an operator adds to the tool's command by mistake (`give`) and what the tool's one-line refusal must
-name for the operator to know what to fix (`named`), e.g.
+is, either the words an operator adds to the tool's command by mistake (`give`) or a file of records given to the
+loader of the store the change reads (`feed`, a path in the project, in the app's own record format), and what the
+tool's one-line refusal must name for the operator to know what to fix (`named`), e.g.
 `"a build memory that is not a size" = { give = ["--index-build-memory", "-1"], named = "--index-build-memory" }`.
 """
 
@@ -28,6 +29,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from harness.suite_options import ROOT
 
 KINDS = {"migration": ("batch_size", "embedder"), "embedding-model": ("from", "to"),
          "upgrade": ("release", "command", "embedder"), "store-upgrade": ("embedder",)}
@@ -43,11 +46,13 @@ class ChangeError(ValueError):
 
 @dataclass(frozen=True)
 class Mistake:
-    """What an operator may get wrong running a change: the words added to its command, what the refusal names."""
+    """What an operator may get wrong running a change: the words added to its command, or a file of records given to
+    the loader of the store it reads; what the refusal names."""
 
     name: str
     give: tuple[str, ...]
     named: str
+    feed: str = ""  # a path in the project: records for the source store's loader instead of words for the change
 
 
 @dataclass(frozen=True)
@@ -103,13 +108,16 @@ def _mistakes(table: object, what: str) -> tuple[Mistake, ...]:
         raise ChangeError(f"{what} must be a table: each mistake by name = {{ give = [words], named = text }}")
     mistakes = []
     for name, mistake in table.items():
-        give = mistake.get("give") if isinstance(mistake, dict) else None
-        named = mistake.get("named") if isinstance(mistake, dict) else None
-        if (not isinstance(give, list) or not give or any(not isinstance(w, str) for w in give)
-                or not isinstance(named, str) or not named.strip()):
-            raise ChangeError(f'{what} "{name}" needs give (the words added to the command, a list of strings) and '
-                              "named (what the refusal names, a string)")
-        mistakes.append(Mistake(str(name), tuple(give), named))
+        entry = mistake if isinstance(mistake, dict) else {}
+        give, feed, named = entry.get("give", []), entry.get("feed", ""), entry.get("named")
+        if (not isinstance(give, list) or any(not isinstance(w, str) for w in give) or not isinstance(feed, str)
+                or bool(give) == bool(feed) or not isinstance(named, str) or not named.strip()):
+            raise ChangeError(f'{what} "{name}" needs give (the words added to the command, a list of strings) or '
+                              "feed (a file of records for the source store's loader), and named (what the refusal "
+                              "names, a string)")
+        if feed and not (ROOT / feed).is_file():
+            raise ChangeError(f'{what} "{name}" feed = {feed!r}: no such file in the project')
+        mistakes.append(Mistake(str(name), tuple(give), named, feed))
     return tuple(mistakes)
 
 

@@ -278,7 +278,7 @@ def refused_in_one_line(mistaken_runs: list[MistakenRun]) -> None:
     wrong = []
     for mistaken in mistaken_runs:
         said = [line for line in mistaken.run.stderr.splitlines() if line.strip()]
-        what = f"{mistaken.mistake.name} ({' '.join(mistaken.mistake.give)})"
+        what = f"{mistaken.mistake.name} ({mistaken.mistake.feed or ' '.join(mistaken.mistake.give)})"
         if mistaken.run.returncode == 0:
             wrong.append(f"{what}: the tool was not refused (exit status 0)")
         elif len(said) != 1:

@@ -256,8 +256,9 @@ def test_the_reference_app_declares_its_changes_by_name() -> None:
     move = changes["embedding-model-v1-to-v2"]
     assert (move.before_settings, move.embedder_before, move.embedder_after) == (
         {"embedder": "hash-ngram-v1"}, "hash-ngram-v1", "hash-ngram-v2")
-    assert [(m.give, m.named) for m in changes["redis-to-postgresql"].mistakes] == [
-        (("--index-build-memory", "-1"), "--index-build-memory"), (("--index-build-memory", "99999TB"), "99999TB")]
+    assert [(m.give or m.feed, m.named) for m in changes["redis-to-postgresql"].mistakes] == [
+        (("--index-build-memory", "-1"), "--index-build-memory"), (("--index-build-memory", "99999TB"), "99999TB"),
+        ("targets/memchat.mistakes/a-vector-cut-short.jsonl", ":2: embedding_f32")]
     assert "mistakes" not in changes["redis-to-postgresql"].options
 
 
@@ -282,7 +283,9 @@ def test_open_webui_declares_its_upgrade_and_its_embedding_model_change_on_both_
      '[changes."x"] command must listen on {port}'),
     ('[changes]\nx = "migration"', '[changes."x"] must be a table with a kind'),
     ('[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\n[changes.x.mistakes]\n"typo" = { give = "-x" }',
-     '[changes."x".mistakes] "typo" needs give (the words added to the command, a list of strings) and named'),
+     '[changes."x".mistakes] "typo" needs give (the words added to the command, a list of strings) or feed'),
+    ('[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\n[changes.x.mistakes]\n'
+     '"lost" = { feed = "no/such.jsonl", named = "x" }', '[changes."x".mistakes] "lost" feed = \'no/such.jsonl\': no such file'),
     ('[changes.x]\nkind = "embedding-model"\nfrom = "a"\nto = "b"\n'
      '[changes.x.mistakes]\n"typo" = { give = ["-x"], named = "-x" }',
      '[changes."x"] mistakes: only a migration\'s tool is run with them'),

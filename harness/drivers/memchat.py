@@ -425,6 +425,10 @@ class MemchatDriver(AppDriver):
         output = run_tool(self.target, "migrate", **self._migration(app, batch_size, embedder), timeout=900)
         return MigrationCounts.parse(output)
 
+    def try_load_legacy_store(self, app: RunningApp, records: str, embedder: str) -> ToolRun:
+        return try_tool(self.target, "redis_load", stdin=records, redis_url=str(app.redis_url), file="-",
+                        embedder=embedder, timezone="", timeout=300)
+
     def try_migrate(self, app: RunningApp, batch_size: int, embedder: str, extra: Sequence[str]) -> ToolRun:
         return try_tool(self.target, "migrate", extra=extra, **self._migration(app, batch_size, embedder), timeout=900)
 

@@ -285,7 +285,8 @@ def test_open_webui_declares_its_upgrade_and_its_embedding_model_change_on_both_
     ('[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\n[changes.x.mistakes]\n"typo" = { give = "-x" }',
      '[changes."x".mistakes] "typo" needs give (the words added to the command, a list of strings) or feed'),
     ('[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\n[changes.x.mistakes]\n'
-     '"lost" = { feed = "no/such.jsonl", named = "x" }', '[changes."x".mistakes] "lost" feed = \'no/such.jsonl\': no such file'),
+     '"lost" = { feed = "no/such.jsonl", named = "x" }',
+     '[changes."x".mistakes] "lost" feed = \'no/such.jsonl\': no such file'),
     ('[changes.x]\nkind = "embedding-model"\nfrom = "a"\nto = "b"\n'
      '[changes.x.mistakes]\n"typo" = { give = ["-x"], named = "-x" }',
      '[changes."x"] mistakes: only a migration\'s tool is run with them'),

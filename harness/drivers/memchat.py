@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -47,6 +48,10 @@ def _check(resp: httpx.Response, what: str) -> dict:
     if resp.status_code >= 400:
         raise DriverError(f"{what}: HTTP {resp.status_code} {resp.text[:300]}")
     return resp.json() if resp.content else {}  # 204: nothing to say
+
+
+# Records of a legacy load compared with the store's export; the replay's larger loads are for scale, checked by count.
+LEGACY_CHECKED_UP_TO = 10_000
 
 
 class MemchatSession(UserSession):
@@ -408,11 +413,15 @@ class MemchatDriver(AppDriver):
             client.close()
         # From its standard input, as the records are made: the tool checks each chunk before it writes it.
         fed = 0
+        given: set[tuple[str, str, str]] = set()  # (id, owner, text) of each record, up to LEGACY_CHECKED_UP_TO
 
         def counted() -> Iterator[str]:
             nonlocal fed
             for line in records:
                 fed += 1
+                if fed <= LEGACY_CHECKED_UP_TO:
+                    record = json.loads(line)
+                    given.add((record["id"], record["user_id"], record["text"]))
                 yield line
 
         said = run_tool_fed(self.target, "redis_load", counted(), redis_url=str(app.redis_url), file="-",
@@ -420,6 +429,22 @@ class MemchatDriver(AppDriver):
         loaded = re.search(r"loaded (\d+) memories", said)
         if loaded is None or int(loaded[1]) != fed:  # an operator reads this count: it must be the records given
             raise DriverError(f"memchat's legacy loader was given {fed} records and said {said.strip()[-200:]!r}")
+        if fed <= LEGACY_CHECKED_UP_TO:
+            self._check_legacy_store(app, given)
+
+    def _check_legacy_store(self, app: RunningApp, given: set[tuple[str, str, str]]) -> None:
+        """The legacy store, as memchat's export reads it (as an operator checks a load), holds the records given:
+        a replay that fails after the change is then the change's, not the load's."""
+        with tempfile.TemporaryDirectory(prefix="memtest-legacy-") as folder:
+            path = Path(folder) / "legacy.jsonl"
+            run_tool(self.target, "export", store=str(app.redis_url), file=str(path), timeout=600)
+            with path.open(encoding="utf-8") as lines:
+                held = {(r["id"], r["user_id"], r["text"]) for r in map(json.loads, lines)}
+        if held != given:
+            missing, other = sorted(given - held), sorted(held - given)
+            raise DriverError(f"memchat's export of its legacy store holds {len(held)} records where {len(given)} were "
+                              f"loaded: {len(missing)} missing (first: {missing[:2]}), {len(other)} not given "
+                              f"(first: {other[:2]})")
 
     def migrate(self, app: RunningApp, batch_size: int, embedder: str) -> MigrationCounts:
         output = run_tool(self.target, "migrate", **self._migration(app, batch_size, embedder), timeout=900)

@@ -50,7 +50,7 @@ LETTA := .tools/letta
 LETTA_VERSION := 0.16.8
 LETTA_STAMP := $(LETTA)/.installed-$(LETTA_VERSION)-$(shell sha1sum targets/letta.pins.txt | cut -c1-12)
 
-.PHONY: mutation mutation-tools explore browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui letta test-letta steps
+.PHONY: conformance mutation mutation-tools explore browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui letta test-letta steps
 
 setup: $(STAMP) $(BROWSER_STAMP)
 
@@ -148,7 +148,7 @@ ci-check: setup $(ALLURE) $(GCL)
 
 # Kill matrix: the whole suite on the clean app, and each documented fault against the scenarios tagged to catch it.
 # FAULTS=a,b runs a subset; JOBS pytest processes at once.
-kill-matrix: setup $(if $(filter open-webui%,$(TARGET)),$(OWUI_STAMP) $(OWUI_OLD_STAMP))
+kill-matrix: setup $(if $(filter open-webui%,$(TARGET)),$(OWUI_STAMP) $(OWUI_OLD_STAMP)) $(if $(filter letta,$(TARGET)),$(LETTA_STAMP))
 	$(BIN)/memtest-kill-matrix $(if $(TARGET),--target $(TARGET)) $(if $(FAULTS),--faults $(FAULTS)) \
 	  $(if $(JOBS),--jobs $(JOBS)) $(if $(CLEAN_JUNIT),--clean-from-junit $(CLEAN_JUNIT))
 
@@ -251,6 +251,11 @@ mutation-tools: $(COSMIC_RAY_STAMP) $(STRYKER)
 
 mutation: setup mutation-tools
 	$(BIN)/memtest-mutation --sample $(SAMPLE) --seed $(SEED) --min-score $(MIN_SCORE)
+
+# One table of every scenario against every target in targets/ (docs/conformance.md): each target's latest full run
+# (a target without one is run first), with its kill matrix; reports/conformance/{index.html,conformance.md,.json}.
+conformance: setup
+	$(BIN)/memtest-conformance $(if $(TARGETS),--targets $(TARGETS))
 
 # Letta in its own virtual environment, at the pinned version with every dependency pinned (targets/letta.pins.txt).
 $(LETTA_STAMP): targets/letta.pins.txt | $(STAMP)

@@ -39,6 +39,9 @@ What differs from a chat app with a page, and why (Letta 0.16.8, docs.letta.com 
 - Letta keeps its files in $HOME/.letta and LETTA_DIR: a fresh folder per start, kept by a restart; it also writes
   its OpenAPI file into its working directory, which is that folder. Each agent keeps the model server's address in
   its model settings, so a restart starts the model server on its earlier port.
+- Its fault catalogue (MISCONFIGURATIONS, for the kill matrix): the three choices above made as Letta's defaults make
+  them (the default actor on, one organization for everyone, the default agent's tools), each a way a team could
+  ship Letta and fail its users.
 """
 
 from __future__ import annotations
@@ -97,6 +100,27 @@ SEND_TIMEOUT = 900.0  # a turn of 60 facts is 61 model calls and 60 embeddings; 
 HTTP_TIMEOUT = 120.0
 READERS = 8
 BROAD_QUERY = "my"  # Letta's vector search has no threshold: any query returns the nearest memories, all of them
+SHARED_ORGANIZATION = "memtest-everyone"  # under the fault one-organization
+
+# Letta as a team could ship it wrongly: how its documented defaults and a deployment's shortcuts fail users. Each
+# switched on by the setting `faults` (the kill matrix's); targets/letta.toml names the scenarios that must catch it.
+MISCONFIGURATIONS: dict[str, dict[str, str]] = {
+    "default-actor-on": {
+        "bug_class": "run as Letta ships, without LETTA_NO_DEFAULT_ACTOR=true",
+        "user_sees": "requests as a deleted account or a made-up user id are served, as Letta's default user"},
+    "one-organization": {
+        "bug_class": "every user put in one organization (Letta's tenant), as its default organization does, and a "
+                     "deleted account's user removed from it",
+        "user_sees": "a deleted account's agent, conversations and memories stay in the store, the organization's to "
+                     "read (each agent still recalls only its own archive)"},
+    "agent-without-archival-tools": {
+        "bug_class": "agents created as Letta's default agent, whose tools do not include the archival memory",
+        "user_sees": "nothing told in one conversation is known in the next"},
+}
+
+
+def _faults(settings: dict[str, str]) -> list[str]:
+    return [name for name in settings.get("faults", "").split(",") if name]
 
 
 def letta_pg_uri(dsn: str) -> str:
@@ -362,11 +386,14 @@ class LettaDriver(AppDriver):
     def embedding(self) -> str:
         return str(self.target.app.get("agent_embedding") or f"openai/{EMBEDDER}")
 
-    def _env(self, folder: Path, pg_dsn: str, model_url: str) -> dict[str, str]:
+    def _env(self, folder: Path, pg_dsn: str, model_url: str, faults: list[str]) -> dict[str, str]:
         # The target's environment first: what isolation and offline running rest on is the driver's to set.
-        return {**self.target.env, "OPENAI_BASE_URL": model_url, "LETTA_PG_URI": letta_pg_uri(pg_dsn),
-                "HOME": str(folder / "home"), "LETTA_DIR": str(folder / "letta"), "ORT_DISABLE_TELEMETRY": "1",
-                "LETTA_NO_DEFAULT_ACTOR": "true"}
+        env = {**self.target.env, "OPENAI_BASE_URL": model_url, "LETTA_PG_URI": letta_pg_uri(pg_dsn),
+               "HOME": str(folder / "home"), "LETTA_DIR": str(folder / "letta"), "ORT_DISABLE_TELEMETRY": "1",
+               "LETTA_NO_DEFAULT_ACTOR": "true"}
+        if "default-actor-on" in faults:
+            del env["LETTA_NO_DEFAULT_ACTOR"]
+        return env
 
     def _prepare_schema(self, pg_dsn: str, env: dict[str, str], log_path: Path) -> None:
         """Letta's tables, created with Letta's own ORM when the database has none yet."""
@@ -389,10 +416,11 @@ class LettaDriver(AppDriver):
 
     def start(self, *, pg_dsn: str, redis_url: str, settings: dict[str, str], log_path: Path,
               data_dir: Path | None = None, port: int | None = None) -> RunningApp:
-        unknown = sorted(k for k, v in settings.items() if v and k != "faults") + (
-            [f"faults {settings['faults']}"] if settings.get("faults") else [])
+        unknown = sorted(k for k, v in settings.items() if v and k != "faults")
         if unknown:
-            raise DriverError(f"the letta driver takes no settings, not {', '.join(unknown)}")
+            raise DriverError(f"the letta driver takes no settings but faults, not {', '.join(unknown)}")
+        faults = _faults(settings)
+        self.check_faults(faults)
         folder = data_dir or Path(tempfile.mkdtemp(prefix="memtest-letta-", dir="/tmp"))
         (folder / "home").mkdir(parents=True, exist_ok=True)
         (folder / "letta").mkdir(exist_ok=True)
@@ -402,7 +430,7 @@ class LettaDriver(AppDriver):
                                    int(model_port.read_text()) if model_port.exists() else None)
         model_port.write_text(str(urlsplit(model.base_url).port))
         try:
-            env = self._env(folder, pg_dsn, model.base_url)
+            env = self._env(folder, pg_dsn, model.base_url, faults)
             self._prepare_schema(pg_dsn, env, log_path)
             port = port or free_port()
             command = fill(self.target.start_command, port=str(port))
@@ -436,22 +464,32 @@ class LettaDriver(AppDriver):
         their agent with the archival tools. `password` is not used: Letta users have none."""
         if user_id is not None:
             raise DriverError("Letta chooses its users' ids itself (user-<uuid4>)")
+        faults = _faults(app.settings)
         admin = httpx.Client(verify=tls(), base_url=app.base_url, timeout=HTTP_TIMEOUT)
         with admin:
-            org = _check(admin.post("/v1/admin/orgs/", json={"name": email}), f"creating {email}'s organization")
+            org = (self._shared_organization(admin) if "one-organization" in faults else
+                   _check(admin.post("/v1/admin/orgs/", json={"name": email}), f"creating {email}'s organization"))
             user = _check(admin.post("/v1/admin/users/", json={"name": email, "organization_id": org["id"]}),
                           f"creating user {email}")
             acting = {"user_id": user["id"]}
             # Letta's base tools exist per organization; an agent cannot name one its organization lacks.
             _check(admin.post("/v1/tools/add-base-tools", headers=acting), f"adding the base tools for {email}")
+            tools = {} if "agent-without-archival-tools" in faults else {"tools": list(ARCHIVAL_TOOLS)}
             agent = _check(admin.post("/v1/agents/", headers=acting, json={
-                "name": "assistant", "model": self.model, "embedding": self.embedding,
-                "tools": list(ARCHIVAL_TOOLS),
+                "name": "assistant", "model": self.model, "embedding": self.embedding, **tools,
                 "memory_blocks": [{"label": "human", "value": f"The user's name is {name}."},
                                   {"label": "persona", "value": "I am a helpful assistant with a long memory."}]}),
                 f"creating {email}'s agent")
         self._orgs[user["id"]], self._agents[user["id"]] = org["id"], agent["id"]
         return Account(str(user["id"]), email, "", name)
+
+    @staticmethod
+    def _shared_organization(admin: httpx.Client) -> dict:
+        """The one organization every user is put in under the fault one-organization (made by its first user)."""
+        orgs = _check(admin.get("/v1/admin/orgs/", params={"limit": 1000}), "listing organizations")
+        found = next((o for o in orgs if o.get("name") == SHARED_ORGANIZATION), None)
+        return found or _check(admin.post("/v1/admin/orgs/", json={"name": SHARED_ORGANIZATION}),
+                               "creating the organization of every user")
 
     def _org_of(self, app: RunningApp, account: Account) -> str | None:
         if account.id in self._orgs:
@@ -471,7 +509,10 @@ class LettaDriver(AppDriver):
         org = self._org_of(app, account)
         if org is None:
             return
-        resp = httpx.delete(app.base_url + "/v1/admin/orgs/", params={"org_id": org}, timeout=HTTP_TIMEOUT)
+        if "one-organization" in _faults(app.settings):  # the organization is everyone's: only the user goes
+            resp = httpx.delete(app.base_url + "/v1/admin/users/", params={"user_id": account.id}, timeout=HTTP_TIMEOUT)
+        else:
+            resp = httpx.delete(app.base_url + "/v1/admin/orgs/", params={"org_id": org}, timeout=HTTP_TIMEOUT)
         if resp.status_code not in (200, 404):
             raise DriverError(f"deleting {account.label}'s organization: HTTP {resp.status_code} {resp.text[:200]}")
 
@@ -503,6 +544,9 @@ class LettaDriver(AppDriver):
         if resp.status_code in (400, 401, 403, 404):
             return False
         raise DriverError(f"Letta answered HTTP {resp.status_code} for user {user_id}: {resp.text[:200]}")
+
+    def fault_catalogue(self) -> list[dict[str, str]]:
+        return [{"name": name, **entry} for name, entry in MISCONFIGURATIONS.items()]
 
     def made_up_credentials(self, app: RunningApp, like: dict) -> dict:
         return {"user_id": f"user-{uuid.uuid4()}"}  # the shape of Letta's own ids, never issued

@@ -179,12 +179,25 @@ def test_letta_starts_with_what_isolation_rests_on_whatever_the_target_says(tmp_
     driver = load_driver(load_target("letta"))
     assert isinstance(driver, LettaDriver)
     driver.target.env["LETTA_NO_DEFAULT_ACTOR"] = "false"
-    env = driver._env(tmp_path, "postgresql://postgres:@/db?host=/s", "http://127.0.0.1:9/v1")
+    env = driver._env(tmp_path, "postgresql://postgres:@/db?host=/s", "http://127.0.0.1:9/v1", [])
     assert env["LETTA_NO_DEFAULT_ACTOR"] == "true" and env["OPENAI_BASE_URL"] == "http://127.0.0.1:9/v1"
     assert env["HOME"] == str(tmp_path / "home") and env["LETTA_DIR"] == str(tmp_path / "letta")
     assert env["LETTA_PG_URI"] == "postgresql://postgres@localhost/db?host=/s" and env["ORT_DISABLE_TELEMETRY"] == "1"
-    with pytest.raises(DriverError, match="takes no settings, not embedder"):
+    with pytest.raises(DriverError, match="takes no settings but faults, not embedder"):
         driver.start(pg_dsn="", redis_url="", settings={"embedder": "hash-ngram-v2"}, log_path=tmp_path / "log")
+
+
+def test_letta_misconfigured_as_its_catalogue_says(tmp_path: Path) -> None:
+    """Its fault default-actor-on runs Letta as it ships: without the setting that refuses unknown user ids; an
+    unknown fault is refused in one line naming the catalogue."""
+    driver = load_driver(load_target("letta"))
+    assert isinstance(driver, LettaDriver)
+    assert [f["name"] for f in driver.fault_catalogue()] == [
+        "default-actor-on", "one-organization", "agent-without-archival-tools"]
+    env = driver._env(tmp_path, "postgresql://postgres:@/db?host=/s", "http://127.0.0.1:9/v1", ["default-actor-on"])
+    assert "LETTA_NO_DEFAULT_ACTOR" not in env
+    with pytest.raises(DriverError, match="unknown fault.* no-such for letta; its catalogue has: agent-without"):
+        driver.start(pg_dsn="", redis_url="", settings={"faults": "no-such"}, log_path=tmp_path / "log")
 
 
 def test_letta_turns_are_the_users_and_assistants_messages_not_its_own_events() -> None:

@@ -267,7 +267,8 @@ def warned_of_mistakes(world: World, change_name: str) -> None:
 
 @when('the operator runs the change "<change>" with each of those mistakes', target_fixture="mistaken_runs")
 def runs_with_mistakes(world: World, change_name: str) -> list[MistakenRun]:
-    """One run of the change's tool per mistake, each with its words added to the command, in the order listed."""
+    """One run per mistake, in the order listed: the change's tool with the mistake's words added to its command, or
+    the loader of the store the change reads given the mistake's file of records."""
     change = declared_change(world, change_name)
     return [MistakenRun(mistake, world.app.try_change(change, mistake)) for mistake in change.mistakes]
 

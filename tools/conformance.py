@@ -248,7 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--targets", help="comma-separated target names (default: every file in targets/)")
     ap.add_argument("--no-run", action="store_true", help="read the runs there are; run none")
     args = ap.parse_args(argv)
-    names = args.targets.split(",") if args.targets else sorted(p.stem for p in TARGETS.glob("*.toml"))
+    default = DEFAULT_TARGET.resolve().stem
+    names = args.targets.split(",") if args.targets else sorted((p.stem for p in TARGETS.glob("*.toml")),
+                                                                key=lambda name: (name != default, name))
     for name in names:
         try:
             load_target(name)

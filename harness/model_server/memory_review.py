@@ -75,7 +75,7 @@ REVIEW_PROMPT_START = "Review the completed conversation turn and decide whether
 MEMORY_CONTEXT = re.compile(r"<memory_context>\n?(.*?)\n?</memory_context>", re.DOTALL)
 _SECTION = re.compile(r"^\[[^\]\n]+\]$")
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
-_DATED = re.compile(r"^\[(\d{4}-\d\d-\d\d[^\]]*)\]\s*")
+_DATED = re.compile(r"^\[(\d{4}-\d\d-\d\d[^\]]*)\]:?\s*")
 _EXISTING = re.compile(r"^- id=(?P<id>\S+) type=(?P<type>\S*) path=(?P<path>.*?) content=(?P<content>.*)$")
 _TURN = re.compile(r"(?:^|\n\n)(user|assistant|assistant_final): ")
 _TRUNCATED = "\n...(truncated)...\n"

@@ -23,7 +23,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from harness import language
-from harness.model_server import agent, embeddings, memory_review
+from harness.model_server import agent, embeddings, fact_manager, memory_review
 from harness.model_server.agent import Step
 
 CHAT_MODEL = "memtest-assistant"
@@ -54,9 +54,12 @@ def answer(messages: list[dict[str, Any]], tools: list[Any] | None = None, memor
     if memory_review.is_review_prompt(system, user):
         return Step(content=memory_review.review_answer(user[-1] if user else "", memory_type))
     task = memory_review.task_answer(user, system)
+    if task is None:
+        task = fact_manager.task_answer(system + user)
     if task is not None:
         return Step(content=task)
-    given = memory_review.memories_from_system(system)
+    retrieved, user = fact_manager.retrieved_memories(user)  # memories an app hands over in a user message
+    given = memory_review.memories_from_system(system + retrieved)
     step = agent.act(messages, tools, given) if tools else None
     return step or Step(content=language.reply(user, given))
 

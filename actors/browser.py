@@ -11,7 +11,7 @@ from playwright.sync_api import Page
 from actors.base import ActorBase
 from harness.actor import Exchange
 from harness.turn import Turn
-from pages.chat_page import ChatPage
+from pages.chat_page import ChatPage, RecalledMemory
 from pages.conversation_list import ConversationList
 from pages.login_page import LoginPage
 from pages.memories_page import MemoriesPage
@@ -209,14 +209,17 @@ class BrowserActor(ActorBase):
     def say(self, text: str) -> Exchange:
         reply, recalled = self._chat_to_send().send_and_read(text)
         self._talking = True
-        return self._answered(text, reply, [r.text for r in recalled], [r.id for r in recalled if r.id])
+        return self._heard(text, reply, recalled)
 
     def say_composed(self, before: str, reading: str, characters: str, after: str) -> Exchange:
         reply = self._chat_to_send().send_composed(before, reading, characters, after)
         self._talking = True
-        recalled = self.chat.recalled_in_last_reply()
-        return self._answered(before + characters + after, reply, [r.text for r in recalled],
-                              [r.id for r in recalled if r.id])
+        return self._heard(before + characters + after, reply, self.chat.recalled_in_last_reply())
+
+    def _heard(self, text: str, reply: str, recalled: list[RecalledMemory]) -> Exchange:
+        """The exchange, with the recalled memories' ids where the page shows every one's."""
+        ids = [r.id for r in recalled]
+        return self._answered(text, reply, [r.text for r in recalled], ids if all(ids) else [])
 
     def send_refused(self, text: str) -> str:
         return self._met_error(self.chat.send_refused(text))
@@ -253,11 +256,7 @@ class BrowserActor(ActorBase):
     def submit(self, text: str) -> Callable[[], Exchange]:
         waiter = self._chat_to_send().submit(text)
         self._talking = True
-        def answered() -> Exchange:
-            reply = waiter()
-            recalled = self.chat.recalled_in_last_reply()
-            return self._answered(text, reply, [r.text for r in recalled], [r.id for r in recalled if r.id])
-        return answered
+        return lambda: self._heard(text, waiter(), self.chat.recalled_in_last_reply())
 
     def conversation_id(self) -> str:
         return self.chat.conversation_id()

@@ -228,12 +228,10 @@ class ChatPage(BasePage):
     def _recalled_in(self, reply: Locator) -> list[RecalledMemory]:
         if not self.has("recalled_memory"):
             return []
-        items = self.el("recalled_memory", within=reply)
-        texts = items.all_inner_texts()
-        attribute = self._recalled_id_attribute()
-        ids = items.evaluate_all("(items, a) => items.map(i => i.getAttribute(a) || '')", attribute) if attribute \
-            else [""] * len(texts)
-        return [RecalledMemory(text, mid) for text, mid in zip(texts, ids, strict=True)]
+        read = self.el("recalled_memory", within=reply).evaluate_all(
+            "(items, a) => items.map(i => [i.innerText, a ? i.getAttribute(a) || '' : ''])",
+            self._recalled_id_attribute())
+        return [RecalledMemory(text, mid) for text, mid in read]
 
     def _recalled_id_attribute(self) -> str:
         return self.spec("recalled_memory").get("id_attribute", "") if self.has("recalled_memory") else ""

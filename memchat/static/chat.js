@@ -215,6 +215,7 @@
 
   list.addEventListener("click", (event) => {
     const remove = event.target.closest('[data-testid="delete-conversation"]');
+    if (remove && event.detail > 1) return; // a double click deletes one conversation, not the next one slid under it
     if (remove) {
       deleteConversation(remove);
       return;

@@ -99,6 +99,9 @@
   }
 
   list.addEventListener("click", (event) => {
+    // The second click of a double click is not a click on whatever took the first one's place (the next item slides
+    // under the pointer once the first is deleted).
+    if (event.detail > 1) return;
     const b = event.target.closest("button");
     if (!b) return;
     const item = b.closest('[data-testid="memory-item"]');

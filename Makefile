@@ -48,9 +48,12 @@ OWUI_TORCH_INDEX ?=
 # environment (about 1.2 GB): exactly the measured set of packages, without pip's resolver (--no-deps).
 LETTA := .tools/letta
 LETTA_VERSION := 0.16.8
+KHOJ := .tools/khoj
+KHOJ_VERSION := 2.0.0b28
 LETTA_STAMP := $(LETTA)/.installed-$(LETTA_VERSION)-$(shell sha1sum targets/letta.pins.txt | cut -c1-12)
+KHOJ_STAMP := $(KHOJ)/.installed-$(KHOJ_VERSION)-$(shell sha1sum targets/khoj.pins.txt | cut -c1-12)
 
-.PHONY: conformance mutation mutation-tools explore browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui letta test-letta steps
+.PHONY: conformance khoj mutation mutation-tools explore browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui letta test-letta steps
 
 setup: $(STAMP) $(BROWSER_STAMP)
 
@@ -266,6 +269,19 @@ $(LETTA_STAMP): targets/letta.pins.txt | $(STAMP)
 	@touch $@
 
 letta: $(LETTA_STAMP)
+
+# Khoj in its own virtual environment (targets/khoj.pins.txt: every package pinned as on its release day, torch as
+# its CPU build from the machine's pip find-links, triton left out). Every start writes into the environment (Django's
+# collectstatic): it stays writable.
+$(KHOJ_STAMP): targets/khoj.pins.txt | $(STAMP)
+	@rm -rf $(KHOJ) && python3 -m venv $(KHOJ)
+	$(UV) pip install -q --no-deps --python $(KHOJ)/bin/python $(if $(PIP_FIND_LINKS),--find-links $(PIP_FIND_LINKS)) \
+	  -r targets/khoj.pins.txt
+	@$(KHOJ)/bin/python -c 'import importlib.metadata as m, sys; v = m.version("khoj"); \
+	  sys.exit(0 if v == "$(KHOJ_VERSION)" else f"khoj {v} installed, not $(KHOJ_VERSION)")'
+	@touch $@
+
+khoj: $(KHOJ_STAMP)
 
 # The same features against Letta, started by the suite on PostgreSQL + pgvector from its database providers, with
 # the suite's model server as its chat and embedding model (the first listed seed's generated session only, as for

@@ -100,6 +100,14 @@ class AppHandle:
     def offers(self, capability: Capability) -> bool:
         return capability in self.driver.capabilities
 
+    def searches(self) -> bool:
+        """Whether the app offers its users a search of their memories, the read the search checks run through; where
+        it does not, the report says they were not checked."""
+        if self.offers(Capability.MEMORY_SEARCH):
+            return True
+        report.attach_text("not checked", f"the {self.name} app offers its users no search of their memories")
+        return False
+
     def require(self, capability: Capability) -> None:
         if not self.offers(capability):
             pytest.skip(f"needs {capability.value}, which the {self.name} driver does not offer")
@@ -205,7 +213,8 @@ class AppHandle:
 
     # -- its store ---------------------------------------------------------------------------------------------
     def remains_of(self, account: Account, conversation_ids: list[str], memory_ids: list[str]) -> dict[str, int]:
-        self.require(Capability.DATABASE_ACCESS)
+        if not self.offers(Capability.ACCOUNT_REMAINS):
+            self.require(Capability.DATABASE_ACCESS)
         return self.driver.remains_of(self.running, account, conversation_ids, memory_ids)
 
     def memory_remains(self, memory_ids: list[str]) -> dict[str, int]:

@@ -168,15 +168,18 @@ def provide_databases(
         yield servers
 
 
-def create_database(admin_dsn: str, name: str) -> str:
+def create_database(admin_dsn: str, name: str, template: str | None = None) -> str:
     """Drop-if-exists then create database `name` (validate name: [a-z0-9_]+), CREATE EXTENSION vector in it,
-    return its DSN (same server/credentials, other dbname; keep query params like host=/socket/dir)."""
+    return its DSN (same server/credentials, other dbname; keep query params like host=/socket/dir). With `template`:
+    a copy of that database (which nobody may be connected to), as an app's migrated schema is copied in a second."""
     _check_db_name(admin_dsn, name)
     drop_database(admin_dsn, name)
+    create = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+    if template is not None:
+        _check_db_name(admin_dsn, template)
+        create = sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(sql.Identifier(name), sql.Identifier(template))
     with _pg_connect(admin_dsn, PG_HINT_DSN) as conn:
-        _pg_execute(
-            conn, admin_dsn, f"CREATE DATABASE {name}", sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
-        )
+        _pg_execute(conn, admin_dsn, f"CREATE DATABASE {name}", create)
     dsn = _dsn_with_dbname(admin_dsn, name)
     with _pg_connect(dsn, PG_HINT_DSN) as conn:
         _pg_execute(conn, dsn, "CREATE EXTENSION vector", "CREATE EXTENSION IF NOT EXISTS vector")
@@ -345,6 +348,11 @@ def _to_uri(dsn: str) -> str:
     dbname = quote(str(params.pop("dbname", "")), safe="")
     query = "&".join(f"{quote(str(k), safe='')}={quote(str(v), safe='/,')}" for k, v in params.items())
     return f"postgresql://{userinfo}/{dbname}{'?' + query if query else ''}"
+
+
+def dsn_with_dbname(dsn: str, name: str) -> str:
+    """The same server and credentials, another database (a driver's template or admin database)."""
+    return _dsn_with_dbname(dsn, name)
 
 
 def _dsn_with_dbname(dsn: str, name: str) -> str:

@@ -23,7 +23,9 @@ class TargetError(Exception):
 
 LONG_MESSAGE = 4000  # the long messages typed to an app that declares no longest message
 UI_WAIT_S = 5.0  # Playwright's own expect timeout
-MEMORY_LISTINGS = ("every statement", "newest per fact")
+# Each statement a memory of its own; one memory per fact, a correction replacing it in its place; or one per fact,
+# a correction deleting it and adding a new memory (listed last, as the newest)
+MEMORY_LISTINGS = ("every statement", "newest per fact", "newest per fact, as a new memory")
 # What an app counts wrong passwords by before it locks sign-in ([limits] sign_in_failures_per).
 THROTTLE_KEYS = ("account and address", "account", "address")
 
@@ -69,7 +71,7 @@ class Recall:
 
     top_k: int = 5  # memories recalled for one question
     threshold: float = 0.0  # the similarity below which the app recalls nothing
-    memory_listing: str = MEMORY_LISTINGS[0]  # each statement a memory of its own, or one memory per fact
+    memory_listing: str = MEMORY_LISTINGS[0]  # each statement a memory of its own, or one memory per fact (above)
 
 
 # The app's documented choices where apps differ in what taking memory back does ([forgetting]): each choice's
@@ -78,6 +80,7 @@ FORGETTING_CHOICES = {
     "conversation_deleted": ("kept", "deleted"),  # the memories told in a deleted conversation
     "memory_on_again": ("used again", "gone"),  # the memories from before memory was turned off, once it is on again
     "dropped_reply": ("not remembered", "remembered"),  # the facts of a turn whose reply never reached the page
+    "memory_edited": ("kept in its place", "made the newest"),  # an edited memory, in the user's list oldest first
 }
 
 
@@ -97,6 +100,11 @@ class Forgetting:
     conversation_deleted: Choice | None = None
     memory_on_again: Choice | None = None
     dropped_reply: Choice | None = None
+    memory_edited: Choice | None = None  # not declared: kept in its place, as most apps keep an edited row
+
+    @property
+    def edit_makes_newest(self) -> bool:
+        return self.memory_edited is not None and self.memory_edited.memories == "made the newest"
 
 
 def _forgetting(data: dict) -> Forgetting:
@@ -146,6 +154,9 @@ class Target:
     # The bodies of the app's own writes by [api] name ([write_bodies]), for the hostile users' tampering
     write_bodies: dict[str, Any] = field(default_factory=dict)
     web_page: bool = True  # false: the users of this target speak through the app's API, even if it has pages
+    # [accounts] email_domain: where the app refuses the reserved .test addresses the suite writes, the domain they
+    # are given under instead ("ana@x.test" -> "ana@x.test.example.com"); "" keeps them as written
+    email_domain: str = ""
     # The libraries its app's starts import once per run and fork from ([app] preload: harness.warm_start)
     warm_start: WarmStart | None = None
 
@@ -350,6 +361,7 @@ def load_target(path: str | Path | None = None) -> Target:
                                   index_kinds=[str(k) for k in data.get("index_kinds", {})]),
             history_sizes=_history_sizes(data),
             web_page=bool(data.get("web_page", True)),
+            email_domain=str(data.get("accounts", {}).get("email_domain", "")),
             warm_start=warm_start_for(app.get("preload"), dict(app.get("env", {})), str(path)),
         ))
     except KeyError as e:

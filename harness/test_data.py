@@ -17,9 +17,10 @@ DEFAULT_SEED = 20261130
 class TestData:
     __test__ = False  # not a pytest test class
 
-    def __init__(self, seed: int, worker: str) -> None:
+    def __init__(self, seed: int, worker: str, email_domain: str = "") -> None:
         self.seed = seed
         self.worker = worker
+        self.email_domain = email_domain  # the target's [accounts] email_domain: under it for an app that refuses .test
         self.run = secrets.token_hex(3)  # two runs against one long-lived app never collide
         self._counter = itertools.count(1)
 
@@ -35,6 +36,8 @@ class TestData:
     def email(self, local: str, tag: str, domain: str = "x.test") -> str:
         """`ana@x.test` -> `ana+gw0a1b2c3n7@x.test`: the words a scenario wrote, made unique for this run."""
         local = re.sub(r"[^A-Za-z0-9._%-]", "", local) or "user"  # "%": a wildcard to a wrong matcher
+        if self.email_domain:
+            domain = f"{domain}.{self.email_domain}"
         return f"{local}+{tag}@{domain}"
 
     def password(self) -> str:

@@ -49,8 +49,8 @@ class MemoriesPage(BasePage):
         self.page.on("request", record)
         try:
             self.el("delete_memory", within=item).dblclick()
-            expect(self.el("memory_item"), f"deleting {text!r} (double-clicked) should leave {shown - 1} of the {shown} "
-                   "memories shown").to_have_count(shown - 1)
+            left = f"deleting {text!r} (double-clicked) should leave {shown - 1} of the {shown} memories shown"
+            expect(self.el("memory_item"), left).to_have_count(shown - 1)
         finally:
             self.page.remove_listener("request", record)
         for request in sent:  # every answer to what the clicks sent, then the page's next frame, drawn after them

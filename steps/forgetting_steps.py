@@ -29,11 +29,13 @@ class TakenBack:
     texts: tuple[str, ...] = ()
     conversation_ids: tuple[str, ...] = ()
     turns: tuple[Turn, ...] = ()
+    edited_to: tuple[str, ...] = ()  # the new texts of the memories edited
 
     def plus(self, name: str, memory_ids: tuple[str, ...] = (), texts: tuple[str, ...] = (),
-             conversation_ids: tuple[str, ...] = (), turns: tuple[Turn, ...] = ()) -> TakenBack:
+             conversation_ids: tuple[str, ...] = (), turns: tuple[Turn, ...] = (),
+             edited_to: tuple[str, ...] = ()) -> TakenBack:
         return TakenBack(name, self.memory_ids + memory_ids, self.texts + texts,
-                         self.conversation_ids + conversation_ids, self.turns + turns)
+                         self.conversation_ids + conversation_ids, self.turns + turns, self.edited_to + edited_to)
 
 
 @pytest.fixture
@@ -123,7 +125,7 @@ def changes_memory(world: World, taken_back: TakenBack, name: str, text: str, ne
     """On the app's memories page (or through its API): the memory that reads `text` now reads `new_text`; its old
     text is what is taken back."""
     world.actors[name].edit_memory(text, new_text)
-    return taken_back.plus(name, texts=(text,))
+    return taken_back.plus(name, texts=(text,), edited_to=(new_text,))
 
 
 @when(parsers.re(f"^{NAME} clears all {HER} memories$"), target_fixture="taken_back")
@@ -183,10 +185,14 @@ def turns_memory_on(world: World, name: str) -> None:
 
 
 @then(parsers.re(f"^{NAME}'s memories are exactly, on {HER} screen and through the app's API:$"))
-def memories_exactly(world: World, name: str, datatable: list[list[str]]) -> None:
+def memories_exactly(world: World, taken_back: TakenBack, name: str, datatable: list[list[str]]) -> None:
     """What the user is shown of their memories (the memories page; an app without one: its API) and what the app's
-    API lists: both exactly the table's rows after its header, in order."""
+    API lists: both exactly the table's rows after its header, in order (a memory the user edited last, where the
+    app stores an edit as a new memory: [forgetting] memory_edited)."""
     expected = [row[0] for row in datatable[1:]]
+    if world.app.target.forgetting.edit_makes_newest:
+        edited = [text for text in taken_back.edited_to if text in expected]
+        expected = [text for text in expected if text not in edited] + edited
     actor = world.actors[name]
     actor.settle()
     listed = [m.text for m in actor.session.memories()]
@@ -206,6 +212,8 @@ def memories_still(world: World, name: str, datatable: list[list[str]]) -> None:
 @then(parsers.re(f'^searching {NAME}\'s memory for "(?P<text>.+)" finds no memory that reads it$'))
 def finds_none_that_reads(world: World, name: str, text: str) -> None:
     """The app's memory search, by the very text: no hit reads it."""
+    if not world.app.searches():
+        return
     hits = world.actors[name].session.search(text, k=world.app.recall_k)
     found = [h.text for h in hits if h.text == text]
     assert not found, f"searching {name}'s memory for {text!r} still finds it: {[h.text for h in hits]}"
@@ -214,6 +222,8 @@ def finds_none_that_reads(world: World, name: str, text: str) -> None:
 @then(parsers.re(f'^searching {NAME}\'s memory for "(?P<question>.+)" finds "(?P<text>.+)" first$'))
 def finds_first(world: World, name: str, question: str, text: str) -> None:
     """The app's memory search: the memory that reads `text` is the best hit."""
+    if not world.app.searches():
+        return
     hits = world.actors[name].session.search(question, k=world.app.recall_k)
     assert hits and hits[0].text == text, (
         f"searching {name}'s memory for {question!r} should find {text!r} first, found {[h.text for h in hits]}")
@@ -228,7 +238,7 @@ def taken_back_gone(world: World, taken_back: TakenBack, name: str) -> None:
     listed = session.memories()
     back = [m.text for m in listed if m.id in taken_back.memory_ids or m.text in taken_back.texts]
     assert not back, f"the app lists again what {name} took back: {back}"
-    for text in taken_back.texts:
+    for text in taken_back.texts if world.app.searches() else ():
         hits = session.search(text, k=world.app.recall_k)
         assert all(h.text != text for h in hits), f"searching {name}'s memory for {text!r} finds it again"
     store_holds_nothing_taken_back(world, taken_back, name)

@@ -44,7 +44,7 @@ from harness.sessions.generator import (
     Limits,
     generate,
 )
-from harness.sessions.model import EVERY_STATEMENT, NEWEST_PER_FACT, NotApplicable, SessionModel
+from harness.sessions.model import EVERY_STATEMENT, NEWEST_AS_NEW, NEWEST_PER_FACT, NotApplicable, SessionModel
 from harness.sessions.reads import READ_AFTER, changes, effects, observe, pair
 from harness.sessions.runner import SessionRunner
 from harness.sessions.seeds import SeedsError, load_seeds
@@ -345,6 +345,19 @@ def test_an_edited_memory_is_answered_by_its_new_value_in_its_place_and_keeps_it
     assert model.memories("Ana") == []
     with pytest.raises(NotApplicable):  # an edit keeps the fact: the new text must state the same key
         _model().apply(EditMemory("Ana", text="My dog is Rex.", new_text="My cat is Bo.", key="cat", value="Bo"))
+
+
+def test_an_app_that_saves_an_edit_or_a_correction_as_a_new_memory_lists_it_last() -> None:
+    khoj_like = Forgetting(memory_edited=Choice("made the newest", "khoj/routers/api_memories.py"))
+    model = _model(NEWEST_AS_NEW, khoj_like)
+    _apply(model, tell("Ana", "dog", "Rex"), tell("Ana", "vet", "Paws"), tell("Ana", "cat", "Tom"))
+    model.apply(EditMemory("Ana", text="My dog is Rex.", new_text="My dog is Bo.", key="dog", value="Bo"))
+    assert model.memories("Ana") == ["My vet is Paws.", "My cat is Tom.", "My dog is Bo."]
+    assert model.memory_actions("Ana")[-1] == (4, 4)  # made by the edit, not by the turn that first told it
+    model.apply(NewConversation("Ana"))
+    model.apply(tell("Ana", "vet", "Claws", correction=True))
+    assert model.memories("Ana") == ["My cat is Tom.", "My dog is Bo.", "Actually, my vet is Claws."]
+    assert model.apply(ask("Ana", "vet")) == "Your vet is Claws."
 
 
 def test_clearing_all_memories_forgets_only_that_users() -> None:

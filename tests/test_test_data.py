@@ -54,3 +54,9 @@ def test_password_differs_each_call() -> None:
 
 def test_not_collected_as_a_test_class() -> None:
     assert TestData.__test__ is False
+
+
+def test_an_app_that_refuses_reserved_domains_gets_the_addresses_under_the_targets_domain() -> None:
+    data = TestData(DEFAULT_SEED, "gw0", email_domain="example.com")
+    assert data.email("ana", "t") == "ana+t@x.test.example.com"
+    assert data.email("a1", "t", "x.TEST") == "a1+t@x.TEST.example.com"

@@ -31,6 +31,7 @@ class Capability(StrEnum):
 
     REQUESTED_USER_IDS = "users created with ids the test chooses"
     MOVABLE_CLOCK = "a clock the test can move"
+    MEMORY_SEARCH = "a search of a user's memories that users can run"
     APP_SETTINGS = "restarting the app with other settings on fresh data"
     EMBEDDING_MODEL_CHANGE = "an embedding-model change with the app's upgrade procedure"
     MIGRATION_TOOLS = "the legacy-store loading and migration tools"
@@ -51,6 +52,8 @@ class Capability(StrEnum):
     # memory_remains alone, for a driver that reads no more of the app's store than what users took back (without
     # DATABASE_ACCESS, which promises every store read of the replay and of deleted accounts)
     MEMORY_REMAINS = "reading what the app's store keeps of a deleted memory"
+    # remains_of alone, likewise: what the store keeps of a deleted account
+    ACCOUNT_REMAINS = "reading what the app's store keeps of a deleted account"
 
 
 # Given by the suite to a driver: stop `app`, run `between` (a tool on its stopped data), start it again on the same
@@ -331,7 +334,7 @@ class AppDriver(ABC):
     def remains_of(self, app: RunningApp, account: Account, conversation_ids: list[str],
                    memory_ids: list[str]) -> dict[str, int]:
         """What the app's stores still hold of a deleted user, counted by kind (e.g. {"memories": 0, ...}): rows of
-        the user's id, and of the conversations and memories the user had. Needs DATABASE_ACCESS."""
+        the user's id, and of the conversations and memories the user had. Needs DATABASE_ACCESS or ACCOUNT_REMAINS."""
         raise DriverError(f"the {self.name} driver cannot read the app's store")
 
     def import_users(self, app: RunningApp, users: list[NewUser]) -> dict[str, str]:

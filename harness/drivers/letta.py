@@ -368,8 +368,8 @@ class LettaDriver(AppDriver):
     # route that edits a passage (its passage manager can, but no endpoint calls it) and no switch that turns an
     # agent's memory off: MEMORY_EDIT and MEMORY_SWITCH are not offered.
     capabilities = frozenset({Capability.CHAT_API, Capability.RESTART, Capability.DATABASE_ACCESS,
-                              Capability.APP_SETTINGS, Capability.MEMORY_DELETE, Capability.MEMORY_CLEAR,
-                              Capability.CONVERSATION_DELETE})
+                              Capability.MEMORY_SEARCH, Capability.APP_SETTINGS, Capability.MEMORY_DELETE,
+                              Capability.MEMORY_CLEAR, Capability.CONVERSATION_DELETE})
 
     def __init__(self, target: Target) -> None:
         super().__init__(target)

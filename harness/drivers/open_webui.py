@@ -285,7 +285,7 @@ class OpenWebUISession(UserSession):
 
 class OpenWebUIDriver(AppDriver):
     name = "open-webui"
-    capabilities = frozenset({Capability.APP_SETTINGS, Capability.EMBEDDING_MODEL_CHANGE,
+    capabilities = frozenset({Capability.APP_SETTINGS, Capability.EMBEDDING_MODEL_CHANGE, Capability.MEMORY_SEARCH,
                               Capability.SERVER_SIGN_OUT, Capability.RESTART, Capability.HISTORY_IMPORT,
                               Capability.APP_UPGRADE, Capability.MEMORY_DELETE, Capability.MEMORY_EDIT,
                               Capability.MEMORY_CLEAR, Capability.CONVERSATION_DELETE, Capability.MEMORY_SWITCH,

@@ -37,7 +37,8 @@ from harness.sessions.actions import (
 from harness.target import MEMORY_LISTINGS, Forgetting
 from harness.turn import Turn
 
-EVERY_STATEMENT, NEWEST_PER_FACT = MEMORY_LISTINGS  # each statement a memory, oldest first; or one per fact
+# each statement a memory, oldest first; or one per fact, replaced in its place or as a new memory
+EVERY_STATEMENT, NEWEST_PER_FACT, NEWEST_AS_NEW = MEMORY_LISTINGS
 TAKING_BACK = (DeleteMemory, EditMemory, ClearMemories, TurnMemoryOff, TurnMemoryOn)  # done on the memories page
 
 
@@ -177,7 +178,11 @@ class SessionModel:
             if memory.key != action.key:
                 raise NotApplicable(f"{action.user}'s memory {action.text!r} does not state her {action.key}")
             edited = replace(memory, value=action.value, sentence=action.new_text)
-            user.remembered[user.remembered.index(memory)] = edited
+            if self.forgetting.edit_makes_newest:  # the app deletes it and stores the new text as a new memory
+                user.remembered.remove(memory)
+                user.remembered.append(replace(edited, seq=self.seq, place=self.seq))
+            else:
+                user.remembered[user.remembered.index(memory)] = edited
         elif isinstance(action, ClearMemories):
             user.remembered = []
         elif isinstance(action, TurnMemoryOff):
@@ -238,6 +243,9 @@ class SessionModel:
         same = [i for i, m in enumerate(user.remembered) if m.key == s.key]
         if self.memory_policy == NEWEST_PER_FACT and same:  # the fact's memory replaced, in its place
             user.remembered[same[0]] = replace(memory, place=user.remembered[same[0]].place)
+        elif self.memory_policy == NEWEST_AS_NEW and same:  # the fact's memory deleted, the statement a new one
+            del user.remembered[same[0]]
+            user.remembered.append(memory)
         else:
             user.remembered.append(memory)
 

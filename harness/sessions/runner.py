@@ -141,6 +141,7 @@ class SessionRunner:
     # -- acting out ------------------------------------------------------------------------------------------------
     def run(self, actions: list[Action]) -> Difference | None:
         """Act the actions out with new accounts and browsers; the first difference from the model, if any."""
+        self.app.searches()  # where the app offers none, the report says its searches are not checked
         for member in self.members.values():
             member.actor.leave()
         for account in self._accounts:  # a replay must not find an earlier run's users (nor recall their memories)
@@ -353,6 +354,8 @@ class SessionRunner:
         """The user's memory search for `text`: the memory that reads `first` first; or (None) no memory that reads
         `text`, unless the model keeps one that does."""
         name = action.user
+        if not self.app.offers(Capability.MEMORY_SEARCH):  # the run's start said it is not checked
+            return None
         hits = self.members[name].actor.session.search(text, k=self.app.recall_k)
         if first is not None and (not hits or hits[0].text != first):
             return Difference(number, action, f"{name}'s search for {text!r}", f"{first!r} first",
@@ -568,7 +571,7 @@ class SessionRunner:
         """The app's search, for some of the user's memories by their own text: each comes first (or tied with one of
         identical text), and every hit is one of the user's memories listed now (nothing of another user, nothing
         forgotten or deleted)."""
-        if not memories:
+        if not memories or not self.app.offers(Capability.MEMORY_SEARCH):
             return None
         listed = {m.id for m in memories}
         start = self._searched.get(name, 0)

@@ -146,8 +146,8 @@ def answers(pytestconfig: pytest.Config) -> AnswerCheck:
 
 
 @pytest.fixture(scope="session")
-def test_data(suite_info: RunInfo, worker_id: str) -> TestData:
-    return TestData(suite_info.seed, worker_id)
+def test_data(suite_info: RunInfo, worker_id: str, target: Target) -> TestData:
+    return TestData(suite_info.seed, worker_id, target.email_domain)
 
 
 @pytest.fixture(scope="session")

@@ -53,7 +53,7 @@ KHOJ_VERSION := 2.0.0b28
 LETTA_STAMP := $(LETTA)/.installed-$(LETTA_VERSION)-$(shell sha1sum targets/letta.pins.txt | cut -c1-12)
 KHOJ_STAMP := $(KHOJ)/.installed-$(KHOJ_VERSION)-$(shell sha1sum targets/khoj.pins.txt | cut -c1-12)
 
-.PHONY: conformance khoj mutation mutation-tools explore browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui letta test-letta steps
+.PHONY: conformance khoj test-khoj mutation mutation-tools explore browser-server ci-check ci-merge ci-sim durations engine engine-stop long-sessions replay-scale setup test report kill-matrix flake-check bench lint clean open-webui test-open-webui letta test-letta steps
 
 setup: $(STAMP) $(BROWSER_STAMP)
 
@@ -151,7 +151,8 @@ ci-check: setup $(ALLURE) $(GCL)
 
 # Kill matrix: the whole suite on the clean app, and each documented fault against the scenarios tagged to catch it.
 # FAULTS=a,b runs a subset; JOBS pytest processes at once.
-kill-matrix: setup $(if $(filter open-webui%,$(TARGET)),$(OWUI_STAMP) $(OWUI_OLD_STAMP)) $(if $(filter letta,$(TARGET)),$(LETTA_STAMP))
+kill-matrix: setup $(if $(filter open-webui%,$(TARGET)),$(OWUI_STAMP) $(OWUI_OLD_STAMP)) $(if $(filter letta,$(TARGET)),$(LETTA_STAMP)) \
+  $(if $(filter khoj,$(TARGET)),$(KHOJ_STAMP))
 	$(BIN)/memtest-kill-matrix $(if $(TARGET),--target $(TARGET)) $(if $(FAULTS),--faults $(FAULTS)) \
 	  $(if $(JOBS),--jobs $(JOBS)) $(if $(CLEAN_JUNIT),--clean-from-junit $(CLEAN_JUNIT))
 
@@ -291,3 +292,12 @@ test-letta: setup $(LETTA_STAMP)
 	$(PYTEST) features --target letta -m "not more_seeds" -n $(N) -p no:cacheprovider \
 	  --junitxml=reports/letta/junit.xml \
 	  --alluredir=reports/letta/allure-results --clean-alluredir --output=reports/letta/playwright
+
+# The same features against Khoj, started by the suite on PostgreSQL + pgvector from its database providers (each
+# app's database a copy of one migrated template), with the suite's model server as its chat model, embedder and
+# memory manager. JUnit in reports/khoj/.
+test-khoj: setup $(KHOJ_STAMP)
+	@mkdir -p reports/khoj
+	$(PYTEST) features --target khoj -m "not more_seeds" -n $(N) -p no:cacheprovider \
+	  --junitxml=reports/khoj/junit.xml \
+	  --alluredir=reports/khoj/allure-results --clean-alluredir --output=reports/khoj/playwright

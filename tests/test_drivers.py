@@ -104,8 +104,8 @@ def test_misconfigurations_reach_the_apps_environment(tmp_path: Path) -> None:
 def test_letta_offers_chatting_restarts_and_its_store_but_no_scores_nor_sessions() -> None:
     driver = load_driver(load_target("letta"))
     assert driver.capabilities == {Capability.CHAT_API, Capability.RESTART, Capability.DATABASE_ACCESS,
-                                   Capability.APP_SETTINGS, Capability.MEMORY_DELETE, Capability.MEMORY_CLEAR,
-                                   Capability.CONVERSATION_DELETE}
+                                   Capability.MEMORY_SEARCH, Capability.APP_SETTINGS, Capability.MEMORY_DELETE,
+                                   Capability.MEMORY_CLEAR, Capability.CONVERSATION_DELETE}
     with pytest.raises(DriverError) as info:
         driver.browser_state(None, None)  # type: ignore[arg-type]
     assert "no web page" in str(info.value)
@@ -358,3 +358,44 @@ def test_what_is_left_of_deleted_memories_in_open_webuis_sqlite_and_chroma(tmp_p
         "memory table rows": 0, "Chroma embeddings records": 0, "Chroma write-ahead log vectors (embeddings_queue)": 1}
     assert driver.memory_remains(app, ["kept"]) == {
         "memory table rows": 1, "Chroma embeddings records": 1, "Chroma write-ahead log vectors (embeddings_queue)": 1}
+
+
+def test_khoj_offers_what_users_take_back_and_no_search_nor_passwords() -> None:
+    driver = load_driver(load_target("khoj"))
+    assert TAKING_BACK | {Capability.CHAT_API, Capability.ACCOUNT_REMAINS} <= driver.capabilities
+    assert Capability.MEMORY_SEARCH not in driver.capabilities and Capability.DATABASE_ACCESS not in driver.capabilities
+    assert driver.writes_memories_later
+    with pytest.raises(DriverError) as info:
+        driver.try_sign_in(None, "ana@x.test.example.com", "pw")  # type: ignore[arg-type]
+    assert "no password" in str(info.value)
+    assert {f["name"] for f in driver.fault_catalogue()} == set(load_target("khoj").fault_scenarios)
+
+
+def test_khoj_reads_its_session_cookie_from_a_browser_or_an_api_session() -> None:
+    from harness.drivers.khoj import session_cookie
+
+    assert session_cookie({"cookies": {"session": "abc"}}) == "abc"
+    assert session_cookie({"cookies": [{"name": "other", "value": "x"}, {"name": "session", "value": "abc"}]}) == "abc"
+    with pytest.raises(DriverError):
+        session_cookie({"user_id": "u"})
+
+
+def test_khoj_is_given_its_database_as_postgres_settings_a_socket_folder_as_its_host() -> None:
+    from harness.drivers.khoj import postgres_env
+
+    assert postgres_env("postgresql://postgres:@/memtest_a?host=/tmp/pg") == {
+        "POSTGRES_HOST": "/tmp/pg", "POSTGRES_PORT": "", "POSTGRES_USER": "postgres", "POSTGRES_PASSWORD": "",
+        "POSTGRES_DB": "memtest_a"}
+    assert postgres_env("postgresql://u:p@db:5433/x")["POSTGRES_PORT"] == "5433"
+
+
+def test_khoj_waits_for_its_own_line_of_each_turn_saved(tmp_path: Path) -> None:
+    from harness.app_launcher import RunningApp
+    from harness.drivers.khoj import KhojDriver
+
+    log = tmp_path / "app.khoj.log"
+    log.write_text('Saved Conversation Turn (c1):\nYou (ana@x.test.example.com): "hi"\n\nKhoj: "hello"\n'
+                   'Saved Conversation Turn (c2):\nYou (ben@x.test.example.com): "hi"\n', encoding="utf-8")
+    app = RunningApp("http://127.0.0.1:1", {}, log_path=tmp_path / "app.log")
+    assert KhojDriver.saved_turns(app, lambda m: m.group("user") == "ana@x.test.example.com") == 1
+    assert KhojDriver.saved_turns(app, lambda m: m.group("conversation") == "c2") == 1

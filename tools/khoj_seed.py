@@ -6,7 +6,8 @@ nothing). The cross-encoder is a one-layer BERT with random weights, made once i
 
     DJANGO_SETTINGS_MODULE=khoj.app.settings .tools/khoj/bin/python tools/khoj_seed.py <model server /v1> <folder>
 
-Draft of the coming Khoj driver (issue 36): tried by hand on 2026-12-04, Khoj then answered and remembered.
+The Khoj driver (harness/drivers/khoj.py) runs it once per database server, into the template every app's database
+is copied from, and points the rows at each start's model server itself.
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ def main(base_url: str, folder: str) -> int:
         "cross_encoder": folder})
     api, _ = AiModelApi.objects.update_or_create(name="memtest", defaults={"api_key": "memtest",
                                                                           "api_base_url": base_url})
-    ChatModel.objects.update_or_create(name="memtest-assistant", defaults={
+    # Named as the OpenAI model the model server stands in for, so that Khoj gives it that model's context size from
+    # its own table (60,000 tokens), not the 10,000 of a model it does not know.
+    ChatModel.objects.update_or_create(name="gpt-4o-mini", defaults={
         "model_type": "openai", "tokenizer": folder, "ai_model_api": api, "friendly_name": "memtest"})
     return 0
 

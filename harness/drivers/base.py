@@ -16,14 +16,29 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
-from harness.app_launcher import RunningApp
+from harness.app_launcher import ROOT, RunningApp, start_process
 from harness.app_tools import ToolRun, embed_texts_f32
 from harness.databases import IndexScans
 from harness.legacy_store import MigrationCounts
 from harness.recall import Hit
-from harness.target import Target
+from harness.target import Target, fill
 from harness.turn import Turn
+
+
+def start_in_folder(target: Target, *, port: int, env: dict[str, str], log_path: Path, cwd: Path,
+                    extra: Sequence[str] = (), healthy: Callable[[dict], bool] = lambda _: True,
+                    default_timeout: float = 180.0, **values: str) -> tuple[Any, dict]:
+    """The target's start command ({port} and `values` filled in, then `extra`) started in the app's own folder,
+    a relative program path taken from the project's root; the process and its health once it answers."""
+    command = fill(target.start_command, port=str(port), **values)
+    if "/" in command[0] and not Path(command[0]).is_absolute():
+        command[0] = str(ROOT / command[0])
+    return start_process(target.name, [*command, *extra], env=env, log_path=log_path,
+                         health_url=f"http://127.0.0.1:{port}{target.health_path}", cwd=cwd,
+                         timeout=float(target.app.get("start_timeout", default_timeout)), healthy=healthy,
+                         warm=target.warm_start)
 
 
 class Capability(StrEnum):

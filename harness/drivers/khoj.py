@@ -43,7 +43,7 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from harness.app_launcher import ROOT, AppLaunchError, RunningApp, attach_app, free_port, start_process
+from harness.app_launcher import ROOT, AppLaunchError, RunningApp, attach_app, free_port
 from harness.databases import create_database, dsn_with_dbname, scalar
 from harness.drivers.base import (
     Account,
@@ -55,11 +55,12 @@ from harness.drivers.base import (
     Memory,
     Reply,
     UserSession,
+    start_in_folder,
 )
 from harness.model_server import embeddings
 from harness.model_server.client import start_model_server
 from harness.polling import wait_until
-from harness.target import Target, fill
+from harness.target import Target
 from harness.turn import Turn
 
 EMBEDDER = "text-embedding-3-small"  # the search model's bi-encoder: the model server's, under OpenAI's name
@@ -363,13 +364,9 @@ class KhojDriver(AppDriver):
             extra = self._apply_faults(pg_dsn, faults) if data_dir is None else (
                 ["--anonymous-mode"] if "anonymous-mode" in faults else [])
             port = port or free_port()
-            command = fill(self.target.start_command, port=str(port), log=str(log_path.with_suffix(".khoj.log")))
-            if "/" in command[0] and not Path(command[0]).is_absolute():
-                command[0] = str(ROOT / command[0])
-            process, health = start_process(
-                self.target.name, [*command, *extra], env=env, log_path=log_path,
-                health_url=f"http://127.0.0.1:{port}{self.target.health_path}", cwd=folder,
-                timeout=float(self.target.app.get("start_timeout", 240)), warm=self.target.warm_start)
+            process, health = start_in_folder(self.target, port=port, env=env, log_path=log_path, cwd=folder,
+                                              extra=extra, default_timeout=240,
+                                              log=str(log_path.with_suffix(".khoj.log")))
         except BaseException:
             model.stop()
             raise

@@ -64,7 +64,7 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from harness.app_launcher import ROOT, AppLaunchError, RunningApp, attach_app, free_port, start_process
+from harness.app_launcher import ROOT, AppLaunchError, RunningApp, attach_app, free_port
 from harness.databases import IndexScans, scalar, vector_index_scans
 from harness.drivers.base import (
     Account,
@@ -78,13 +78,14 @@ from harness.drivers.base import (
     OwnTextResult,
     Reply,
     UserSession,
+    start_in_folder,
 )
 from harness.http_clients import tls
 from harness.model_server import embeddings
 from harness.model_server.agent import found_memories, is_app_event
 from harness.model_server.client import start_model_server
 from harness.model_server.server import CHAT_MODEL
-from harness.target import Target, fill
+from harness.target import Target
 from harness.turn import Turn
 
 EMBEDDER = "text-embedding-3-small"  # the model server's embedding model under OpenAI's name, 1536 dimensions
@@ -433,14 +434,8 @@ class LettaDriver(AppDriver):
             env = self._env(folder, pg_dsn, model.base_url, faults)
             self._prepare_schema(pg_dsn, env, log_path)
             port = port or free_port()
-            command = fill(self.target.start_command, port=str(port))
-            if "/" in command[0] and not Path(command[0]).is_absolute():  # it runs in its own folder, not here
-                command[0] = str(ROOT / command[0])
-            process, health = start_process(
-                self.target.name, command, env=env, log_path=log_path,
-                health_url=f"http://127.0.0.1:{port}{self.target.health_path}", cwd=folder,
-                timeout=float(self.target.app.get("start_timeout", 180)), healthy=lambda h: h.get("status") == "ok",
-                warm=self.target.warm_start)
+            process, health = start_in_folder(self.target, port=port, env=env, log_path=log_path, cwd=folder,
+                                              healthy=lambda h: h.get("status") == "ok")
         except BaseException:
             model.stop()
             raise

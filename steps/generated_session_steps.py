@@ -33,6 +33,11 @@ TAKING_BACK = {Capability.MEMORY_DELETE: ("delete a memory",), Capability.MEMORY
                Capability.MEMORY_CLEAR: ("clear all memories",),
                Capability.CONVERSATION_DELETE: ("delete a conversation",),
                Capability.MEMORY_SWITCH: ("turn memory off", "turn memory on")}
+# Action kinds that a scenario of their own decides: where that scenario is a known defect of the app, the generated
+# sessions leave the kind out rather than fail on the declared defect again (and hide everything after it).
+DECIDED_BY = {"tamper with another user's data":
+              "hostile_users.feature: Nobody can change or delete another user's memories or conversations through the "
+              "API"}
 
 
 def left_out_kinds(world: World, through_api: bool = False) -> dict[str, str]:
@@ -59,6 +64,9 @@ def left_out_kinds(world: World, through_api: bool = False) -> dict[str, str]:
     why_not = cannot_tamper(world.app.target)
     if why_not:
         left_out["tamper with another user's data"] = why_not
+    for kind, scenario in DECIDED_BY.items():
+        if scenario in world.app.target.known_defects:
+            left_out.setdefault(kind, f"its scenario is a known defect of {world.app.target.name} ({scenario})")
     if through_api:
         left_out["restart the app"] = "acted out in the first seed's session, in browsers (a restart takes seconds)"
     elif not world.app.started_by_suite or not world.app.offers(Capability.RESTART):

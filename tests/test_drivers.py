@@ -397,8 +397,18 @@ def test_khoj_waits_for_its_own_line_of_each_turn_saved(tmp_path: Path) -> None:
     log.write_text('Saved Conversation Turn (c1):\nYou (ana@x.test.example.com): "hi"\n\nKhoj: "hello"\n'
                    'Saved Conversation Turn (c2):\nYou (ben@x.test.example.com): "hi"\n', encoding="utf-8")
     app = RunningApp("http://127.0.0.1:1", {}, log_path=tmp_path / "app.log")
-    assert KhojDriver.saved_turns(app, lambda m: m.group("user") == "ana@x.test.example.com") == 1
-    assert KhojDriver.saved_turns(app, lambda m: m.group("conversation") == "c2") == 1
+    driver = KhojDriver(load_target("khoj"))
+    assert driver.saved_turns(app, lambda t: t.user == "ana@x.test.example.com") == 1
+    assert driver.saved_turns(app, lambda t: t.conversation == "c2") == 1
+    with log.open("ab") as more:  # lines written in parts, a character's bytes split between two reads
+        more.write(b"Saved Conversation Turn (c3):\nYou (ana@x.test.example.com): \"caf" + b"\xc3")
+        more.flush()
+        assert driver.saved_turns(app, lambda t: t.user == "ana@x.test.example.com") == 2
+        more.write(b"\xa9\"\n" + b"Saved Conversation Turn (c4):\nYou (ANA@x.test.example.c")
+        more.flush()
+        assert driver.saved_turns(app, lambda t: t.conversation == "c4") == 0
+        more.write(b"om): \"hi\"\n")
+    assert driver.saved_turns(app, lambda t: t.user == "ana@x.test.example.com") == 3
 
 
 def test_every_targets_known_defects_name_scenarios_that_exist() -> None:

@@ -26,11 +26,13 @@ docs/targets.md, "Worked example: Khoj"):
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import re
 import secrets
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,6 +76,7 @@ SEED = ROOT / "tools" / "khoj_seed.py"
 PINS = ROOT / "targets" / "khoj.pins.txt"
 # Khoj's own line once a turn is saved and its memories updated (processor/conversation/utils.py,
 # save_to_conversation_log): "Saved Conversation Turn (<conversation>):\nYou (<username>): ..."
+TAIL_KEPT = 4096  # more than the start of a line of a turn saved, up to its user
 SAVED_TURN = re.compile(r"Saved Conversation Turn \((?P<conversation>[^)]*)\):\nYou \((?P<user>[^)]*)\):")
 
 # Khoj as a team could ship it wrongly (the kill matrix's faults): a setting each, made by the driver before the
@@ -125,6 +128,39 @@ def session_cookie(state: dict) -> str | None:
     if isinstance(cookies, list):
         return next((c.get("value") for c in cookies if isinstance(c, dict) and c.get("name") == "session"), None)
     raise DriverError(f"Khoj credentials are a session cookie ({{'cookies': ...}}), not {sorted(state)}")
+
+
+@dataclass(frozen=True)
+class SavedTurn:
+    conversation: str
+    user: str  # the username Khoj logs: the address, lower case
+
+
+class SavedTurnLog:
+    """Khoj's lines of turns saved, read from its log as it grows: each read decodes only what was written since the
+    last (a run's log reaches megabytes, and a turn's wait reads it ten times a second)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offset = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a character split across reads
+        self._tail = ""  # what follows the last line read: the start of one not written whole yet
+        self._turns: list[SavedTurn] = []
+        self._lock = threading.Lock()
+
+    def read(self) -> list[SavedTurn]:
+        with self._lock:
+            if self.path.exists():
+                with self.path.open("rb") as log:
+                    log.seek(self._offset)
+                    data = log.read()
+                self._offset += len(data)
+                text, end = self._tail + self._decoder.decode(data), 0
+                for match in SAVED_TURN.finditer(text):
+                    self._turns.append(SavedTurn(match["conversation"], match["user"].lower()))
+                    end = match.end()
+                self._tail = text[end:][-TAIL_KEPT:]
+            return list(self._turns)
 
 
 @dataclass
@@ -192,7 +228,7 @@ class KhojSession(UserSession):
         """One turn; returned once Khoj has saved it and written its memories, which it does after the reply, as a
         person reading the reply gives it time to (a next message sent at once races the memory manager: see
         docs/targets.md, "Worked example: Khoj")."""
-        in_it = lambda m: m.group("conversation") == conversation_id  # noqa: E731
+        in_it = lambda turn: turn.conversation == conversation_id  # noqa: E731
         before = self._driver.saved_turns(self._app, in_it)
         data = _check(self.http.post("/api/chat", json={"q": text, "conversation_id": conversation_id,
                                                         "stream": False}, timeout=SEND_TIMEOUT),
@@ -267,6 +303,8 @@ class KhojDriver(AppDriver):
     def __init__(self, target: Target) -> None:
         super().__init__(target)
         self._settled: dict[str, _Settled] = {}
+        self._logs: dict[Path, SavedTurnLog] = {}  # each app's log, read as it grows
+        self._logs_lock = threading.Lock()
 
     # -- life cycle ------------------------------------------------------------------------------------------------
     @property
@@ -492,18 +530,19 @@ class KhojDriver(AppDriver):
         if expected <= 0:
             return
         email = session.account.email.lower()
-        self.wait_saved(app, lambda m: m.group("user").lower() == email, expected,
+        self.wait_saved(app, lambda turn: turn.user == email, expected,
                         f"Khoj saving each of {session.account.label}'s {expected} turns and its memories")
 
-    @staticmethod
-    def saved_turns(app: RunningApp, which: Callable[[re.Match[str]], bool]) -> int:
+    def saved_turns(self, app: RunningApp, which: Callable[[SavedTurn], bool]) -> int:
         """How many turns Khoj's log says it saved (their memories written) that `which` picks."""
-        log = app.log_path.with_suffix(".khoj.log") if app.log_path else None
-        if log is None or not log.exists():
+        if app.log_path is None:
             return 0
-        return sum(1 for m in SAVED_TURN.finditer(log.read_text(encoding="utf-8", errors="replace")) if which(m))
+        path = app.log_path.with_suffix(".khoj.log")
+        with self._logs_lock:
+            log = self._logs.setdefault(path, SavedTurnLog(path))
+        return sum(1 for turn in log.read() if which(turn))
 
-    def wait_saved(self, app: RunningApp, which: Callable[[re.Match[str]], bool], count: int, what: str) -> None:
+    def wait_saved(self, app: RunningApp, which: Callable[[SavedTurn], bool], count: int, what: str) -> None:
         """Until Khoj's log holds `count` lines of turns saved that `which` picks (an app the suite did not start
         keeps its log elsewhere: nothing to wait on)."""
         if app.log_path is not None:

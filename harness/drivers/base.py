@@ -18,10 +18,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from harness.app_launcher import ROOT, RunningApp, start_process
+from harness.app_launcher import ROOT, RunningApp, attach_app, start_process
 from harness.app_tools import ToolRun, embed_texts_f32
 from harness.databases import IndexScans
 from harness.legacy_store import MigrationCounts
+from harness.model_server.client import ModelServer
 from harness.recall import Hit
 from harness.target import Target, fill
 from harness.turn import Turn
@@ -39,6 +40,23 @@ def start_in_folder(target: Target, *, port: int, env: dict[str, str], log_path:
                          health_url=f"http://127.0.0.1:{port}{target.health_path}", cwd=cwd,
                          timeout=float(target.app.get("start_timeout", default_timeout)), healthy=healthy,
                          warm=target.warm_start)
+
+
+def started_on_model_server(port: int, health: dict, process: Any, model: ModelServer, *, pg_dsn: str,
+                            redis_url: str, settings: dict[str, str], log_path: Path, data_dir: Path,
+                            **described: str) -> RunningApp:
+    """An app the suite started in its own folder against its own model server (the app's companion, stopped with
+    it); `described`: what its health is told besides (its name, its embedder)."""
+    return RunningApp(f"http://127.0.0.1:{port}", {**health, **described}, None, pg_dsn, redis_url, dict(settings),
+                      True, log_path, process, data_dir=data_dir, companions=model.processes,
+                      model_url=model.base_url)
+
+
+def attached_as(target: Target, base_url: str, admin_token: str | None, **described: str) -> RunningApp:
+    """A running app of the target's, checked to answer, its health told what the driver knows of it."""
+    app = attach_app(target.name, base_url, target.health_path, admin_token)
+    app.health = {**app.health, **described}
+    return app
 
 
 class Capability(StrEnum):

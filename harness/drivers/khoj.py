@@ -45,7 +45,7 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from harness.app_launcher import ROOT, AppLaunchError, RunningApp, attach_app, free_port
+from harness.app_launcher import ROOT, AppLaunchError, RunningApp, free_port
 from harness.databases import create_database, dsn_with_dbname, scalar
 from harness.drivers.base import (
     Account,
@@ -57,7 +57,9 @@ from harness.drivers.base import (
     Memory,
     Reply,
     UserSession,
+    attached_as,
     start_in_folder,
+    started_on_model_server,
 )
 from harness.model_server import embeddings
 from harness.model_server.client import start_model_server
@@ -408,14 +410,12 @@ class KhojDriver(AppDriver):
         except BaseException:
             model.stop()
             raise
-        return RunningApp(f"http://127.0.0.1:{port}", {**health, "app": "Khoj", "embedder": EMBEDDER}, None, pg_dsn,
-                          redis_url, dict(settings), True, log_path, process, data_dir=folder,
-                          companions=model.processes, model_url=model.base_url)
+        return started_on_model_server(port, health, process, model, pg_dsn=pg_dsn, redis_url=redis_url,
+                                       settings=settings, log_path=log_path, data_dir=folder, app="Khoj",
+                                       embedder=EMBEDDER)
 
     def attach(self, base_url: str, admin_token: str | None) -> RunningApp:
-        app = attach_app(self.target.name, base_url, self.target.health_path, admin_token)
-        app.health = {**app.health, "app": "Khoj", "embedder": EMBEDDER}
-        return app
+        return attached_as(self.target, base_url, admin_token, app="Khoj", embedder=EMBEDDER)
 
     def describe(self, app: RunningApp) -> dict[str, str]:
         return {"app": f"Khoj {self.version}", "version": self.version, "database": "PostgreSQL + pgvector"}

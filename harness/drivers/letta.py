@@ -64,7 +64,7 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from harness.app_launcher import ROOT, AppLaunchError, RunningApp, attach_app, free_port
+from harness.app_launcher import ROOT, AppLaunchError, RunningApp, free_port
 from harness.databases import IndexScans, scalar, vector_index_scans
 from harness.drivers.base import (
     Account,
@@ -78,7 +78,9 @@ from harness.drivers.base import (
     OwnTextResult,
     Reply,
     UserSession,
+    attached_as,
     start_in_folder,
+    started_on_model_server,
 )
 from harness.http_clients import tls
 from harness.model_server import embeddings
@@ -439,14 +441,12 @@ class LettaDriver(AppDriver):
         except BaseException:
             model.stop()
             raise
-        return RunningApp(f"http://127.0.0.1:{port}", {**health, "app": "Letta", "embedder": EMBEDDER}, None, pg_dsn,
-                          redis_url, dict(settings), True, log_path, process, data_dir=folder,
-                          companions=model.processes, model_url=model.base_url)
+        return started_on_model_server(port, health, process, model, pg_dsn=pg_dsn, redis_url=redis_url,
+                                       settings=settings, log_path=log_path, data_dir=folder, app="Letta",
+                                       embedder=EMBEDDER)
 
     def attach(self, base_url: str, admin_token: str | None) -> RunningApp:
-        app = attach_app(self.target.name, base_url, self.target.health_path, admin_token)
-        app.health = {**app.health, "app": "Letta", "embedder": EMBEDDER}
-        return app
+        return attached_as(self.target, base_url, admin_token, app="Letta", embedder=EMBEDDER)
 
     def describe(self, app: RunningApp) -> dict[str, str]:
         return {"app": f"Letta {app.health.get('version', '')}".strip(), "version": str(app.health.get("version", "")),

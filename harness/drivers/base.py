@@ -28,6 +28,17 @@ from harness.target import Target, fill
 from harness.turn import Turn
 
 
+def faults_of(settings: dict[str, str]) -> list[str]:
+    """The faults an app's settings switch on (the kill matrix's `faults`, comma-separated)."""
+    return [name for name in settings.get("faults", "").split(",") if name]
+
+
+def catalogue_of(misconfigurations: dict[str, dict[str, str]]) -> list[dict[str, str]]:
+    """A driver's misconfigurations by name as its `fault_catalogue`: name, bug_class, what the user sees."""
+    return [{"name": name, "bug_class": m["bug_class"], "user_sees": m["user_sees"]}
+            for name, m in misconfigurations.items()]
+
+
 def start_in_folder(target: Target, *, port: int, env: dict[str, str], log_path: Path, cwd: Path,
                     extra: Sequence[str] = (), healthy: Callable[[dict], bool] = lambda _: True,
                     default_timeout: float = 180.0, **values: str) -> tuple[Any, dict]:

@@ -58,6 +58,8 @@ from harness.drivers.base import (
     Reply,
     UserSession,
     attached_as,
+    catalogue_of,
+    faults_of,
     start_in_folder,
     started_on_model_server,
 )
@@ -101,10 +103,6 @@ MISCONFIGURATIONS: dict[str, dict[str, str]] = {
         "user_sees": "a long message is cut before the model reads it: what it states is neither acknowledged nor "
                      "remembered"},
 }
-
-
-def _faults(settings: dict[str, str]) -> list[str]:
-    return [name for name in settings.get("faults", "").split(",") if name]
 
 
 def _check(resp: httpx.Response, what: str) -> Any:
@@ -390,7 +388,7 @@ class KhojDriver(AppDriver):
         unknown = sorted(k for k, v in settings.items() if v and k != "faults")
         if unknown:
             raise DriverError(f"the khoj driver takes no settings but faults, not {', '.join(unknown)}")
-        faults = _faults(settings)
+        faults = faults_of(settings)
         self.check_faults(faults)
         folder = data_dir or Path(tempfile.mkdtemp(prefix="memtest-khoj-", dir="/tmp"))
         (folder / "home").mkdir(parents=True, exist_ok=True)
@@ -501,7 +499,7 @@ class KhojDriver(AppDriver):
         return {"cookies": {"session": secrets.token_urlsafe(48)}}  # never signed by the app
 
     def fault_catalogue(self) -> list[dict[str, str]]:
-        return [{"name": name, **entry} for name, entry in MISCONFIGURATIONS.items()]
+        return catalogue_of(MISCONFIGURATIONS)
 
     # -- memory ------------------------------------------------------------------------------------------------------
     def write_memories(self, app: RunningApp, account: Account, texts: list[str]) -> None:

@@ -79,6 +79,8 @@ from harness.drivers.base import (
     Reply,
     UserSession,
     attached_as,
+    catalogue_of,
+    faults_of,
     start_in_folder,
     started_on_model_server,
 )
@@ -120,10 +122,6 @@ MISCONFIGURATIONS: dict[str, dict[str, str]] = {
         "bug_class": "agents created as Letta's default agent, whose tools do not include the archival memory",
         "user_sees": "nothing told in one conversation is known in the next"},
 }
-
-
-def _faults(settings: dict[str, str]) -> list[str]:
-    return [name for name in settings.get("faults", "").split(",") if name]
 
 
 def letta_pg_uri(dsn: str) -> str:
@@ -422,7 +420,7 @@ class LettaDriver(AppDriver):
         unknown = sorted(k for k, v in settings.items() if v and k != "faults")
         if unknown:
             raise DriverError(f"the letta driver takes no settings but faults, not {', '.join(unknown)}")
-        faults = _faults(settings)
+        faults = faults_of(settings)
         self.check_faults(faults)
         folder = data_dir or Path(tempfile.mkdtemp(prefix="memtest-letta-", dir="/tmp"))
         (folder / "home").mkdir(parents=True, exist_ok=True)
@@ -459,7 +457,7 @@ class LettaDriver(AppDriver):
         their agent with the archival tools. `password` is not used: Letta users have none."""
         if user_id is not None:
             raise DriverError("Letta chooses its users' ids itself (user-<uuid4>)")
-        faults = _faults(app.settings)
+        faults = faults_of(app.settings)
         admin = httpx.Client(verify=tls(), base_url=app.base_url, timeout=HTTP_TIMEOUT)
         with admin:
             org = (self._shared_organization(admin) if "one-organization" in faults else
@@ -504,7 +502,7 @@ class LettaDriver(AppDriver):
         org = self._org_of(app, account)
         if org is None:
             return
-        if "one-organization" in _faults(app.settings):  # the organization is everyone's: only the user goes
+        if "one-organization" in faults_of(app.settings):  # the organization is everyone's: only the user goes
             resp = httpx.delete(app.base_url + "/v1/admin/users/", params={"user_id": account.id}, timeout=HTTP_TIMEOUT)
         else:
             resp = httpx.delete(app.base_url + "/v1/admin/orgs/", params={"org_id": org}, timeout=HTTP_TIMEOUT)
@@ -541,7 +539,7 @@ class LettaDriver(AppDriver):
         raise DriverError(f"Letta answered HTTP {resp.status_code} for user {user_id}: {resp.text[:200]}")
 
     def fault_catalogue(self) -> list[dict[str, str]]:
-        return [{"name": name, **entry} for name, entry in MISCONFIGURATIONS.items()]
+        return catalogue_of(MISCONFIGURATIONS)
 
     def made_up_credentials(self, app: RunningApp, like: dict) -> dict:
         return {"user_id": f"user-{uuid.uuid4()}"}  # the shape of Letta's own ids, never issued

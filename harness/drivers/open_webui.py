@@ -57,6 +57,8 @@ from harness.drivers.base import (
     OwnTextResult,
     RestartApp,
     UserSession,
+    catalogue_of,
+    faults_of,
 )
 from harness.drivers.open_webui_store import (
     MemoryRow,
@@ -310,7 +312,7 @@ class OpenWebUIDriver(AppDriver):
                 env |= {"VECTOR_DB": "pgvector", "PGVECTOR_DB_URL": pg_dsn}
         if "embedder" in settings:
             env["RAG_EMBEDDING_MODEL"] = settings["embedder"]
-        for fault in filter(None, settings.get("faults", "").split(",")):
+        for fault in faults_of(settings):
             for assignment in filter(None, MISCONFIGURATIONS[fault]["env"].split()):
                 name, _, value = assignment.partition("=")
                 env[name] = value
@@ -525,8 +527,7 @@ class OpenWebUIDriver(AppDriver):
 
     # -- faults and optional capabilities --------------------------------------------------------------------------
     def fault_catalogue(self) -> list[dict[str, str]]:
-        return [{"name": name, "bug_class": m["bug_class"], "user_sees": m["user_sees"]}
-                for name, m in MISCONFIGURATIONS.items()]
+        return catalogue_of(MISCONFIGURATIONS)
 
     def import_history(self, app: RunningApp, records: Path, embedder: str,
                        user_ids: dict[str, str]) -> dict[str, str]:

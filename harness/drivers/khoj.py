@@ -12,8 +12,10 @@ docs/targets.md, "Worked example: Khoj"):
   nothing on the server. A deleted account's cookie is refused, as its user is looked up on every request.
 - Memories are written by a second model call after the reply (the memory manager, answered by the model server from
   what the turn said and the memories it is shown), in the background, after the turn itself is saved (also in the
-  background). `settle` waits for Khoj's own line "Saved Conversation Turn" of each turn in its log, which it writes
-  once both are done; it decides nothing about what was written.
+  background). A turn sent through the driver returns once Khoj's own line "Saved Conversation Turn" of it is in
+  its log, which Khoj writes once both are done (it decides nothing about what was written): nothing is left for
+  `settle` to wait for, so the driver does not declare `writes_memories_later`. A page's turns would need the same
+  wait.
 - Khoj has no call that adds a memory (only the memory manager does): `remember` writes the row Khoj's own
   `save_memory` writes (the text, its vector from the same embedding model, the default search model), in its store.
 - Editing a memory (`PUT /api/memories/{id}`) deletes it and creates a new one, with a new id.
@@ -78,9 +80,9 @@ SETTLE_SECONDS = 60.0
 TEMPLATE_LOCK = 0x6B686F6A  # "khoj": one worker builds the template while the others wait for it
 SEED = ROOT / "tools" / "khoj_seed.py"
 PINS = ROOT / "targets" / "khoj.pins.txt"
+TAIL_KEPT = 4096  # more than the start of a line of a turn saved, up to its user
 # Khoj's own line once a turn is saved and its memories updated (processor/conversation/utils.py,
 # save_to_conversation_log): "Saved Conversation Turn (<conversation>):\nYou (<username>): ..."
-TAIL_KEPT = 4096  # more than the start of a line of a turn saved, up to its user
 SAVED_TURN = re.compile(r"Saved Conversation Turn \((?P<conversation>[^)]*)\):\nYou \((?P<user>[^)]*)\):")
 
 # Khoj as a team could ship it wrongly (the kill matrix's faults): a setting each, made by the driver before the
@@ -163,15 +165,6 @@ class SavedTurnLog:
             return list(self._turns)
 
 
-@dataclass
-class _Settled:
-    """Per user: the turns an earlier instance of the app saved (a restart starts a new log), and the last count."""
-
-    log: Path | None = None
-    before: int = 0
-    turns: int = 0
-
-
 class KhojSession(UserSession):
     """One user signed in with the code Khoj issued: every request carries the session cookie."""
 
@@ -184,8 +177,7 @@ class KhojSession(UserSession):
     # -- reads -----------------------------------------------------------------------------------------------------
     def conversation_ids(self) -> list[str]:
         """As Khoj's conversation list gives them: the most recently updated first."""
-        listed = _check(self.http.get("/api/chat/sessions"), f"listing {self.account.label}'s conversations")
-        return [str(c["conversation_id"]) for c in listed]
+        return list(self.conversation_titles())
 
     def conversation_titles(self) -> dict[str, str]:
         listed = _check(self.http.get("/api/chat/sessions"), f"listing {self.account.label}'s conversations")
@@ -297,12 +289,10 @@ class KhojDriver(AppDriver):
                               Capability.MEMORY_DELETE, Capability.MEMORY_EDIT, Capability.MEMORY_CLEAR,
                               Capability.CONVERSATION_DELETE, Capability.MEMORY_SWITCH, Capability.MEMORY_REMAINS,
                               Capability.ACCOUNT_REMAINS})
-    writes_memories_later = True
     seeding_concurrency = 4
 
     def __init__(self, target: Target) -> None:
         super().__init__(target)
-        self._settled: dict[str, _Settled] = {}
         self._logs: dict[Path, SavedTurnLog] = {}  # each app's log, read as it grows
         self._logs_lock = threading.Lock()
 
@@ -373,15 +363,15 @@ class KhojDriver(AppDriver):
             conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(sql.Identifier(building),
                                                                           sql.Identifier(template)))
 
-    def _apply_faults(self, pg_dsn: str, faults: list[str]) -> list[str]:
-        """Each fault's setting in the app's rows; the command-line words it adds."""
+    @staticmethod
+    def _set_faults_in_rows(pg_dsn: str, faults: list[str]) -> None:
+        """The faults that are a setting in the app's rows, set (anonymous-mode is a word of the command line)."""
         with psycopg.connect(pg_dsn, connect_timeout=10, autocommit=True) as conn:
             if "memory-off-by-default" in faults:
                 conn.execute("INSERT INTO database_serverchatsettings (created_at, updated_at, memory_mode) "
                              "VALUES (now(), now(), 'enabled_default_off')")
             if "small-context-window" in faults:
                 conn.execute("UPDATE database_chatmodel SET max_prompt_size = 1500")
-        return ["--anonymous-mode"] if "anonymous-mode" in faults else []
 
     def start(self, *, pg_dsn: str, redis_url: str, settings: dict[str, str], log_path: Path,
               data_dir: Path | None = None, port: int | None = None) -> RunningApp:
@@ -399,8 +389,9 @@ class KhojDriver(AppDriver):
             if "secret-key-per-start" in faults:
                 env["KHOJ_DJANGO_SECRET_KEY"] = secrets.token_urlsafe(32)
             self._prepare_database(pg_dsn, env, model.base_url, log_path.with_suffix(".prepare.log"))
-            extra = self._apply_faults(pg_dsn, faults) if data_dir is None else (
-                ["--anonymous-mode"] if "anonymous-mode" in faults else [])
+            if data_dir is None:  # a fresh start; a restart keeps what its data already holds
+                self._set_faults_in_rows(pg_dsn, faults)
+            extra = ["--anonymous-mode"] if "anonymous-mode" in faults else []
             port = port or free_port()
             process, health = start_in_folder(self.target, port=port, env=env, log_path=log_path, cwd=folder,
                                               extra=extra, default_timeout=240,
@@ -513,23 +504,6 @@ class KhojDriver(AppDriver):
                 conn.execute("INSERT INTO database_usermemory (created_at, updated_at, user_id, embeddings, raw, "
                              "search_model_id) VALUES (clock_timestamp(), clock_timestamp(), %s, %s, %s, %s)",
                              [int(account.id), vector, text, model])
-
-    def settle(self, app: RunningApp, session: UserSession, turns_sent: int) -> None:
-        """Wait until Khoj's log shows each of the user's turns saved, which it writes once the turn's memories are
-        updated too (a restart starts a new log: the turns of the instance before are not waited for again)."""
-        if app.log_path is None:
-            return
-        log = app.log_path.with_suffix(".khoj.log")
-        ledger = self._settled.setdefault(session.account.id, _Settled())
-        if ledger.log != log:
-            ledger.before, ledger.log = ledger.turns, log
-        ledger.turns = turns_sent
-        expected = turns_sent - ledger.before
-        if expected <= 0:
-            return
-        email = session.account.email.lower()
-        self.wait_saved(app, lambda turn: turn.user == email, expected,
-                        f"Khoj saving each of {session.account.label}'s {expected} turns and its memories")
 
     def saved_turns(self, app: RunningApp, which: Callable[[SavedTurn], bool]) -> int:
         """How many turns Khoj's log says it saved (their memories written) that `which` picks."""

@@ -44,10 +44,20 @@ from harness.target import Target, fill
 from harness.turn import Turn
 
 
-def _check(resp: httpx.Response, what: str) -> dict:
+def _check(resp: httpx.Response, what: str, promised: int = 200) -> dict:
+    """The answer's JSON, once it is the status memchat's API promises for the call (memchat/README.md: 201 for
+    what it creates, 204 for what it deletes, 200 otherwise): a create answered 200 or 202 breaks its clients."""
     if resp.status_code >= 400:
         raise DriverError(f"{what}: HTTP {resp.status_code} {resp.text[:300]}")
+    if resp.status_code != promised:
+        raise DriverError(f"{what}: HTTP {resp.status_code} where memchat's API promises {promised} "
+                          f"{resp.text[:300]}")
     return resp.json() if resp.content else {}  # 204: nothing to say
+
+
+# Every status memchat's API answers (memchat/README.md): its successes, and its refusals, all 4xx; anything else
+# (a 3xx to a refused write, a 1xx) is neither a success nor a refusal its clients can read.
+ANSWERED = frozenset({200, 201, 204}) | frozenset(range(400, 500))
 
 
 # Records of a legacy load compared with the store's export; the replay's larger loads are for scale, checked by count.
@@ -89,7 +99,7 @@ class MemchatSession(UserSession):
 
     def remember(self, texts: list[str], conversation_id: str | None = None) -> None:
         body = {"items": texts, **({"conversation_id": conversation_id} if conversation_id else {})}
-        _check(self.http.post(self.target.api["memories"], json=body), "writing memories")
+        _check(self.http.post(self.target.api["memories"], json=body), "writing memories", 201)
 
     def search(self, query: str, k: int) -> list[Hit]:
         data = _check(self.http.get(self.target.api["memory_search"], params={"q": query, "k": k}),
@@ -105,7 +115,7 @@ class MemchatSession(UserSession):
     # -- the chat as memchat's own front end speaks it (its API: the page is one client of it) ---------------------
     def start_conversation(self) -> str:
         return _check(self.http.post(self.target.api["conversations"], json={"title": ""}),
-                      "creating a conversation")["conversation"]["id"]
+                      "creating a conversation", 201)["conversation"]["id"]
 
     def send(self, conversation_id: str, text: str) -> Reply:
         """One turn; what the assistant says to remember is written as the front end writes it (memchat's server
@@ -123,11 +133,14 @@ class MemchatSession(UserSession):
     def request(self, method: str, path: str, *, json: object = None,
                 headers: dict[str, str] | None = None) -> ApiAnswer:
         resp = self.http.request(method, path, json=json, headers=headers)
+        if resp.status_code not in ANSWERED and resp.status_code < 500:  # a 5xx is the caller's to judge
+            raise DriverError(f"{method} {path}: memchat answered {resp.status_code}, which its API never answers "
+                              f"(200, 201 or 204, a refusal 4xx): {resp.text[:300]}")
         return ApiAnswer(resp.status_code, resp.text)
 
     # -- what users take back: the calls memchat's memories page and conversation list make ------------------------
     def delete_memory(self, memory_id: str) -> None:
-        _check(self.http.delete(self.target.path_of("memory", memory_id=memory_id)), "deleting a memory")
+        _check(self.http.delete(self.target.path_of("memory", memory_id=memory_id)), "deleting a memory", 204)
 
     def edit_memory(self, memory_id: str, text: str) -> None:
         _check(self.http.put(self.target.path_of("memory", memory_id=memory_id), json={"text": text}),
@@ -138,7 +151,7 @@ class MemchatSession(UserSession):
 
     def delete_conversation(self, conversation_id: str) -> None:
         _check(self.http.delete(self.target.path_of("conversation", conversation_id=conversation_id)),
-               "deleting a conversation")
+               "deleting a conversation", 204)
 
     def set_memory(self, enabled: bool) -> None:
         _check(self.http.put(self.target.api["settings"], json={"memory": enabled}), "saving the memory setting")
@@ -181,7 +194,7 @@ class MemchatDriver(AppDriver):
                     user_id: str | None = None) -> Account:
         body = {"email": email, "password": password, **({"id": user_id} if user_id else {})}
         with self._admin(app) as admin:
-            data = _check(admin.post(self.target.api["admin_users"], json=body), f"creating user {email}")
+            data = _check(admin.post(self.target.api["admin_users"], json=body), f"creating user {email}", 201)
         return Account(data["user"]["id"], data["user"]["email"], password, name)
 
     def delete_user(self, app: RunningApp, account: Account) -> None:
@@ -247,7 +260,7 @@ class MemchatDriver(AppDriver):
                 body = {"users": [{"id": u.id, "email": u.email, **({"password": u.password} if u.password else {})}
                                   for u in users[start:start + 50_000]]}
                 _check(admin.post(self.target.api["admin_users_import"], json=body, timeout=300),
-                       f"importing {len(body['users'])} users")
+                       f"importing {len(body['users'])} users", 201)
         return {}
 
     # memchat's recall, set-based, a part of the owners at a time: each memory's row and its own score (the store's

@@ -258,7 +258,8 @@ def test_the_reference_app_declares_its_changes_by_name() -> None:
         {"embedder": "hash-ngram-v1"}, "hash-ngram-v1", "hash-ngram-v2")
     assert [(m.give or m.feed, m.named) for m in changes["redis-to-postgresql"].mistakes] == [
         (("--index-build-memory", "-1"), "--index-build-memory"), (("--index-build-memory", "99999TB"), "99999TB"),
-        ("targets/memchat.mistakes/a-vector-cut-short.jsonl", ":2: embedding_f32")]
+        ("targets/memchat.mistakes/a-vector-cut-short.jsonl", ":2: embedding_f32"),
+        ("targets/memchat.mistakes/a-vector-with-a-stray-character.jsonl", ":2: embedding_f32")]
     assert "mistakes" not in changes["redis-to-postgresql"].options
 
 

@@ -22,6 +22,15 @@ Feature: Account life cycle
     When Ana's account is deleted
     Then the app's store holds nothing of Ana's account
 
+  Scenario: An account an operator adds on the app's command line is Ana's, and deleting it there leaves nothing
+    Given an operator adds an account for Ana on the app's command line
+    And Ana is signed in
+    And Ana starts a new conversation
+    And Ana tells the assistant "My bank PIN is 8080."
+    When an operator deletes Ana's account on the app's command line
+    Then the session Ana had is refused by the app
+    And the app's store holds nothing of Ana's account
+
   Scenario: A wrong password and an address nobody has are refused alike
     Given Ana has an account
     When someone signs in as Ana with a wrong password

@@ -15,3 +15,10 @@ Feature: Lists and messages of every size
     When Ana sends a message one character longer than the app accepts
     Then Ana is told the message was not sent
     And nothing of that message is kept
+
+  Scenario: Requests at the edges of the app's API are answered as it promises, and a refused one changes nothing
+    Given Ana is signed in
+    And Ana tells the assistant "My bank PIN is 8080."
+    When Ana and the app's operator send the app's API a request at each edge it documents
+    Then each is answered with the status the app promises for it: the largest accepted, one byte more refused as too large, a malformed one refused
+    And Ana's memories changed only by what those requests were accepted to write

@@ -24,6 +24,7 @@ from harness.drivers.base import (
     Account,
     AppDriver,
     Capability,
+    EdgeAnswer,
     NewUser,
     OwnTextQuery,
     OwnTextResult,
@@ -165,6 +166,27 @@ class AppHandle:
 
     def delete_user(self, account: Account) -> None:
         self.driver.delete_user(self.running, account)
+
+    def add_user_by_tool(self, name: str, email: str, password: str) -> Account:
+        """An account added on the app's command line, as its operators add one."""
+        self.require(Capability.ACCOUNT_TOOLS)
+        with allure.step(f"add the account {email} with the app's command line"):
+            return self.driver.add_user_by_tool(self.running, name, email, password)
+
+    def delete_user_by_tool(self, account: Account) -> None:
+        """The account deleted on the app's command line, as its operators delete one."""
+        self.require(Capability.ACCOUNT_TOOLS)
+        with allure.step(f"delete the account {account.email} with the app's command line"):
+            self.driver.delete_user_by_tool(self.running, account)
+
+    def edge_answers(self, session: UserSession) -> list[EdgeAnswer]:
+        """The answers of the app's API at each edge it documents (its size limits, its malformed requests)."""
+        self.require(Capability.API_EDGES)
+        with allure.step("send the app's API a request at each edge it documents"):
+            answers = self.driver.edge_answers(self.running, session)
+            report.attach_text("the answers at the edges", "\n".join(
+                f"{a.what}: promised {a.promised}, answered {a.status} {a.body[:120]}" for a in answers))
+        return answers
 
     def import_users(self, users: list[NewUser]) -> dict[str, str]:
         """Many users at once; the app's own id of each whose requested id it did not keep (an app that chooses its

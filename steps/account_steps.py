@@ -23,6 +23,22 @@ def account_deleted(world: World, name: str) -> LeftSession:
     return left
 
 
+@given(parsers.re(f"^an operator adds an account for {NAME} on the app's command line$"))
+def added_by_tool(world: World, name: str) -> None:
+    """The account is added with the app's own command-line tool, not its admin API (skipped where it has none)."""
+    world.add_by_tool(name)
+
+
+@when(parsers.re(f"^an operator deletes {NAME}'s account on the app's command line$"), target_fixture="left_session")
+def deleted_by_tool(world: World, name: str) -> LeftSession:
+    """Deleted with the app's own command-line tool; what her browser held and what the account held are kept."""
+    actor = world.actors[name]
+    left = LeftSession(name, actor.account, actor.held_session(), f"{name}'s account was deleted on the command line",
+                       tuple(actor.session.conversation_ids()), tuple(m.id for m in actor.session.memories()))
+    world.app.delete_user_by_tool(actor.account)
+    return left
+
+
 @then(parsers.re(f"^the app's store holds nothing of {NAME}'s account$"))
 def store_holds_nothing(world: World, left_session: LeftSession, name: str) -> None:
     """No row of the deleted account's user, conversations or memories in the app's store (database access, or a

@@ -8,12 +8,22 @@ from dataclasses import dataclass
 import pytest
 from pytest_bdd import given, parsers, then, when
 
+from harness.drivers.base import EdgeAnswer
 from harness.order import out_of_order
 from harness.seeding import Seeded, seed_many
 from steps.records import Listing
 from steps.world import NAME, World
 
 LEAST_VOLUME = 100  # more than the pages apps commonly use (20, 50, 60, 100), where a target declares none
+
+
+@dataclass(frozen=True)
+class EdgeRequests:
+    """The requests sent at the edges of the app's API, with the user's memories just before them."""
+
+    name: str
+    memories_before: tuple[str, ...]
+    answers: tuple[EdgeAnswer, ...]
 
 
 @dataclass(frozen=True)
@@ -102,3 +112,34 @@ def nothing_kept(world: World, refused_message: RefusedMessage) -> None:
             if piece in t.text]
     kept += [("memory", m.text[:60]) for m in actor.session.memories() if piece in m.text]
     assert not kept, f"the app refused {refused_message.name}'s message yet keeps part of it: {kept}"
+
+
+@when(parsers.re(f"^{NAME} and the app's operator send the app's API a request at each edge it documents$"),
+      target_fixture="edge_requests")
+def requests_at_the_edges(world: World, name: str) -> EdgeRequests:
+    """The user's and the admin's requests at each size limit (a body exactly as large as accepted, one byte more) and
+    each malformed request the app's API documents (skipped for a driver that knows none)."""
+    session = world.actors[name].session
+    before = tuple(m.text for m in session.memories())
+    return EdgeRequests(name, before, tuple(world.app.edge_answers(session)))
+
+
+@then("each is answered with the status the app promises for it: the largest accepted, one byte more refused as too "
+      "large, a malformed one refused")
+def answered_as_promised(edge_requests: EdgeRequests) -> None:
+    """Every answer is the documented status, to the code: a refusal below 400 is no refusal, a create answered 200
+    is not the 201 its clients wait for."""
+    wrong = [f"{a.what}: answered {a.status} where the app promises {a.promised} ({a.body[:120]})"
+             for a in edge_requests.answers if a.status != a.promised]
+    assert edge_requests.answers, "the app's API was sent no request at an edge"
+    assert not wrong, "the app's API did not answer its edges as it promises:\n" + "\n".join(wrong)
+
+
+@then(parsers.re(f"^{NAME}'s memories changed only by what those requests were accepted to write$"))
+def changed_only_by_accepted(world: World, edge_requests: EdgeRequests, name: str) -> None:
+    """The user's memories are those of before and what the accepted requests wrote, nothing of a refused one."""
+    assert edge_requests.name == name, f"the requests at the edges were {edge_requests.name}'s, not {name}'s"
+    now = sorted(m.text for m in world.actors[name].session.memories())
+    expected = sorted([*edge_requests.memories_before, *(a.kept for a in edge_requests.answers if a.kept)])
+    assert now == expected, (f"after the requests at the edges of the app's API, {name}'s memories are {now}, not "
+                             f"{expected}: a refused request changed them, or an accepted one did not")

@@ -59,6 +59,14 @@ class World:
         self.actors[name] = actor
         return actor
 
+    def add_by_tool(self, name: str) -> Actor:
+        """A new account added on the app's command line, as its operators add one, and its actor in the cast."""
+        account = self.app.add_user_by_tool(name, self.data.email(name.lower(), self.tag, "x.test"),
+                                            self.data.password())
+        self._created.append((self.app, account))
+        self.actors[name] = self.new_actor(name, account)
+        return self.actors[name]
+
     def actor(self, name: str) -> Actor:
         """The cast's actor of that name, with an account of their own from their first mention."""
         if name not in self.actors:

@@ -81,6 +81,7 @@ class Capability(StrEnum):
     MIGRATION_TOOLS = "the legacy-store loading and migration tools"
     DATABASE_ACCESS = "direct access to the app's databases"
     SERVER_SIGN_OUT = "server-side sign-out"
+    PASSWORD_SIGN_IN = "a sign-in with a password through the app's API"
     RESTART = "restarting the app on its own data"
     CHAT_API = "chatting through the app's API"
     SEARCH_SCORES = "similarity scores in the app's memory search"
@@ -98,6 +99,10 @@ class Capability(StrEnum):
     MEMORY_REMAINS = "reading what the app's store keeps of a deleted memory"
     # remains_of alone, likewise: what the store keeps of a deleted account
     ACCOUNT_REMAINS = "reading what the app's store keeps of a deleted account"
+    # edge_answers: the answers the app's API documents at the edges of its size limits and to malformed requests
+    API_EDGES = "the answers its API documents at the edges of its size limits and to malformed requests"
+    # add_user_by_tool, delete_user_by_tool: an operator's accounts, on the app's command line
+    ACCOUNT_TOOLS = "adding and deleting accounts with the app's command line"
 
 
 # Given by the suite to a driver: stop `app`, run `between` (a tool on its stopped data), start it again on the same
@@ -193,6 +198,18 @@ class ApiAnswer:
     @property
     def refused(self) -> bool:
         return self.status in (401, 403, 404)
+
+
+@dataclass(frozen=True)
+class EdgeAnswer:
+    """One request at an edge of the app's API (a body as large as it accepts, one byte larger, a malformed field),
+    the status its documentation promises for it, and what it answered."""
+
+    what: str  # the request, in a line: "a memory write of exactly 65536 bytes"
+    promised: int
+    status: int
+    body: str
+    kept: str = ""  # the text of the memory an accepted request wrote for the user ("" for none)
 
 
 class UserSession(ABC):
@@ -330,7 +347,7 @@ class AppDriver(ABC):
 
     def try_sign_in(self, app: RunningApp, email: str, password: str) -> str:
         """One sign-in through the app's API, as a client that holds no session: "" when the app lets it in, else
-        what the app said (a wrong password, a locked sign-in)."""
+        what the app said (a wrong password, a locked sign-in). Needs PASSWORD_SIGN_IN."""
         raise DriverError(f"the {self.name} driver cannot try a sign-in through the API")
 
     @abstractmethod
@@ -380,6 +397,19 @@ class AppDriver(ABC):
         """What the app's stores still hold of a deleted user, counted by kind (e.g. {"memories": 0, ...}): rows of
         the user's id, and of the conversations and memories the user had. Needs DATABASE_ACCESS or ACCOUNT_REMAINS."""
         raise DriverError(f"the {self.name} driver cannot read the app's store")
+
+    def edge_answers(self, app: RunningApp, session: UserSession) -> list[EdgeAnswer]:
+        """With API_EDGES: `session`'s user's (and the admin's) requests at each edge the app's API documents, each
+        with the status it promises; an account a request creates is deleted again."""
+        raise DriverError(f"the {self.name} driver knows no edges of the app's API")
+
+    def add_user_by_tool(self, app: RunningApp, name: str, email: str, password: str) -> Account:
+        """With ACCOUNT_TOOLS: an account added as an operator adds one, on the app's command line."""
+        raise DriverError(f"the {self.name} driver cannot add an account with the app's command line")
+
+    def delete_user_by_tool(self, app: RunningApp, account: Account) -> None:
+        """With ACCOUNT_TOOLS: the account deleted on the app's command line, as an operator deletes one."""
+        raise DriverError(f"the {self.name} driver cannot delete an account with the app's command line")
 
     def import_users(self, app: RunningApp, users: list[NewUser]) -> dict[str, str]:
         """Create many users at once; one by one through the admin API unless the app has a bulk import. Users

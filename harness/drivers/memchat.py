@@ -29,6 +29,7 @@ from harness.drivers.base import (
     AppDriver,
     Capability,
     DriverError,
+    EdgeAnswer,
     Hit,
     Memory,
     NewUser,
@@ -196,6 +197,79 @@ class MemchatDriver(AppDriver):
         with self._admin(app) as admin:
             data = _check(admin.post(self.target.api["admin_users"], json=body), f"creating user {email}", 201)
         return Account(data["user"]["id"], data["user"]["email"], password, name)
+
+    def add_user_by_tool(self, app: RunningApp, name: str, email: str, password: str) -> Account:
+        """`memchat users add`, which says "added EMAIL (ID)": the account it names is the one the app then has."""
+        said = run_tool(self.target, "users_add", pg_dsn=str(app.pg_dsn), email=email, password=password, timeout=60)
+        added = re.search(r"^added (\S+) \((\S+)\)$", said.strip())
+        if added is None or added[1].lower() != email.lower():
+            raise DriverError(f"memchat users add {email} said {said.strip()[-200:]!r}, not 'added {email} (<id>)'")
+        return Account(added[2], added[1], password, name)
+
+    def delete_user_by_tool(self, app: RunningApp, account: Account) -> None:
+        """`memchat users delete`, which names the account it deleted."""
+        said = run_tool(self.target, "users_delete", pg_dsn=str(app.pg_dsn), email=account.email, timeout=60)
+        if not said.strip().startswith(f"deleted {account.email} ({account.id})"):
+            raise DriverError(f"memchat users delete {account.email} said {said.strip()[-200:]!r}, not 'deleted "
+                              f"{account.email} ({account.id}) ...'")
+
+    def edge_answers(self, app: RunningApp, session: UserSession) -> list[EdgeAnswer]:
+        """memchat/README.md, HTTP API: "Bodies over 64 KiB (the user import: 64 MiB) answer 413; malformed JSON or
+        fields answer 400; nothing is changed then"; a user created answers 201, one whose e-mail exists 409. Each
+        body limit is tried at its edge ([app] body_limit_bytes, import_body_limit_bytes): a valid body padded with
+        spaces to exactly the limit, and one byte more."""
+        assert isinstance(session, MemchatSession)
+        limit, import_limit = int(self.target.app["body_limit_bytes"]), int(self.target.app["import_body_limit_bytes"])
+        api, mine = self.target.api, session.account
+        memory_id = session.memories()[0].id if session.memories() else "no-memory-of-hers"
+        note = f"My padded note {secrets.token_hex(4)} is here."
+        newcomer = {"id": f"edge-{secrets.token_hex(6)}", "email": f"edge-{secrets.token_hex(6)}@x.test",
+                    "password": secrets.token_urlsafe(12)}
+        too_long = "x" * (int(self.target.limits.longest_message or 4000) + 1)
+
+        def padded(body: object, size: int) -> bytes:
+            raw = json.dumps(body).encode()
+            if len(raw) > size:
+                raise DriverError(f"a body of {len(raw)} bytes cannot be padded to {size}")
+            return raw + b" " * (size - len(raw))
+
+        def answer(http: httpx.Client, what: str, promised: int, method: str, path: str, body: object = None,
+                   content: bytes | None = None, kept: str = "") -> EdgeAnswer:
+            resp = http.request(method, path, content=content if content is not None else json.dumps(body).encode(),
+                                headers={"Content-Type": "application/json"}, timeout=300)
+            return EdgeAnswer(what, promised, resp.status_code, resp.text[:300], kept if resp.status_code < 300 else "")
+
+        http = session.http
+        answers = [
+            answer(http, f"a memory write of exactly {limit} bytes", 201, "POST", api["memories"],
+                   content=padded({"items": [note]}, limit), kept=note),
+            answer(http, f"a memory write of {limit + 1} bytes", 413, "POST", api["memories"],
+                   content=padded({"items": ["My oversized note is here."]}, limit + 1)),
+            answer(http, "a memory write whose body is a list, not an object", 400, "POST", api["memories"],
+                   body=["My listed note is here."]),
+            answer(http, f"a memory edited to {len(too_long)} characters", 400, "PUT",
+                   self.target.path_of("memory", memory_id=memory_id), body={"text": too_long}),
+            answer(http, "the memory setting given as a word", 400, "PUT", api["settings"], body={"memory": "off"}),
+            answer(http, "a setting the app does not have", 400, "PUT", api["settings"],
+                   body={"memory": True, "theme": "dark"}),
+        ]
+        with self._admin(app) as admin:
+            answers += [
+                answer(admin, "a user whose e-mail is not an address", 400, "POST", api["admin_users"],
+                       body={"email": "not-an-address", "password": newcomer["password"]}),
+                answer(admin, "a user whose e-mail has an account", 409, "POST", api["admin_users"],
+                       body={"email": mine.email, "password": newcomer["password"]}),
+                answer(admin, "an import whose user has no e-mail", 400, "POST", api["admin_users_import"],
+                       body={"users": [{"id": newcomer["id"], "password": newcomer["password"]}]}),
+                answer(admin, f"an import of {import_limit + 1} bytes", 413, "POST", api["admin_users_import"],
+                       content=padded({"users": [newcomer]}, import_limit + 1)),
+                answer(admin, f"an import of exactly {import_limit} bytes", 201, "POST", api["admin_users_import"],
+                       content=padded({"users": [newcomer]}, import_limit)),
+            ]
+            gone = admin.delete(self.target.path_of("admin_user", user_id=newcomer["id"]))
+            if gone.status_code not in (200, 404):
+                raise DriverError(f"deleting the imported user {newcomer['email']}: HTTP {gone.status_code}")
+        return answers
 
     def delete_user(self, app: RunningApp, account: Account) -> None:
         with self._admin(app) as admin:

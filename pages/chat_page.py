@@ -162,6 +162,11 @@ class ChatPage(BasePage):
             cdp.send("Input.insertText", {"text": characters})
         finally:
             cdp.detach()
+        # Other browsers' confirming Enter, as they send it: Safari's after the composition has ended (key code 229,
+        # no longer composing), and one still composing with Enter's own key code.
+        for confirming in ({"keyCode": 229, "isComposing": False}, {"keyCode": 13, "isComposing": True}):
+            box.dispatch_event("keydown", {"key": "Enter", "code": "Enter", "bubbles": True, "cancelable": True,
+                                           **confirming})
         self.page.keyboard.type(after)
         self.page.keyboard.press("Enter")
         reply = replies.nth(before_count)

@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # imported as a plugin below: importing it here first would k
     from harness.suite.run import RunInfo
 
 pytest_plugins = [
+    "harness.suite.failed_step",
+    "harness.suite.known_defects",
     "harness.suite.run",
     "harness.suite.evidence",
     "harness.suite.fixtures",

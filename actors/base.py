@@ -13,7 +13,7 @@ from harness import hostile
 from harness.actor import Actor, Exchange
 from harness.app_handle import AppHandle
 from harness.browser_sessions import BrowserSessions
-from harness.drivers.base import Account, Capability, DriverError, UserSession
+from harness.drivers.base import Account, Capability, UserSession
 
 _SIGN_INS = ThreadPoolExecutor(2, thread_name_prefix="api-sign-in")  # API sessions signed in while browsers work
 
@@ -125,25 +125,19 @@ class ActorBase:
         if why_not:
             pytest.skip(why_not)
         victim.settle()  # what the app still writes of the victim's turns is theirs, not the tamperer's
-        try:
-            return hostile.tamper(self.session, hostile.Victim.of(victim.session), self.app.target)
-        except DriverError as e:
-            pytest.skip(f"the hostile users' writes need their own calls of the app's API: {e}")
+        return hostile.tamper(self.session, hostile.Victim.of(victim.session), self.app.target)
 
     def _api_sign_in(self, email: str, password: str) -> str:
-        """One sign-in through the app's API; the scenario skips with one line where the driver cannot try one."""
-        try:
-            return self.app.try_sign_in(email, password)
-        except DriverError as e:
-            pytest.skip(f"a sign-in with a password through the {self.app.target.name} API: {e}")
+        """One sign-in through the app's API; the scenario skips with one line where the driver offers none."""
+        self.app.require(Capability.PASSWORD_SIGN_IN)
+        return self.app.try_sign_in(email, password)
 
     def try_sign_in_through_api(self) -> str | None:
         """The user's own address and password through the app's API, from a client without a session: "" when let
-        in, else the app's words; None where the driver cannot sign in through the API (whatever the actor's kind)."""
-        try:
-            return self.app.try_sign_in(self.account.email, self.account.password)
-        except DriverError:
+        in, else the app's words; None where the driver offers no such sign-in (whatever the actor's kind)."""
+        if not self.app.offers(Capability.PASSWORD_SIGN_IN):
             return None
+        return self.app.try_sign_in(self.account.email, self.account.password)
 
     def _wrong_passwords(self, email: str, count: int) -> str:
         """Through the app's API, each from a client without a session; each must be refused. The last one's

@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from harness.drivers.base import DriverError, UserSession
@@ -60,6 +61,13 @@ class Breach:
 
     def __str__(self) -> str:
         return f"{self.method} {self.path} {self.sent} -> {self.status}: {self.why}"
+
+
+def kinds_of(breaches: Iterable[Breach]) -> list[str]:
+    """Each kind of write not refused (method, path without its query, status) with how many: what a known defect of
+    an app is held to, whatever else a failure shows in full."""
+    counted = Counter(f"{b.method} {b.path.partition('?')[0]} -> {b.status}" for b in breaches)
+    return [f"{kind} x{n}" for kind, n in sorted(counted.items())]
 
 
 @dataclass(frozen=True)

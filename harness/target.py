@@ -4,6 +4,7 @@ writing such a file (and, where its API differs from every shipped driver, a dri
 
 from __future__ import annotations
 
+import re
 import sys
 import tomllib
 from dataclasses import dataclass, field, fields
@@ -107,6 +108,58 @@ class Forgetting:
         return self.memory_edited is not None and self.memory_edited.memories == "made the newest"
 
 
+@dataclass(frozen=True)
+class KnownDefect:
+    """How a scenario fails on the app, and why: at the Gherkin line `step` (as written in the feature file, an
+    outline's <placeholders> included) with a failure message that `match` finds; or, for a generated session, a
+    difference of the read `read` (what was compared: "memories", "answer"...) that `match` finds in its description."""
+
+    why: str
+    match: str
+    step: str = ""
+    read: str = ""
+
+    def matches(self, message: str) -> bool:
+        return re.search(self.match, message, re.S) is not None
+
+    def declared(self) -> str:
+        """The declaration in a line: where and what it must fail with."""
+        where = f"at the step '{self.step}'" if self.step else f"in the read of {self.read}"
+        return f"{where}, with a message matching /{self.match}/"
+
+
+RESTATE = ("restate it as a table: [known_defects.\"<file>.feature: <title>\"] with step (the Gherkin line it fails "
+           "at, as written), match (a regular expression its failure message matches) and why; a generated "
+           "session's names read and match instead of step (docs/targets.md)")
+
+
+def _known_defects(data: dict, path: Path) -> dict[str, KnownDefect]:
+    """[known_defects]: each a table (step, match, why; or read, match, why); an empty string takes back one that a
+    file this one `extends` declares."""
+    defects = {}
+    for scenario, entry in data.get("known_defects", {}).items():
+        where = f"{path.name} [known_defects] {scenario!r}"
+        if entry == "":
+            continue
+        if not isinstance(entry, dict):
+            raise TargetError(f"{where} is a plain string: {RESTATE}")
+        unknown = set(entry) - {"step", "match", "why", "read"}
+        if unknown:
+            raise TargetError(f"{where} has {', '.join(sorted(unknown))}, which a known defect does not take: "
+                              "step, match, why (or read, match, why)")
+        missing = [k for k in ("match", "why") if not str(entry.get(k, "")).strip()]
+        if missing or bool(entry.get("step")) == bool(entry.get("read")):
+            lacks = ", ".join(missing) or "one of step (a scenario's line) and read (a generated session's)"
+            raise TargetError(f"{where} lacks {lacks}: {RESTATE}")
+        try:
+            re.compile(str(entry["match"]))
+        except re.error as e:
+            raise TargetError(f"{where}: match {entry['match']!r} is not a regular expression ({e})") from None
+        defects[str(scenario)] = KnownDefect(str(entry["why"]), str(entry["match"]), str(entry.get("step", "")).strip(),
+                                             str(entry.get("read", "")).strip())
+    return defects
+
+
 def _forgetting(data: dict) -> Forgetting:
     """[forgetting]: each choice a table `{ memories = "<answer>", source = "<where the app says so>" }`."""
     table = dict(data.get("forgetting", {}))
@@ -142,8 +195,8 @@ class Target:
     index_kinds: dict[str, dict[str, str]] = field(default_factory=dict)
     # The app's fault catalogue: each fault -> the scenarios that must fail with it on ("<file>.feature: <title>")
     fault_scenarios: dict[str, list[str]] = field(default_factory=dict)
-    # Scenarios that fail on this app because of a defect or a documented design choice of the app -> why, in a line
-    known_defects: dict[str, str] = field(default_factory=dict)
+    # Scenarios that fail on this app because of a defect or a documented design choice of the app: where and why
+    known_defects: dict[str, KnownDefect] = field(default_factory=dict)
     # What the app does with what users take back, where apps differ (harness.target.Forgetting)
     forgetting: Forgetting = field(default_factory=Forgetting)
     # The changes the replay scenarios put the app through, by name (harness.changes)
@@ -354,8 +407,7 @@ def load_target(path: str | Path | None = None) -> Target:
             app=app, recall=_recall(data), limits=_limits(data),
             index_kinds={k: {sk: str(sv) for sk, sv in v.items()} for k, v in data.get("index_kinds", {}).items()},
             fault_scenarios={str(k): [str(s) for s in v] for k, v in data.get("faults", {}).items()},
-            # an empty reason: a file that `extends` another takes back a defect of the other's store or setting
-            known_defects={str(k): str(v) for k, v in data.get("known_defects", {}).items() if v},
+            known_defects=_known_defects(data, path),
             forgetting=_forgetting(data), write_bodies=_write_bodies(data),
             changes=parse_changes(dict(data.get("changes", {})), path.name, history_sizes=_history_sizes(data),
                                   index_kinds=[str(k) for k in data.get("index_kinds", {})]),

@@ -21,7 +21,9 @@ from harness.sessions.generator import generate
 from harness.sessions.reads import ENTRIES
 from harness.sessions.runner import GeneratedSession, Join, SessionOutcome, SessionRunner
 from harness.sessions.seeds import load_seeds
+from harness.suite.known_defects import DeclaredDifferences, declared_for
 from harness.suite_options import ROOT
+from harness.target import KnownDefect
 from harness.test_data import DEFAULT_SEED
 from steps.world import World
 
@@ -33,11 +35,6 @@ TAKING_BACK = {Capability.MEMORY_DELETE: ("delete a memory",), Capability.MEMORY
                Capability.MEMORY_CLEAR: ("clear all memories",),
                Capability.CONVERSATION_DELETE: ("delete a conversation",),
                Capability.MEMORY_SWITCH: ("turn memory off", "turn memory on")}
-# Action kinds that a scenario of their own decides: where that scenario is a known defect of the app, the generated
-# sessions leave the kind out rather than fail on the declared defect again (and hide everything after it).
-DECIDED_BY = {"tamper with another user's data":
-              "hostile_users.feature: Nobody can change or delete another user's memories or conversations through the "
-              "API"}
 
 
 def left_out_kinds(world: World, through_api: bool = False) -> dict[str, str]:
@@ -61,12 +58,12 @@ def left_out_kinds(world: World, through_api: bool = False) -> dict[str, str]:
     if world.app.target.limits.sign_in_failures is None:
         left_out["type wrong passwords at another's address"] = (
             f"{world.app.target.path.name} declares no sign-in throttling ([limits] sign_in_failures)")
+    elif not world.app.offers(Capability.PASSWORD_SIGN_IN):
+        left_out["type wrong passwords at another's address"] = (
+            f"needs {Capability.PASSWORD_SIGN_IN.value}, which the {world.app.name} driver does not offer")
     why_not = cannot_tamper(world.app.target)
     if why_not:
         left_out["tamper with another user's data"] = why_not
-    for kind, scenario in DECIDED_BY.items():
-        if scenario in world.app.target.known_defects:
-            left_out.setdefault(kind, f"its scenario is a known defect of {world.app.target.name} ({scenario})")
     if through_api:
         left_out["restart the app"] = "acted out in the first seed's session, in browsers (a restart takes seconds)"
     elif not world.app.started_by_suite or not world.app.offers(Capability.RESTART):
@@ -103,20 +100,24 @@ def seeds_of(world: World, which: str) -> list[str]:
 
 @given(parsers.re(r"^the first seed's session of (?P<count>\d+) actions by (?P<users>\d+) users, each in their own "
                   r"browser$"), converters={"count": int, "users": int}, target_fixture="generated_sessions")
-def first_seeds_session(world: World, answers: AnswerCheck, count: int, users: int) -> list[GeneratedSession]:
+def first_seeds_session(world: World, answers: AnswerCheck, request: pytest.FixtureRequest, count: int,
+                        users: int) -> list[GeneratedSession]:
     """The run's seed (--seed), else the first listed, acted out in browsers where the app has a page."""
-    return listed_sessions(world, answers, "first seed's session", count, users, through_api=False)
+    return listed_sessions(world, answers, "first seed's session", count, users, through_api=False,
+                           declared=declared_for(request.node))
 
 
 @given(parsers.re(r"^the other seeds' sessions of (?P<count>\d+) actions by (?P<users>\d+) users, each through the "
                   r"app's API$"), converters={"count": int, "users": int}, target_fixture="generated_sessions")
-def other_seeds_sessions(world: World, answers: AnswerCheck, count: int, users: int) -> list[GeneratedSession]:
+def other_seeds_sessions(world: World, answers: AnswerCheck, request: pytest.FixtureRequest, count: int,
+                         users: int) -> list[GeneratedSession]:
     """The regression seeds, then the other listed seeds, each acted out through the app's API."""
-    return listed_sessions(world, answers, "other seeds' sessions", count, users, through_api=True)
+    return listed_sessions(world, answers, "other seeds' sessions", count, users, through_api=True,
+                           declared=declared_for(request.node))
 
 
 def listed_sessions(world: World, answers: AnswerCheck, which: str, count: int, users: int,
-                    through_api: bool) -> list[GeneratedSession]:
+                    through_api: bool, declared: KnownDefect | None = None) -> list[GeneratedSession]:
     """Drawn from each seed alone, within the target's [limits], as its [recall] memory_listing and [forgetting]
     choices say; what the app (or the API) cannot act out, or the target does not say, is left out with one line
     each. Each plan shows every transition of the model it can, and prints them."""
@@ -148,7 +149,9 @@ def listed_sessions(world: World, answers: AnswerCheck, which: str, count: int, 
         app = world.app.fresh(Capability.MOVABLE_CLOCK, clock="settable") if own_apps and i else world.app
         # (a restart the session acts out: the scenario goes on with the app restarted)
         runner = SessionRunner(app, plan, joining(app), answers, world.data.unique_tag,
-                               use_app=world.use_app if app is world.app else None)
+                               use_app=world.use_app if app is world.app else None,
+                               declared=declared if declared and declared.read else None)
+        runner.not_checked.update({f"the {read}": why for read, why in unread.items()})
         session = GeneratedSession(plan, runner, at_once=own_apps)
         print(session.head())
         report.attach_text(f"generated actions, seed {seed}", script(plan.users, plan.actions))
@@ -163,7 +166,7 @@ def act_out(generated_sessions: list[GeneratedSession], pytestconfig: pytest.Con
     """Each session acted out in turn (the regression seeds first), or all at once where each has an app of its own;
     each action compared with the model after it; a difference is shrunk (--shrink-seconds)."""
     # A target's known defect is already described with its reproduction: no minutes spent shrinking it on each run.
-    budget = 0.0 if request.node.get_closest_marker("xfail") else pytestconfig.getoption("--shrink-seconds")
+    budget = 0.0 if declared_for(request.node) else pytestconfig.getoption("--shrink-seconds")
     if len(generated_sessions) > 1 and all(session.at_once for session in generated_sessions):
         with ThreadPoolExecutor(max_workers=len(generated_sessions)) as pool:
             return list(pool.map(lambda session: session.act_out(shrink_budget_s=budget), generated_sessions))
@@ -188,3 +191,6 @@ def remembered_as_modelled(world: World, session_outcomes: list[SessionOutcome])
             failed.append(text)
     if failed:
         raise AssertionError("\n\n".join(failed))
+    shown = [outcome.shown_as_declared() for outcome in session_outcomes if outcome.declared_shown]
+    if shown:  # only what the target declares of its app, and the sessions went on to their ends
+        raise DeclaredDifferences("\n".join(shown))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from harness.hostile import Breach, Holdings, cannot_tamper, same_words
+from harness.hostile import Breach, Holdings, cannot_tamper, kinds_of, same_words
 from harness.target import Limits
 from steps.world import NAME, World
 
@@ -65,8 +65,9 @@ def refused_every_write(tampering: Tampering, name: str, other: str) -> None:
     assert (tampering.tamperer, tampering.owner) == (name, other), f"{name} did not tamper with {other}'s data"
     shown = "; ".join(str(b) for b in tampering.breaches[:SHOWN_BREACHES])
     more = len(tampering.breaches) - SHOWN_BREACHES
-    assert not tampering.breaches, (f"{name}'s writes on {other}'s data were not refused: {shown}"
-                                    + (f" (and {more} more)" if more > 0 else ""))
+    assert not tampering.breaches, (f"{name}'s writes on {other}'s data were not refused ("
+                                    + ", ".join(kinds_of(tampering.breaches))
+                                    + f"): {shown}" + (f" (and {more} more)" if more > 0 else ""))
 
 
 @then(parsers.re(f"^{NAME}'s memories and conversations are exactly as before, every field and every turn$"))

@@ -58,3 +58,18 @@ def test_a_variant_of_an_app_is_looked_for_beside_its_app() -> None:
     assert places == ["open-webui-pgvector/junit.xml", "open-webui/junit-pgvector.xml"]
     assert [str(p).split("reports/", 1)[1] for p in junit_places("memchat", default=True)] == [
         "memchat/junit.xml", "junit.xml"]
+
+
+def test_a_known_defect_carries_what_was_observed_and_one_that_failed_otherwise_both_lines(tmp_path: Path) -> None:
+    path = tmp_path / "junit.xml"
+    path.write_text("""<testsuites><testsuite name="pytest">
+<testcase classname="features.in_session_memory.feature" name="test_a_correction_replaces_the_old_fact">
+  <skipped type="pytest.xfail" message="known defect of the app x: a cut | observed: 'Then y' (f:3): cut" /></testcase>
+<testcase classname="features.in_session_memory.feature" name="test_facts_told_in_quick_succession_are_all_remembered">
+  <failure message="declared: at the step 'Then y', with a message matching /cut/&#10;observed: 'When z' (f:2): \
+blank&#10;&#10;frames">trace</failure></testcase>
+</testsuite></testsuites>""", encoding="utf-8")
+    _, cells = read_junit(path)
+    assert list(cells.values()) == [
+        Cell("known defect", "known defect of the app x: a cut", "'Then y' (f:3): cut"),
+        Cell("failed", "declared: at the step 'Then y', with a message matching /cut/", "'When z' (f:2): blank")]

@@ -411,17 +411,9 @@ def test_khoj_waits_for_its_own_line_of_each_turn_saved(tmp_path: Path) -> None:
     assert driver.saved_turns(app, lambda t: t.user == "ana@x.test.example.com") == 3
 
 
-def test_every_targets_known_defects_name_scenarios_that_exist() -> None:
-    from harness.scenarios import ScenarioRef, check_exist
+def test_every_targets_known_defects_name_scenarios_that_exist_and_their_steps() -> None:
+    from harness.suite.known_defects import known_defects
     from harness.target import TARGETS
 
     for path in sorted(TARGETS.glob("*.toml")):
-        target = load_target(path)
-        check_exist([ScenarioRef.parse(text, path.name) for text in target.known_defects], path.name)
-
-
-def test_the_scenarios_that_decide_a_generated_action_exist() -> None:
-    from harness.scenarios import ScenarioRef, check_exist
-    from steps.generated_session_steps import DECIDED_BY
-
-    check_exist([ScenarioRef.parse(text, "DECIDED_BY") for text in DECIDED_BY.values()], "DECIDED_BY")
+        known_defects(load_target(path))  # raises UnknownScenario, naming the first that does not

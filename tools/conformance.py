@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.scenarios import FEATURES, feature_scenarios, node_title
+from harness.suite.known_defects import OBSERVED
 from harness.target import DEFAULT_TARGET, TargetError, load_target
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,12 +39,14 @@ OUT = REPORTS / "conformance"
 TARGETS = ROOT / "targets"
 STATUSES = ("passed", "skipped", "known defect", "failed")
 NOT_RUN = "not run"
+DECLARED, OBSERVED_LINE = "declared: ", "observed: "  # the first lines of a known defect that failed otherwise
 
 
 @dataclass(frozen=True)
 class Cell:
     status: str  # one of STATUSES
     line: str = ""  # the reason, defect or failure, one line
+    observed: str = ""  # a known defect's (or a failed one's): the step it failed at and the message's first line
 
 
 @dataclass
@@ -105,11 +108,17 @@ def node_id(case: ET.Element) -> str:
 def cell_of(case: ET.Element) -> Cell:
     for child in case:
         if child.tag in ("failure", "error"):
-            return Cell("failed", first_line(child.get("message")) or first_line(child.text))
+            message = child.get("message") or child.text or ""
+            if message.startswith(DECLARED):  # a known defect that failed otherwise than declared
+                lines = message.splitlines()
+                observed = next((line for line in lines if line.startswith(OBSERVED_LINE)), "")
+                return Cell("failed", lines[0], observed.removeprefix(OBSERVED_LINE))
+            return Cell("failed", first_line(message))
         if child.tag == "skipped":
             reason = first_line(child.get("message"))
             if child.get("type") == "pytest.xfail":
-                return Cell("known defect", reason)
+                line, _, observed = reason.partition(OBSERVED)
+                return Cell("known defect", line, observed)
             return Cell("skipped", reason.removeprefix("Skipped: "))
     return Cell("passed")
 
@@ -189,7 +198,8 @@ def rows_of(runs: list[TargetRun]) -> list[Row]:
 def cell_text(cell: Cell | None) -> str:
     if cell is None:
         return NOT_RUN
-    return f"{cell.status}: {cell.line}" if cell.line else cell.status
+    text = f"{cell.status}: {cell.line}" if cell.line else cell.status
+    return f"{text} (observed: {cell.observed})" if cell.observed else text
 
 
 def markdown(runs: list[TargetRun], rows: list[Row], made: str) -> str:
@@ -233,6 +243,8 @@ def page(runs: list[TargetRun], rows: list[Row], made: str) -> str:
             cell = run.results.get(row.node)
             status = cell.status if cell else NOT_RUN
             line = f"<br><small>{html.escape(cell.line)}</small>" if cell and cell.line else ""
+            if cell and cell.observed:
+                line += f"<br><small><b>observed:</b> {html.escape(cell.observed)}</small>"
             cells.append(f'<td style="background:{colours[status]}">{status}{line}</td>')
         body.append(f"<tr><th>{html.escape(label)}</th>{''.join(cells)}</tr>")
     return ("<!doctype html><meta charset=utf-8><title>Conformance</title>"

@@ -199,6 +199,26 @@ class SessionModel:
             if choice.memories == "gone":
                 user.remembered = []
 
+    def adopt_memories(self, name: str, texts: list[str]) -> bool:
+        """The user's memories become those the app lists (a known defect of the app's, declared by its target): each
+        one the model holds, else the newest statement of the user's that reads so. False, and nothing changed, when
+        the app lists a text the user never told."""
+        user = self._user(name)
+        kept, adopted = list(user.remembered), []
+        for text in texts:
+            held = next((m for m in kept if m.sentence == text), None)
+            if held is not None:
+                kept.remove(held)
+                adopted.append(held)
+                continue
+            said = next((s for s in reversed(user.statements) if s.sentence == text), None)
+            if said is None:
+                return False
+            adopted.append(Remembered(said.key, said.value, said.sentence, said.day, said.conversation, said.seq,
+                                      place=said.seq))
+        user.remembered = adopted + [m for m in kept if not self._remembered(m)]  # expired ones stay unlisted
+        return True
+
     def _reading(self, user: UserState, name: str, text: str) -> Remembered:
         """The user's first memory (as listed) that reads `text`: the one the memories page acts on."""
         found = next((m for m in user.remembered if m.sentence == text and self._remembered(m)), None)

@@ -12,6 +12,7 @@ while a test waits."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -20,10 +21,12 @@ from typing import Any
 
 from playwright.sync_api import Error as PlaywrightError
 
+from harness import report
 from harness.actor import Actor
 from harness.answers import AnswerCheck
 from harness.app_handle import AppHandle
 from harness.drivers.base import Account, Capability, Memory, UserSession
+from harness.hostile import kinds_of
 from harness.order import Span, out_of_order
 from harness.polling import Timeout, wait_until
 from harness.sessions.actions import (
@@ -55,9 +58,12 @@ from harness.sessions.actions import (
 from harness.sessions.generator import Plan
 from harness.sessions.model import NotApplicable, SessionModel, reply_to
 from harness.sessions.shrink import shrink
+from harness.target import KnownDefect
 
 FULL_CHECK_EVERY = 10  # actions between two checks of every user (the acting user is checked after each)
 MEMORY_WAIT_S = 10  # how long the app may take to list a memory once the turn that told it is answered
+# The read whose app side a declared difference hands to the model: a user's memories, as listed.
+ADOPTABLE = "memories"
 SEARCHES_PER_CHECK = 6  # memories searched by their own text at each check of a user, newest first, then in turn
 
 
@@ -95,7 +101,8 @@ class Member:
 
 class SessionRunner:
     def __init__(self, app: AppHandle, plan: Plan, join: Join, answers: AnswerCheck,
-                 new_tag: Callable[[], str], use_app: Callable[[AppHandle], AppHandle] | None = None) -> None:
+                 new_tag: Callable[[], str], use_app: Callable[[AppHandle], AppHandle] | None = None,
+                 declared: KnownDefect | None = None) -> None:
         self.app = app
         # Where the scenario goes on with the app once the runner has restarted it (the world's `use_app`), so that the
         # users' actors act on the app as it runs now; None: the runner's own handle only.
@@ -124,6 +131,12 @@ class SessionRunner:
         # Users whose page asked them to sign in after time passed: each signs in at her next action (one who does
         # not act again before the end or the next days signs in for nothing; the form is shown either way).
         self._to_sign_in: set[str] = set()
+        # The difference the target declares a known defect of the app (a read and a pattern), if any: where it shows,
+        # it is recorded, the app's side of that read becomes the model's, and the session goes on to its end.
+        self.declared = declared
+        self.shown: list[Difference] = []  # the declared differences that showed, in order
+        # Each check the session could not make, with why (the report and the session's JSON list them).
+        self.not_checked: dict[str, str] = {}
 
     def new_model(self) -> SessionModel:
         return SessionModel(self.plan.users, self.retention_days, self.memory_listing, self.session_days,
@@ -141,7 +154,6 @@ class SessionRunner:
     # -- acting out ------------------------------------------------------------------------------------------------
     def run(self, actions: list[Action]) -> Difference | None:
         """Act the actions out with new accounts and browsers; the first difference from the model, if any."""
-        self.app.searches()  # where the app offers none, the report says its searches are not checked
         for member in self.members.values():
             member.actor.leave()
         for account in self._accounts:  # a replay must not find an earlier run's users (nor recall their memories)
@@ -151,6 +163,7 @@ class SessionRunner:
         self._previous = None
         self._action_started, self._first_listed, self._failed, self._acted = {}, {}, {}, set()
         self._to_sign_in = set()
+        self.shown = []
         self.tag = self.new_tag()
         self.members = {name: self._join(name) for name in self.plan.users}
         for number, action in enumerate(actions, 1):
@@ -162,10 +175,36 @@ class SessionRunner:
                 what_failed = " | ".join(lines[:3] + waited) or type(e).__name__
                 difference = Difference(number, action, f"{action.user or 'the app'}'s app behaviour",
                                         "the action to complete", what_failed)
+            difference = self._unless_declared(difference)
             if difference:
                 return difference
             self._previous = action
-        return self._check_everyone(len(actions), actions[-1] if actions else None)
+        return self._unless_declared(self._check_everyone(len(actions), actions[-1] if actions else None))
+
+    def _unless_declared(self, difference: Difference | None) -> Difference | None:
+        """The difference, unless it is the one the target declares: that one is recorded, the app's side of its read
+        taken as the model's from then on (a user's memories; an answer or a refusal leaves the model as it is), and
+        everyone checked again for any other difference."""
+        for _ in range(len(self.plan.users) * 2 + 1):  # each user's memories taken over at most once a check
+            if difference is None or not self._declared_shows(difference):
+                return difference
+            self.shown.append(difference)
+            difference = self._check_everyone(difference.number, difference.action)
+        return difference
+
+    def _declared_shows(self, difference: Difference) -> bool:
+        declared = self.declared
+        if (declared is None or not re.fullmatch(declared.read, difference.category)
+                or not declared.matches(difference.describe())):
+            return False
+        if difference.category == ADOPTABLE:  # only memories the user told can be taken over
+            return self.model.adopt_memories(difference.what.partition("'s ")[0], list(difference.actual))
+        return True
+
+    def _not_checked(self, check: str, why: str) -> None:
+        if check not in self.not_checked:
+            self.not_checked[check] = why
+            report.attach_text("not checked", f"{check}: {why}")
 
     def _join(self, name: str) -> Member:
         actor = self.join(name, self.plan.email_locals[name], self.tag, self.plan.email_domains.get(name, "x.test"))
@@ -400,9 +439,9 @@ class SessionRunner:
         for memory in attacker.session.memories():  # what the tries wrote on the attacker's own data, taken back
             if memory.id not in own:
                 attacker.session.delete_memory(memory.id)
-        if breaches:
+        if breaches:  # each kind of write not refused; the first in full
             return Difference(number, action, f"{action.user}'s writes on {action.victim}'s data", "every one refused",
-                              [str(b) for b in breaches])
+                              [*kinds_of(breaches), f"first: {breaches[0]}"])
         return self._check_user(number, action, action.victim)
 
     def _wrong_passwords(self, number: int, action: WrongPasswords) -> Difference | None:
@@ -448,7 +487,11 @@ class SessionRunner:
         return None
 
     def _old_session_refused(self, number: int, action: Action, held: dict, after: str) -> Difference | None:
-        if not self.app.offers(Capability.SERVER_SIGN_OUT):
+        # An app whose API the suite speaks can be asked about any held session; else it must sign out on its server.
+        if not (self.app.offers(Capability.SERVER_SIGN_OUT) or self.app.offers(Capability.CHAT_API)):
+            self._not_checked(f"the old session after {after}",
+                              f"needs {Capability.SERVER_SIGN_OUT.value} or {Capability.CHAT_API.value}, which the "
+                              f"{self.app.name} driver does not offer")
             return None
         if self.app.accepts(held):
             return Difference(number, action, f"{action.user}'s old session after {after}", "refused", "accepted")
@@ -457,7 +500,10 @@ class SessionRunner:
     def _nothing_left(self, number: int, action: Action, account: Account,
                       had: tuple[list[str], list[str]]) -> Difference | None:
         """Where the driver can read the app's store: no row of the deleted account is left in it."""
-        if not self.app.offers(Capability.DATABASE_ACCESS):
+        if not (self.app.offers(Capability.DATABASE_ACCESS) or self.app.offers(Capability.ACCOUNT_REMAINS)):
+            self._not_checked("what the store keeps of a deleted account",
+                              f"needs {Capability.ACCOUNT_REMAINS.value}, which the {self.app.name} driver does not "
+                              "offer")
             return None
         left = {kind: n for kind, n in self.app.remains_of(account, *had).items() if n}
         if left:
@@ -571,7 +617,11 @@ class SessionRunner:
         """The app's search, for some of the user's memories by their own text: each comes first (or tied with one of
         identical text), and every hit is one of the user's memories listed now (nothing of another user, nothing
         forgotten or deleted)."""
-        if not memories or not self.app.offers(Capability.MEMORY_SEARCH):
+        if not self.app.offers(Capability.MEMORY_SEARCH):
+            self._not_checked("the memory search", f"the {self.app.name} app offers its users no search of their "
+                              "memories")
+            return None
+        if not memories:
             return None
         listed = {m.id for m in memories}
         start = self._searched.get(name, 0)
@@ -636,8 +686,9 @@ class GeneratedSession:
         started = time.monotonic()
         difference = self.runner.run(self.plan.actions)
         seconds = time.monotonic() - started
+        shown, not_checked = tuple(self.runner.shown), dict(self.runner.not_checked)  # before a shrink runs again
         if difference is None:
-            return SessionOutcome(self, None, seconds, [])
+            return SessionOutcome(self, None, seconds, [], shown, not_checked)
         failing = self.plan.actions[:max(difference.number, 1)]
         reproduction = failing
         category = difference.category
@@ -649,7 +700,7 @@ class GeneratedSession:
 
             only_theirs = [a for a in failing if a.user in (user, "")] if user else None
             reproduction = shrink(failing, still_fails, self.runner.valid, shrink_budget_s, only_theirs)
-        return SessionOutcome(self, difference, seconds, reproduction)
+        return SessionOutcome(self, difference, seconds, reproduction, shown, not_checked)
 
 
 @dataclass(frozen=True)
@@ -661,6 +712,8 @@ class SessionOutcome:
     difference: Difference | None
     seconds: float
     reproduction: list[Action]
+    declared_shown: tuple[Difference, ...] = ()  # the differences the target declares a known defect, as they showed
+    not_checked: dict[str, str] = field(default_factory=dict)  # each check the session could not make -> why
 
     def summary(self, target: str) -> dict:
         """The run as `reports/generated-sessions/*.json` records it."""
@@ -668,12 +721,23 @@ class SessionOutcome:
         return {"seed": plan.seed, "actions": len(plan.actions), "users": plan.users, "target": target,
                 "seconds": round(self.seconds, 1), "passed": self.difference is None, "left_out": plan.left_out,
                 **plan.counts(), "transitions": plan.transitions(),
+                "not_checked": [{"check": check, "why": why} for check, why in self.not_checked.items()],
+                "known_defect": [d.describe() for d in self.declared_shown],
                 "difference": self.difference.describe() if self.difference else None}
+
+    def shown_as_declared(self) -> str:
+        """The declared differences that showed (the session went on after each), in a few lines."""
+        return "\n".join(f"known defect shown, {d.describe()}" for d in self.declared_shown)
 
     def report(self) -> str:
         head = self.session.head()
+        if self.not_checked:
+            head += "\nnot checked: " + "; ".join(f"{check} ({why})" for check, why in self.not_checked.items())
+        if self.declared_shown:
+            head += "\n" + self.shown_as_declared()
         if self.difference is None:
-            return f"{head}\nevery action matched the model ({self.seconds:.1f} s)"
+            return f"{head}\nevery action matched the model ({self.seconds:.1f} s)" + (
+                ", but for the declared differences above" if self.declared_shown else "")
         plan = self.session.plan
         users = [u for u in plan.users if any(a.user == u for a in self.reproduction)] or plan.users
         shrunk = "" if len(self.reproduction) == self.difference.number else (

@@ -30,9 +30,10 @@ from harness.browser import (
 from harness.databases import DatabaseServers, ProviderError, provide_databases
 from harness.drivers import load_driver
 from harness.drivers.base import Capability, DriverError
-from harness.scenarios import ScenarioRef, UnknownScenario, check_exist
+from harness.scenarios import UnknownScenario
+from harness.suite.known_defects import known_defects, mark_known_defects
 from harness.suite_options import SuiteOptions, add_options, runs_acceptance_suite
-from harness.target import Target, TargetError, load_target
+from harness.target import TargetError, load_target
 
 
 @dataclass
@@ -139,29 +140,14 @@ def pytest_configure_node(node) -> None:  # noqa: ANN001 - xdist's WorkerControl
         node.workerinput["memtest"] = node.config.stash[SESSION].to_json()
 
 
-KNOWN_DEFECT = "known defect of the app"  # how a report and its categories tell these apart
-
-
-def known_defects(target: Target) -> dict[ScenarioRef, str]:
-    """The target's [known_defects], each checked to name an existing scenario."""
-    where = f"{target.path.name} [known_defects]"
-    refs = {ScenarioRef.parse(text, where): why for text, why in target.known_defects.items()}
-    check_exist(refs, where)
-    return refs
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     info = config.stash.get(SESSION, None)
     if info is not None:
         target = load_target(info.target)
         try:
-            defects = known_defects(target)
+            mark_known_defects(items, target)
         except UnknownScenario as e:
             raise pytest.UsageError(str(e)) from None
-        for item in items:  # strict: a known defect that starts passing fails the run, to be taken off the list
-            why = next((why for ref, why in defects.items() if ref.runs(item.nodeid)), None)
-            if why is not None:
-                item.add_marker(pytest.mark.xfail(reason=f"{KNOWN_DEFECT} {target.name}: {why}", strict=True))
     left_out = {marker for marker, option in OPT_IN.items() if not config.getoption(option)}
     deselected = [item for item in items if any(item.get_closest_marker(m) for m in left_out)]
     if deselected:

@@ -14,7 +14,7 @@ from harness.turn import Turn
 from pages.chat_page import ChatPage, RecalledMemory
 from pages.conversation_list import ConversationList
 from pages.login_page import LoginPage
-from pages.memories_page import MemoriesPage
+from pages.memories_page import MemoriesPage, NotShown
 from pages.network_failures import dropped_after_answer, refused_by_server
 
 
@@ -331,12 +331,22 @@ class BrowserActor(ActorBase):
     def delete_memory(self, text: str) -> str:
         if not self._has_memories_page():
             return super().delete_memory(text)
-        return self._on_memories_page().delete(text)
+        try:
+            return self._on_memories_page().delete(text)
+        except NotShown as e:
+            raise self._not_hers(e) from None
 
     def edit_memory(self, text: str, new_text: str) -> None:
         if not self._has_memories_page():
             return super().edit_memory(text, new_text)
-        self._on_memories_page().edit(text, new_text)
+        try:
+            self._on_memories_page().edit(text, new_text)
+        except NotShown as e:
+            raise self._not_hers(e) from None
+
+    def _not_hers(self, shown: NotShown) -> AssertionError:
+        """In the user's words, as the API actor says it: the memory looked for, and every one she has."""
+        return AssertionError(f"{self.name} has no memory that reads {shown.text!r}; her memories: {shown.shown}")
 
     def clear_memories(self) -> None:
         if not self._has_memories_page():

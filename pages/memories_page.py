@@ -8,6 +8,19 @@ from playwright.sync_api import Locator, Request, expect
 from pages.base import BasePage
 
 
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+class NotShown(AssertionError):
+    """A memory looked for by its text that the page does not list, with every memory it lists."""
+
+    def __init__(self, text: str, shown: list[str]) -> None:
+        super().__init__(f"the memories page lists no memory that reads {text!r}; it lists: {shown}")
+        self.text = text
+        self.shown = shown
+
+
 class MemoriesPage(BasePage):
     def open(self) -> MemoriesPage:
         self.page.goto(self.url_for("memories_page"))
@@ -18,7 +31,12 @@ class MemoriesPage(BasePage):
         return self
 
     def _item(self, text: str) -> Locator:
-        """The one memory that reads `text` exactly (the first, where several do)."""
+        """The one memory that reads `text` exactly (the first, where several do). The loaded list is read first: a
+        text it does not hold anywhere fails at once with what it holds, not after a locator's timeout (a typo in
+        a scenario's memory, or a memory the app never stored)."""
+        shown = self.texts()
+        if not any(_words(text) in _words(listed) for listed in shown):  # a looser match than the locator's exact one
+            raise NotShown(text, shown)
         items = self.el("memory_item")
         return items.filter(has=self.el("memory_text").get_by_text(text, exact=True)).first
 

@@ -5,6 +5,8 @@ same way: a command line, an environment and a health address, given by its driv
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -23,6 +25,31 @@ ROOT = Path(__file__).resolve().parent.parent
 
 class AppLaunchError(Exception):
     """One line: why the app could not be started or reached, and what to do."""
+
+
+def install_command(program: str, cwd: Path = ROOT) -> str:
+    """What installs a program the suite starts: the make target of its folder under .tools/ (an older release's
+    folder carries its version: `make open-webui` installs .tools/open-webui-0.11.4 too), `make setup` for the
+    project's own environment; otherwise the target file's command to correct."""
+    path = Path(os.path.abspath(cwd / program))
+    parts = path.relative_to(ROOT).parts if path.is_relative_to(ROOT) else ()
+    if parts[:1] == (".venv",):
+        return "make setup"
+    if parts[:1] == (".tools",) and len(parts) > 2:
+        makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+        for name in (parts[1], re.sub(r"-[0-9][0-9A-Za-z.]*$", "", parts[1])):
+            if re.search(rf"^{re.escape(name)}:", makefile, re.MULTILINE):
+                return f"make {name}"
+    return ""
+
+
+def not_installed(name: str, program: str, cwd: Path = ROOT) -> str | None:
+    """One line naming the command that installs `program`, where it does not exist; None where it does."""
+    if (cwd / program).exists() if "/" in program else shutil.which(program) is not None:
+        return None
+    command = install_command(program, cwd)
+    how = f"install it with `{command}`" if command else "install it, or correct [app] command in its target file"
+    return f"{name} is not installed ({program} does not exist): {how}"
 
 
 @dataclass
@@ -85,6 +112,9 @@ def start_process(name: str, command: list[str], *, env: dict[str, str], log_pat
                   cwd: Path = ROOT, warm: WarmStart | None = None) -> tuple[subprocess.Popen | ForkedProcess, dict]:
     """Start `command` with its output in `log_path`; return it and its health once `health_url` answers. With
     `warm` (the target's [app] preload), a Python console script starts as a fork of its warm interpreter."""
+    missing = not_installed(name, command[0], cwd)
+    if missing:  # before a warm start, whose own error would not say how to install it
+        raise AppLaunchError(missing)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     full_env = {**os.environ, **env, "PYTHONUNBUFFERED": "1"}
     process: subprocess.Popen | ForkedProcess | None
@@ -97,7 +127,7 @@ def start_process(name: str, command: list[str], *, env: dict[str, str], log_pat
             try:
                 process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, env=full_env)
             except OSError as e:
-                raise AppLaunchError(f"{name} could not be started ({command[0]}: {e.strerror}); install it") from None
+                raise AppLaunchError(f"{name} could not be started ({command[0]}: {e.strerror})") from None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         health = get_health(health_url)

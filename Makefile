@@ -103,9 +103,10 @@ test: setup $(BROWSER_SERVER)
 	$(PYTEST) tests -q -p no:cacheprovider -n $(N)
 	$(PYTEST) features -q -n $(N) --alluredir=reports/allure-results --clean-alluredir --junitxml=reports/junit.xml
 
-# The main job: the acceptance suite against the reference app, then its Allure report (built even when red).
+# The main job: the acceptance suite against the reference app, then its Allure report (built even when red), of
+# this run only; SELECT="features/x.feature -k word" runs what those pytest arguments select instead.
 report: setup $(ALLURE)
-	@status=0; $(PYTEST) features --alluredir=reports/allure-results --clean-alluredir || status=$$?; \
+	@status=0; $(PYTEST) $(or $(SELECT),features) --alluredir=reports/allure-results --clean-alluredir || status=$$?; \
 	  $(ALLURE) generate reports/allure-results -o reports/allure >/dev/null && \
 	  echo "report: reports/allure/index.html (serve it: $(ALLURE) open reports/allure)"; exit $$status
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # imported as a plugin below: importing it here first would k
 pytest_plugins = [
     "harness.suite.failed_step",
     "harness.suite.known_defects",
+    "harness.suite.failure_text",  # after known_defects: reads the report once it is judged
     "harness.suite.run",
     "harness.suite.evidence",
     "harness.suite.fixtures",

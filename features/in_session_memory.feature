@@ -45,6 +45,17 @@ Feature: In-session memory
     Then the assistant answers "Your will is with the notary Smith."
     And the memories recalled for Ana are her own, as her list gives them
 
+  Scenario: Only the memory a question or a search is about is found for it
+    When Ana tells the assistant "My dentist is Doctor Ruiz."
+    And Ana tells the assistant "My locker code is 4242."
+    And Ana tells the assistant "My travel plan is a slow train from Lisbon through Madrid, Barcelona, Marseille, Genoa, Florence and Rome, then a ferry to Split, Dubrovnik, Kotor and Athens in late September."
+    And Ana tells the assistant "My soup recipe is onions, carrots, celery, garlic, thyme, bay leaves, chicken stock, barley, parsley and a squeeze of lemon, simmered slowly for three hours."
+    And Ana starts a new conversation
+    And Ana asks "What is my locker code?"
+    Then the assistant answers "Your locker code is 4242."
+    And the only memory recalled for Ana is "My locker code is 4242."
+    And searching Ana's memory for "My travel plan is a slow train from Lisbon through Madrid, Barcelona, Marseille, Genoa, Florence and Rome, then a ferry to Split, Dubrovnik, Kotor and Athens in late September." finds that memory and no other
+
   Scenario: A fact as long as the longest message is remembered exactly
     When Ana tells the assistant a fact as long as the longest message, in Chinese
     Then her long-term memory holds exactly these facts, in the order she told them

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from pytest_bdd import parsers, then, when
 
 from steps.records import Talk
@@ -51,3 +52,39 @@ def types_with_input_method(world: World, talk: Talk, name: str, before: str, ch
                             after: str) -> Talk:
     """Typed partly with an input method (Chinese, Japanese): Enter confirms the characters, a second one sends."""
     return talk.after(world.actors[name].say_composed(before, reading, characters, after))
+
+
+
+def recall_threshold(world: World) -> float:
+    """The threshold the target declares, below which the app recalls nothing; skips where it declares none."""
+    target = world.app.target
+    if target.recall.threshold <= 0:
+        pytest.skip(f"{target.path.name} declares no recall threshold ([recall] threshold): the app may recall any "
+                    "memory for any question")
+    return target.recall.threshold
+
+
+@then(parsers.re(f'^the only memory recalled for {NAME} is "(?P<text>[^"]+)"$'))
+def only_memory_recalled(world: World, talk: Talk, name: str, text: str) -> None:
+    """For the user's last turn, the app showed it recalled that memory and none other: her memories about other
+    things sit below the recall threshold the target declares (skipped where it declares none, or shows none)."""
+    threshold, target = recall_threshold(world), world.app.target
+    if target.has_pages and "recalled_memory" not in target.locators:
+        pytest.skip(f"{target.path.name} locates no recalled memory on the app's page (locator recalled_memory)")
+    last = talk.of(name).last
+    assert last is not None, f"{name} asked nothing"
+    assert list(last.recalled) == [text], (
+        f"for {name}'s question {last.said!r} the app recalled {list(last.recalled) or 'nothing'}, not only {text!r}: "
+        f"a memory about something else passed its recall threshold of {threshold}")
+
+
+@then(parsers.re(f'^searching {NAME}\'s memory for "(?P<text>[^"]+)" finds that memory and no other$'))
+def search_finds_only(world: World, name: str, text: str) -> None:
+    """The app's memory search by a memory's whole text: that memory, and none about other things (they sit below
+    the recall threshold the target declares; skipped where it declares none)."""
+    threshold = recall_threshold(world)
+    if not world.app.searches():
+        return
+    found = [h.text for h in world.actors[name].session.search(text, k=world.app.recall_k)]
+    assert found == [text], (f"searching {name}'s memory for {text!r} found {found}, not that memory alone: a memory "
+                             f"about something else passed the recall threshold of {threshold}")

@@ -82,7 +82,6 @@ class Capability(StrEnum):
     DATABASE_ACCESS = "direct access to the app's databases"
     SERVER_SIGN_OUT = "server-side sign-out"
     PASSWORD_SIGN_IN = "a sign-in with a password through the app's API"
-    PASSWORD_SIGN_IN = "a sign-in with a password through the app's API"
     RESTART = "restarting the app on its own data"
     CHAT_API = "chatting through the app's API"
     SEARCH_SCORES = "similarity scores in the app's memory search"

@@ -105,6 +105,10 @@ class ActorBase:
         self.settle()
         self.session.edit_memory(self._memory_id(text), new_text)
 
+    def cancel_memory_edit(self, text: str, typed: str) -> str:
+        pytest.skip(f"needs a Cancel of a memory edit on the app's page: {self.app.target.path.name} locates none "
+                    "(locator cancel_memory_edit), and an edit through its API is never half made")
+
     def clear_memories(self) -> None:
         self.app.require(Capability.MEMORY_CLEAR)
         self.settle()

@@ -344,6 +344,14 @@ class BrowserActor(ActorBase):
         except NotShown as e:
             raise self._not_hers(e) from None
 
+    def cancel_memory_edit(self, text: str, typed: str) -> str:
+        if not self._has_memories_page() or "cancel_memory_edit" not in self.app.target.locators:
+            return super().cancel_memory_edit(text, typed)
+        try:
+            return self._on_memories_page().cancel_edit(text, typed)
+        except NotShown as e:
+            raise self._not_hers(e) from None
+
     def _not_hers(self, shown: NotShown) -> AssertionError:
         """In the user's words, as the API actor says it: the memory looked for, and every one she has."""
         return AssertionError(f"{self.name} has no memory that reads {shown.text!r}; her memories: {shown.shown}")

@@ -33,6 +33,16 @@ Feature: What users take back
     And Ben asks "What is my locker code?"
     Then the assistant answers "Your locker code is 5150."
 
+  Scenario: A change of a memory Ana cancels changes nothing
+    Given Ana is signed in
+    And Ana's long-term memory holds:
+      | memory                   |
+      | My locker code is 5150.  |
+    When Ana starts changing her memory "My locker code is 5150." to "My locker code is 9999." and cancels
+    Then Ana's memories are exactly, on her screen and through the app's API:
+      | memory                   |
+      | My locker code is 5150.  |
+
   Scenario: A corrected memory is answered, listed and found by its new text only
     Given Ana is signed in
     And Ana's long-term memory holds:

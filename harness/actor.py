@@ -213,6 +213,11 @@ class Actor(Protocol):
     def edit_memory(self, text: str, new_text: str) -> None:
         """Change the memory that reads `text` to read `new_text`."""
 
+    def cancel_memory_edit(self, text: str, typed: str) -> str:
+        """Start changing the memory that reads `text`, type `typed`, then cancel: what the memory reads once its
+        editor has closed (only on a page with a Cancel; an edit through an API is never half made)."""
+        ...
+
     def clear_memories(self) -> None:
         """Delete every memory of the user's ("clear all")."""
 

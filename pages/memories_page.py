@@ -84,6 +84,18 @@ class MemoriesPage(BasePage):
         self.el("save_memory", within=item).click()
         expect(self.el("memory_text", within=item)).to_have_text(new_text)
 
+    def cancel_edit(self, text: str, typed: str) -> str:
+        """Edit, `typed` over the old text, Cancel; returns what the item reads once its textbox is gone and its Edit
+        is back."""
+        item = self._pinned(self._item(text))
+        self.el("edit_memory", within=item).click()
+        self.el("memory_edit_input", within=item).fill(typed)
+        self.el("cancel_memory_edit", within=item).click()
+        still_open = "the memory's editor is still open after Cancel"
+        expect(self.el("memory_edit_input", within=item), still_open).to_have_count(0)
+        expect(self.el("edit_memory", within=item)).to_be_visible()
+        return self.el("memory_text", within=item).inner_text()
+
     def clear_all(self) -> None:
         self.el("clear_memories").click()
         self.el("confirm_clear_memories").click()

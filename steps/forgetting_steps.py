@@ -128,6 +128,14 @@ def changes_memory(world: World, taken_back: TakenBack, name: str, text: str, ne
     return taken_back.plus(name, texts=(text,), edited_to=(new_text,))
 
 
+@when(parsers.re(f'^{NAME} starts changing {HER} memory "(?P<text>.+)" to "(?P<typed>.+)" and cancels$'))
+def cancels_edit(world: World, name: str, text: str, typed: str) -> None:
+    """On the app's memories page: Edit, the new text typed, Cancel; the editor closes on the old text (skipped where
+    the target locates no Cancel of an edit)."""
+    shown = world.actors[name].cancel_memory_edit(text, typed)
+    assert shown == text, f"{name} cancelled her change of {text!r} to {typed!r}, and the memory now reads {shown!r}"
+
+
 @when(parsers.re(f"^{NAME} clears all {HER} memories$"), target_fixture="taken_back")
 def clears_memories(world: World, taken_back: TakenBack, name: str) -> TakenBack:
     """"Clear all" on the app's memories page (or through its API), confirmed."""

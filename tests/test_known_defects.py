@@ -205,3 +205,20 @@ def test_the_verdict_on_a_real_run_of_a_known_defect(tmp_path: Path) -> None:
         out = done[name].stdout
         assert done[name].returncode == 1, f"{name}: {out[-2000:]}"
         assert "declared: at the step" in out and says in out, f"{name}: {out[-2000:]}"
+
+
+# -- an error is never a skip ------------------------------------------------------------------------------------------
+def test_no_error_of_the_app_or_its_driver_is_turned_into_a_skip() -> None:
+    """A scenario skips only through a capability its target lacks or an example that does not apply: no pytest.skip
+    (nor xfail) inside an exception handler of the actors, the steps or the support package."""
+    import ast
+
+    found = []
+    for folder in ("actors", "steps", "harness"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for handler in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(handler, ast.ExceptHandler):
+                    found += [f"{path.relative_to(ROOT)}:{node.lineno}" for node in ast.walk(handler)
+                              if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                              and node.func.attr in ("skip", "xfail")]
+    assert not found, f"a skip in an exception handler: {', '.join(found)}"

@@ -54,7 +54,8 @@ class Run:
         """The lines of the FAILURES section after the scenario's own header line."""
         lines = self.output.splitlines()
         start = next(i for i, line in enumerate(lines) if re.match(r"^_+ test_.* _+$", line))
-        end = next(i for i, line in enumerate(lines) if i > start and line.startswith(("---", "===")))
+        ends = ("---", "===", "- generated xml file")  # a long JUnit path leaves its line without the dashes
+        end = next(i for i, line in enumerate(lines) if i > start and line.startswith(ends))
         return lines[start + 1:end]
 
 

@@ -87,8 +87,13 @@ class Difference:
 
     def describe(self) -> str:
         where = f"action {self.number} ({self.action.gherkin()})" if self.action else "before the first action"
-        return (f"{where}: the app and the model disagree on {self.what}\n  expected: {self.expected!r}\n"
+        text = (f"{where}: the app and the model disagree on {self.what}\n  expected: {self.expected!r}\n"
                 f"  actual:   {self.actual!r}")
+        if isinstance(self.expected, list) and isinstance(self.actual, list):  # which are missing, which are more
+            expected, actual = Counter(map(repr, self.expected)), Counter(map(repr, self.actual))
+            text += (f"\n  missing:  [{', '.join((expected - actual).elements())}]"
+                     f"\n  extra:    [{', '.join((actual - expected).elements())}]")
+        return text
 
 
 @dataclass

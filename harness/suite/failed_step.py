@@ -31,20 +31,21 @@ class FailedStep:
         return f"'{self.line}' ({self.where()}): {first}"
 
 
-def line_as_written(filename: str, line_number: int) -> str:
-    try:
-        lines = Path(filename).read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return ""
-    return lines[line_number - 1].strip() if 0 < line_number <= len(lines) else ""
+def line_as_written(feature, scenario, step) -> str:  # noqa: ANN001 - pytest-bdd's Feature, Scenario, Step
+    """The step's line as the feature file wrote it, from the feature as pytest-bdd parsed it when it collected the
+    scenario (not from the file, which may have changed since): its keyword, and an outline's <placeholders>."""
+    template = feature.scenarios.get(scenario.name)
+    written = next((s for s in (template.steps if template else []) if s.line_number == step.line_number), step)
+    return f"{written.keyword} {written.name}".strip()
 
 
 def failed_step(item: pytest.Item) -> FailedStep | None:
     return item.stash.get(FAILED_STEP, None)
 
 
-def _record(request: pytest.FixtureRequest, feature, step, exception: BaseException) -> None:  # noqa: ANN001
-    written = line_as_written(feature.filename, step.line_number) or f"{step.keyword} {step.name}".strip()
+def _record(request: pytest.FixtureRequest, feature, scenario, step,  # noqa: ANN001
+            exception: BaseException) -> None:
+    written = line_as_written(feature, scenario, step)
     base = request.config.invocation_params.dir
     path = Path(feature.filename)
     shown = str(path.relative_to(base)) if path.is_relative_to(base) else feature.rel_filename
@@ -54,9 +55,9 @@ def _record(request: pytest.FixtureRequest, feature, step, exception: BaseExcept
 
 def pytest_bdd_step_error(request: pytest.FixtureRequest, feature, scenario, step, step_func,  # noqa: ANN001
                           step_func_args, exception) -> None:  # noqa: ANN001
-    _record(request, feature, step, exception)
+    _record(request, feature, scenario, step, exception)
 
 
 def pytest_bdd_step_func_lookup_error(request: pytest.FixtureRequest, feature, scenario, step,  # noqa: ANN001
                                       exception) -> None:  # noqa: ANN001
-    _record(request, feature, step, exception)
+    _record(request, feature, scenario, step, exception)

@@ -49,6 +49,12 @@ Feature: Every memory survives each change the app goes through
     And every golden question recalls the expected memories, in order, with the expected scores
     And every golden question was searched through the "<index kind>" index
 
+  Scenario: The golden snapshot's questions keep the answers and scores recorded with it after the change
+    Given the golden snapshot "household", as the app holds it before the change "<change>"
+    When the app goes through the change "<change>"
+    Then every historical memory is recalled for its owner and for nobody else
+    And every golden question recalls the expected memories, in order, with the expected scores
+
   Scenario: A history captured from the running app is recalled after the change, with every answer unchanged
     Given users have told the app facts in several conversations, before the change "<change>"
     And the app's memory is captured as a snapshot, with questions sampled from it

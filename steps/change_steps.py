@@ -28,7 +28,7 @@ from harness.replay.run import (
     load_into_source_store,
     replay_checks,
 )
-from harness.snapshots import write_snapshot
+from harness.snapshots import Header, read_history, snapshot_path, write_snapshot
 from harness.snapshots.generate import stream_history
 from harness.snapshots.importer import import_history
 from harness.store_upgrade import by_pgvector_version
@@ -136,6 +136,28 @@ def imported_history(world: World, change_name: str, folder: str, index_kind: In
                                 k=app.recall_k, description=f"imported from {folder}")
         report.attach_text("imported snapshot", f"{header.memories} memories of {header.owners} owners, "
                                                 f"{header.probes} probes")
+    return _held_before(world, change, path, tmp_path)
+
+
+@given(parsers.re(r'the golden snapshot "(?P<name>[^"]+)", as the app holds it before the change "<change>"'),
+       target_fixture="history")
+def golden_snapshot(world: World, change_name: str, name: str, index_kind: IndexKind, tmp_path: Path,
+                    request: pytest.FixtureRequest) -> HeldHistory:
+    """A golden snapshot of snapshots/, put into a fresh app as it is before the change; its questions keep the
+    rankings and scores recorded with it (never computed again: an embedding model that now gives other vectors under
+    its name fails them), where it records them for the app's models and recall settings (else skipped)."""
+    change = declared_change(world, change_name)
+    path = snapshot_path(name)
+    header = next(read_history(path))
+    assert isinstance(header, Header), f"{path.name} starts with no header"
+    app = world.app
+    models = list(dict.fromkeys((change.embedder_before, change.embedder_after)))
+    if set(models) - set(header.embedders) or (header.threshold, header.k) != (app.threshold, app.recall_k):
+        pytest.skip(f"the golden snapshot {path.name} records rankings for {', '.join(header.embedders)} with "
+                    f"threshold {header.threshold} and k {header.k}; the change {change.name!r} runs "
+                    f"{', '.join(models)} with threshold {app.threshold} and k {app.recall_k}")
+    _history_goes_in(world, change)
+    app_before(world, change, index_kind, request)
     return _held_before(world, change, path, tmp_path)
 
 

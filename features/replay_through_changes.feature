@@ -103,6 +103,14 @@ Feature: Every memory survives each change the app goes through
     Then every historical memory is recalled for its owner and for nobody else
     And every historical memory keeps its conversation and its creation and expiry times
 
+  Scenario: A change an operator runs with settings at the edges of what it takes carries every memory over
+    Given the operators of the change "<change>" may run it with settings at the edges of what it takes
+    And the memories imported from "snapshots/examples/import", as the app holds them before the change "<change>"
+    When the operator runs the change "<change>" with each of those settings
+    Then each run ends well and accounts for every memory of the history
+    And every historical memory is recalled for its owner and for nobody else
+    And every historical memory keeps its conversation and its creation and expiry times
+
   @forgetting
   Scenario: Nothing an owner deleted comes back when the change runs again
     Given the change "<change>" runs again from the store it reads, as a migration does

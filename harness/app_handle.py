@@ -18,7 +18,7 @@ from harness import report
 from harness.app_factory import AppFactory
 from harness.app_launcher import RunningApp
 from harness.app_tools import ToolRun
-from harness.changes import RELEASE_COMMAND, Change, Mistake
+from harness.changes import RELEASE_COMMAND, Change, Edge, Mistake
 from harness.databases import IndexScans
 from harness.drivers.base import (
     Account,
@@ -297,6 +297,18 @@ class AppHandle:
             else:
                 run = self.driver.try_migrate(self.running, int(change.options["batch_size"]),
                                               change.options["embedder"], mistake.give)
+            report.attach_text("what the tool said", f"exit status {run.returncode}\n"
+                                                     f"--- stderr\n{run.stderr}\n--- stdout\n{run.stdout}")
+        return run
+
+    def try_change_at_edge(self, change: Change, edge: Edge) -> ToolRun:
+        """The change's tool run with a setting at the edge of what it takes (a migration's: the only kind declared
+        with them)."""
+        self.require(Capability.MIGRATION_TOOLS)
+        self.require_stores()
+        with allure.step(f"run the change {change.name!r} with {edge.name}: {' '.join(edge.give)}"):
+            run = self.driver.try_migrate(self.running, int(change.options["batch_size"]), change.options["embedder"],
+                                          edge.give)
             report.attach_text("what the tool said", f"exit status {run.returncode}\n"
                                                      f"--- stderr\n{run.stderr}\n--- stdout\n{run.stdout}")
         return run

@@ -22,6 +22,9 @@ is, either the words an operator adds to the tool's command by mistake (`give`) 
 loader of the store the change reads (`feed`, a path in the project, in the app's own record format), and what the
 tool's one-line refusal must name for the operator to know what to fix (`named`), e.g.
 `"a build memory that is not a size" = { give = ["--index-build-memory", "-1"], named = "--index-build-memory" }`.
+And the settings at the edges of what its tool takes, `[changes."<name>".edges]`, each by what it is and the words an
+operator adds to the tool's command (`give`), with which the tool must still end well and carry every memory over,
+e.g. `"a graph of one row a part" = { give = ["--index-graph-rows", "1"] }`.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ KINDS = {"migration": ("batch_size", "embedder"), "embedding-model": ("from", "t
 CHANGE_PLACEHOLDER = '"<change>"'  # in a step: the scenario runs once per declared change
 REPLAY_OPTIONS = ("history_sizes", "index_kinds")  # any kind's, each a list
 MISTAKES = "mistakes"  # a migration's: what its operators may get wrong
+EDGES = "edges"  # a migration's: the settings at the edges of what its tool takes
 RELEASE_COMMAND = "release_command"  # a setting: start this older release's command instead of the target's
 
 
@@ -56,6 +60,14 @@ class Mistake:
 
 
 @dataclass(frozen=True)
+class Edge:
+    """A setting at the edge of what a change's tool takes: the words an operator adds to its command."""
+
+    name: str
+    give: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Change:
     name: str
     kind: str
@@ -64,6 +76,7 @@ class Change:
     history_sizes: tuple[int, ...] = ()  # the sizes of history replayed through it (empty: every size)
     index_kinds: tuple[str, ...] = ()  # the index kinds searched through after it, by name
     mistakes: tuple[Mistake, ...] = ()  # what its operators may get wrong, each refused in one line
+    edges: tuple[Edge, ...] = ()  # settings at the edges of what its tool takes, each run to a good end
 
     def replays_history_of(self, size: int) -> bool:
         return not self.history_sizes or size in self.history_sizes
@@ -121,6 +134,18 @@ def _mistakes(table: object, what: str) -> tuple[Mistake, ...]:
     return tuple(mistakes)
 
 
+def _edges(table: object, what: str) -> tuple[Edge, ...]:
+    if not isinstance(table, dict):
+        raise ChangeError(f"{what} must be a table: each setting by name = {{ give = [words] }}")
+    edges = []
+    for name, edge in table.items():
+        give = edge.get("give") if isinstance(edge, dict) else None
+        if not isinstance(give, list) or not give or any(not isinstance(w, str) for w in give) or set(edge) != {"give"}:
+            raise ChangeError(f'{what} "{name}" needs give (the words added to the command, a list of strings) only')
+        edges.append(Edge(str(name), tuple(give)))
+    return tuple(edges)
+
+
 def parse_changes(tables: dict[str, Any], where: str, *, history_sizes: tuple[int, ...] = (),
                   index_kinds: Sequence[str] = ()) -> dict[str, Change]:
     """`[changes]` of a target file, each checked: a known kind with its options, or one line saying what to fix. A
@@ -134,7 +159,7 @@ def parse_changes(tables: dict[str, Any], where: str, *, history_sizes: tuple[in
         if kind not in KINDS:
             raise ChangeError(f'{where}: [changes."{name}"] kind = {kind!r} is not one of {", ".join(KINDS)}')
         options = {k: str(v) for k, v in table.items()
-                   if k not in ("kind", "description", MISTAKES, *REPLAY_OPTIONS)}
+                   if k not in ("kind", "description", MISTAKES, EDGES, *REPLAY_OPTIONS)}
         missing = [o for o in KINDS[kind] if o not in options]
         if missing:
             raise ChangeError(f'{where}: [changes."{name}"] ({kind}) needs {", ".join(missing)}')
@@ -148,6 +173,9 @@ def parse_changes(tables: dict[str, Any], where: str, *, history_sizes: tuple[in
         if MISTAKES in table and kind != "migration":
             raise ChangeError(f'{where}: [changes."{name}"] mistakes: only a migration\'s tool is run with them')
         mistakes = _mistakes(table[MISTAKES], f'{where}: [changes."{name}".mistakes]') if MISTAKES in table else ()
+        if EDGES in table and kind != "migration":
+            raise ChangeError(f'{where}: [changes."{name}"] edges: only a migration\'s tool is run with them')
+        edges = _edges(table[EDGES], f'{where}: [changes."{name}".edges]') if EDGES in table else ()
         changes[str(name)] = Change(str(name), kind, options, str(table.get("description", "")), sizes, kinds,
-                                    mistakes)
+                                    mistakes, edges)
     return changes

@@ -18,8 +18,9 @@ from harness import report
 from harness.app_factory import AppFactory
 from harness.app_handle import AppHandle
 from harness.app_tools import ToolRun
-from harness.changes import Change, Mistake
+from harness.changes import Change, Edge, Mistake
 from harness.drivers.base import Capability
+from harness.legacy_store import MigrationCounts
 from harness.replay.run import (
     Captured,
     HeldHistory,
@@ -278,13 +279,18 @@ class MistakenRun:
     run: ToolRun
 
 
+def listed_with_change(world: World, change_name: str, table: str) -> None:
+    """Skips unless the target lists a `table` of the change ([changes."<name>".<table>]: mistakes, edges)."""
+    change = declared_change(world, change_name)
+    if not getattr(change, table):
+        pytest.skip(f'{world.app.target.path.name} lists no {table} for the change {change.name!r}: '
+                    f'[changes."{change.name}".{table}]')
+
+
 @given('the operators of the change "<change>" are warned of mistakes they may make')
 def warned_of_mistakes(world: World, change_name: str) -> None:
     """The target lists them with the change ([changes."<name>".mistakes]); a change without them skips."""
-    change = declared_change(world, change_name)
-    if not change.mistakes:
-        pytest.skip(f'{world.app.target.path.name} lists no mistakes for the change {change.name!r}: '
-                    f'[changes."{change.name}".mistakes]')
+    listed_with_change(world, change_name, "mistakes")
 
 
 @when('the operator runs the change "<change>" with each of those mistakes', target_fixture="mistaken_runs")
@@ -310,6 +316,35 @@ def refused_in_one_line(mistaken_runs: list[MistakenRun]) -> None:
             wrong.append(f"{what}: its refusal {said[0]!r} does not name {mistaken.mistake.named!r}")
     assert not wrong, "a mistaken run of the change was not refused in one line that says what to fix:\n" + (
         "\n".join(wrong))
+
+
+@given('the operators of the change "<change>" may run it with settings at the edges of what it takes')
+def edges_declared(world: World, change_name: str) -> None:
+    """The target lists them with the change ([changes."<name>".edges]); a change without them skips."""
+    listed_with_change(world, change_name, "edges")
+
+
+@when('the operator runs the change "<change>" with each of those settings', target_fixture="edge_runs")
+def runs_at_edges(world: World, change_name: str) -> list[tuple[Edge, ToolRun]]:
+    """One run per setting, in the order listed, on the same stores: the change's tool with the setting's words."""
+    change = declared_change(world, change_name)
+    return [(edge, world.app.try_change_at_edge(change, edge)) for edge in change.edges]
+
+
+@then("each run ends well and accounts for every memory of the history")
+def edge_runs_end_well(edge_runs: list[tuple[Edge, ToolRun]], history: HeldHistory) -> None:
+    """Exit status 0, and counts that read every memory and wrote each, or found it already there."""
+    total, wrong = history.history.size, []
+    for edge, run in edge_runs:
+        what = f"{edge.name} ({' '.join(edge.give)})"
+        if run.returncode != 0:
+            wrong.append(f"{what}: exit status {run.returncode}; it said {run.stderr.strip().splitlines()[-3:]}")
+            continue
+        counts = MigrationCounts.parse(run.stdout)
+        if (counts.read, counts.written + counts.already_present) != (total, total):
+            wrong.append(f"{what}: read {counts.read} of {total} memories, wrote {counts.written} and found "
+                         f"{counts.already_present} already there")
+    assert not wrong, "a run of the change with a setting at its edge did not end well:\n" + "\n".join(wrong)
 
 
 @when('the operator runs the change "<change>" again, as it should be run')

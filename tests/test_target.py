@@ -261,6 +261,10 @@ def test_the_reference_app_declares_its_changes_by_name() -> None:
         ("targets/memchat.mistakes/a-vector-cut-short.jsonl", ":2: embedding_f32"),
         ("targets/memchat.mistakes/a-vector-with-a-stray-character.jsonl", ":2: embedding_f32")]
     assert "mistakes" not in changes["redis-to-postgresql"].options
+    assert [e.give for e in changes["redis-to-postgresql"].edges] == [
+        ("--index-graph-rows", "0"), ("--index-graph-rows", "1"), ("--batch-size", "1"),
+        ("--index-build-memory", "1MB")]
+    assert "edges" not in changes["redis-to-postgresql"].options
 
 
 @pytest.mark.parametrize("name", ["open-webui", "open-webui-pgvector"])
@@ -291,6 +295,10 @@ def test_open_webui_declares_its_upgrade_and_its_embedding_model_change_on_both_
     ('[changes.x]\nkind = "embedding-model"\nfrom = "a"\nto = "b"\n'
      '[changes.x.mistakes]\n"typo" = { give = ["-x"], named = "-x" }',
      '[changes."x"] mistakes: only a migration\'s tool is run with them'),
+    ('[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\n[changes.x.edges]\n"zero" = { give = "-x" }',
+     '[changes."x".edges] "zero" needs give (the words added to the command, a list of strings) only'),
+    ('[changes.x]\nkind = "embedding-model"\nfrom = "a"\nto = "b"\n[changes.x.edges]\n"zero" = { give = ["-x"] }',
+     '[changes."x"] edges: only a migration\'s tool is run with them'),
 ])
 def test_a_change_declared_wrongly_is_refused_in_one_line(tmp_path: Path, table: str, message: str) -> None:
     assert message in _refusal(_write(tmp_path, MINIMAL + "\n" + table + "\n"))

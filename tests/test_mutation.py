@@ -5,28 +5,49 @@ from __future__ import annotations
 
 import difflib
 import json
+import shutil
 import subprocess
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from harness.browser import STRYKER_ACTIVE_MUTANT_ENV, page_init_scripts
 from tools.mutation.coverage_map import features_running, statement_heads
-from tools.mutation.mutant_test import change_key, changed_lines, compile_error, features_for
+from tools.mutation.mutant_test import (
+    AROUND,
+    NO_START,
+    NOT_PYTHON,
+    change_key,
+    changed_lines,
+    compile_error,
+    features_for,
+    verdict,
+)
 from tools.mutation.population import (
+    EQUIVALENTS_FILE,
     FAULT_FLAG,
     FAULT_ONLY,
     UNCALLED,
     Mutant,
     Population,
+    enclosing_definition,
     fault_only_spans,
     load_equivalents,
+    named_exactly,
+    stale_equivalents,
 )
 from tools.mutation.report import Outcome, write_reports
+from tools.mutation.run import settle_no_starts
+from tools.suite_runs import RunResults
 
 ROOT = Path(__file__).resolve().parent.parent
 COSMIC_RAY_PYTHON = ROOT / ".tools" / "cosmic-ray" / "bin" / "python"
+STRYKER = ROOT / ".tools" / "stryker" / "node_modules" / ".bin" / "stryker"
+# make's stamp, touched once cosmic-ray and the suite's plugin are installed (CI installs them beside make test)
+COSMIC_RAY_INSTALLED = any((ROOT / ".tools" / "cosmic-ray").glob(".installed-*"))
+BUILD_MEMORY = 'return f"{max(512, -(-rows * (4 * dims + 8) // (1 << 20)))}MB"'
 
 
 def mutants(tool: str, n: int) -> list[Mutant]:
@@ -67,15 +88,78 @@ def test_code_that_runs_only_with_a_fault_on_is_left_out_and_its_else_is_not(tmp
     assert population.left_out == {FAULT_ONLY: 1}
 
 
-def test_an_equivalent_needs_its_one_line_reason(tmp_path: Path) -> None:
+def entry(source: str = BUILD_MEMORY, column: int = 23, replacement: str = "511", reason: str = "only a build's memory",
+          line: int = 3) -> str:
+    return (f'[[equivalent]]\nmodule = "memchat/a.py"\nline = {line}\noperator = "NumberReplacer"\ncolumn = {column}\n'
+            f'replacement = {json.dumps(replacement)}\nsource = {json.dumps(source)}\nreason = {json.dumps(reason)}\n')
+
+
+def mutant_of_line_3(column: int, replacement: str, source: str = BUILD_MEMORY) -> Mutant:
+    return Mutant("cosmic-ray", "9", "memchat/a.py", 3, "NumberReplacer", "0", column=column, replacement=replacement,
+                  source=source)
+
+
+def test_an_equivalent_names_its_mutant_exactly_with_a_one_line_reason(tmp_path: Path) -> None:
     path = tmp_path / "mutation-equivalents.toml"
-    path.write_text('[[equivalent]]\nmodule = "memchat/a.py"\nline = 3\noperator = "NumberReplacer"\n'
-                    'reason = "the constant is only a default the suite always overrides"\n')
-    [entry] = load_equivalents(path)
-    assert entry.matches(Mutant("cosmic-ray", "9", "memchat/a.py", 3, "NumberReplacer", "1"))
-    path.write_text('[[equivalent]]\nmodule = "memchat/a.py"\nline = 3\noperator = "NumberReplacer"\n')
-    with pytest.raises(SystemExit, match="needs module, line, operator and reason"):
+    path.write_text(entry())
+    [named] = load_equivalents(path)
+    assert named.matches(mutant_of_line_3(23, "511"))
+    for missing in ("column", "replacement", "source", "reason"):
+        path.write_text("".join(line + "\n" for line in entry().splitlines() if not line.startswith(missing)))
+        with pytest.raises(SystemExit, match=f"needs module, line, operator, column, replacement, source, reason "
+                                             f"\\('{missing}'\\)"):
+            load_equivalents(path)
+    path.write_text(entry(reason="two\nlines"))
+    with pytest.raises(SystemExit, match="needs a one-line reason"):
         load_equivalents(path)
+    path.write_text(entry(source="  " + BUILD_MEMORY))
+    with pytest.raises(SystemExit, match="the stripped text of its line"):
+        load_equivalents(path)
+
+
+def test_an_equivalent_does_not_cover_another_mutant_of_its_line(tmp_path: Path) -> None:
+    """The 512MB floor made 511MB is one mutant; (1 << 20) made (0 << 20), a division by zero, is another of the
+    same line and operator, and 513 another of the same column."""
+    path = tmp_path / "mutation-equivalents.toml"
+    path.write_text(entry(column=23, replacement="511"))
+    [named] = load_equivalents(path)
+    assert named.matches(mutant_of_line_3(23, "511"))
+    assert not named.matches(mutant_of_line_3(23, "513"))  # the same number, the other way
+    assert not named.matches(mutant_of_line_3(BUILD_MEMORY.index("1 <<") + 4, "0"))  # the division by zero
+    other = Mutant("cosmic-ray", "9", "memchat/a.py", 3, "ReplaceBinaryOperator_Add_Sub", "0", column=23,
+                   replacement="511", source=BUILD_MEMORY)
+    assert not named.matches(other)  # another operator
+    assert not named.matches(replace(mutant_of_line_3(23, "511"), line=4))  # another line
+    assert not named.matches(replace(mutant_of_line_3(23, "511"), module="memchat/b.py"))
+
+
+def test_an_equivalent_whose_line_changed_applies_to_nothing(tmp_path: Path) -> None:
+    (tmp_path / "memchat").mkdir()
+    module = tmp_path / "memchat" / "a.py"
+    module.write_text(f"def memory(rows, dims):\n    # the build's memory\n    {BUILD_MEMORY}\n")
+    path = tmp_path / "mutation-equivalents.toml"
+    path.write_text(entry())
+    entries = load_equivalents(path)
+    assert stale_equivalents(entries, tmp_path) == []
+    [fresh] = named_exactly([Mutant("cosmic-ray", "9", "memchat/a.py", 3, "NumberReplacer", "0", column=23)],
+                            tmp_path, {"9": "511"})
+    assert fresh.source == BUILD_MEMORY and entries[0].matches(fresh)
+    changed = BUILD_MEMORY.replace("4 * dims", "2 * dims")  # same line, same column: other code
+    module.write_text(f"def memory(rows, dims):\n    # the build's memory\n    {changed}\n")
+    assert stale_equivalents(entries, tmp_path) == entries
+    [now] = named_exactly([Mutant("cosmic-ray", "9", "memchat/a.py", 3, "NumberReplacer", "0", column=23)],
+                          tmp_path, {"9": "511"})
+    assert not entries[0].matches(now)
+    module.write_text("def memory(rows, dims):\n    return 512\n")  # the line is gone
+    assert stale_equivalents(entries, tmp_path) == entries
+
+
+def test_every_equivalent_still_names_the_code_its_reason_describes() -> None:
+    """An entry of mutation-equivalents.toml whose line no longer holds its `source` applies to nothing: read the
+    code again, and move the entry to the line that holds it (or drop it)."""
+    stale = stale_equivalents(load_equivalents(ROOT / EQUIVALENTS_FILE), ROOT)
+    assert stale == [], "entries whose line no longer reads their source:\n" + "\n".join(
+        f"  {e.module}:{e.line} {e.operator} (column {e.column}, {e.replacement!r}): {e.source!r}" for e in stale)
 
 
 def test_a_mutant_is_recognised_by_what_it_changes_in_gits_diff_and_in_cosmic_rays(tmp_path: Path) -> None:
@@ -127,24 +211,41 @@ def test_the_page_learns_strykers_active_mutant_only_in_a_mutation_run(monkeypat
     assert page_init_scripts() == ['(globalThis.__stryker__ = globalThis.__stryker__ || {}).activeMutant = "12";']
 
 
-def test_the_reports_give_the_score_and_each_survivor_with_its_diff(tmp_path: Path) -> None:
-    killed = Mutant("cosmic-ray", "1", "memchat/a.py", 3, "NumberReplacer", "0")
-    survivor = Mutant("stryker", "7", "memchat/static/chat.js", 40, "ConditionalExpression", "true")
-    equivalent = Mutant("cosmic-ray", "2", "memchat/b.py", 9, "RemoveCall", "0")
+def test_the_reports_give_both_scores_each_survivor_with_its_diff_and_each_error_with_its_cause(
+        tmp_path: Path) -> None:
+    killed = Mutant("cosmic-ray", "1", "memchat/a.py", 3, "NumberReplacer", "0", column=8, replacement="1",
+                    source="x = 0")
+    survivor = Mutant("stryker", "7", "memchat/static/chat.js", 40, "ConditionalExpression", "true", column=6,
+                      replacement="true", source="if (x) {")
+    equivalent = Mutant("cosmic-ray", "2", "memchat/b.py", 9, "RemoveCall", "0", column=4, replacement="None",
+                        source="log(x)")
+    broken = Mutant("cosmic-ray", "3", "memchat/c.py", 5, "ReplaceBinaryOperator_Pow_Mul", "0", column=9,
+                    replacement="*", source="f(**params)")
     outcomes = [Outcome(killed, "killed", "features/x.feature::test_y: assert 1 == 2", "-a\n+b\n", 12.0),
                 Outcome(survivor, "survived", "31 scenarios passed", "-if (x)\n+if (true)\n", 80.0),
-                Outcome(equivalent, "equivalent", "a log line no user sees", "")]
-    score = write_reports(tmp_path, 3, "ci", 99.5, outcomes)
+                Outcome(equivalent, "equivalent", "a log line no user sees", ""),
+                Outcome(broken, "error", f"the mutant is {NOT_PYTHON} (invalid syntax, line 5): not run", "",
+                        cause=NOT_PYTHON)]
+    score = write_reports(tmp_path, 4, "ci", 99.5, outcomes)
     data = json.loads((tmp_path / "mutation.json").read_text())
     assert {k: data[k] for k in ("sample", "seed", "seconds", "killed", "survived", "equivalent", "errors")} == \
-        {"sample": 3, "seed": "ci", "seconds": 99.5, "killed": 1, "survived": 1, "equivalent": 1, "errors": 0}
-    assert set(data["mutants"][1]) == {"id", "tool", "module", "line", "operator", "diff", "status", "reason"}
-    assert score.percent == 50.0  # errors are apart: killed of killed + survived
+        {"sample": 4, "seed": "ci", "seconds": 99.5, "killed": 1, "survived": 1, "equivalent": 1, "errors": 1}
+    assert data["score"] == 50.0 == score.percent  # killed over killed + survived: what MIN_SCORE gates
+    assert data["score_raw"] == 33.3  # killed over every mutant that is not an error, the equivalent among them
+    assert data["error_causes"] == {NOT_PYTHON: 1}
+    assert data["errors_listed"] == [{"id": broken.id, "module": "memchat/c.py", "line": 5,
+                                      "operator": "ReplaceBinaryOperator_Pow_Mul", "cause": NOT_PYTHON,
+                                      "reason": outcomes[3].reason}]
+    assert set(data["mutants"][1]) == {"id", "tool", "module", "line", "operator", "column", "replacement", "source",
+                                       "diff", "status", "reason"}
+    assert data["mutants"][3]["cause"] == NOT_PYTHON
     text = (tmp_path / "mutation.md").read_text()
-    assert "### memchat/static/chat.js:40 (ConditionalExpression)" in text and "+if (true)" in text
+    assert "### memchat/static/chat.js:40:6 (ConditionalExpression)" in text and "+if (true)" in text
+    assert 'column = 6\nreplacement = "true"\nsource = "if (x) {"' in text  # the survivor named exactly
+    assert "### memchat/c.py:5:9 (ReplaceBinaryOperator_Pow_Mul)" in text and f"Cause: {NOT_PYTHON}." in text
 
 
-@pytest.mark.skipif(not COSMIC_RAY_PYTHON.exists(), reason="cosmic-ray is not installed (make mutation installs it)")
+@pytest.mark.skipif(not COSMIC_RAY_INSTALLED, reason="cosmic-ray is not installed (make mutation installs it)")
 def test_the_suites_cosmic_ray_operators_make_their_examples() -> None:
     check = ("from cosmic_ray.mutating import mutate_code\n"
              "import memtest_mutation_operators as m\n"
@@ -221,10 +322,101 @@ def test_a_mutant_that_is_not_valid_python_is_named_as_such(tmp_path: Path) -> N
     assert compile_error(mutated) == ""
 
 
-def test_an_equivalent_with_a_replacement_matches_only_that_mutant_of_its_line(tmp_path: Path) -> None:
+def test_a_stryker_equivalent_matches_only_its_replacement_at_its_column(tmp_path: Path) -> None:
     listed = tmp_path / "equivalents.toml"
+    source = "if (writesPaused) return writing;"
     listed.write_text('[[equivalent]]\nmodule = "memchat/static/chat.js"\nline = 49\n'
-                      'operator = "ConditionalExpression"\nreplacement = "false"\nreason = "a fault\'s flag"\n')
-    (entry,) = load_equivalents(listed)
-    assert entry.matches(Mutant("stryker", "7", "memchat/static/chat.js", 49, "ConditionalExpression", "false"))
-    assert not entry.matches(Mutant("stryker", "6", "memchat/static/chat.js", 49, "ConditionalExpression", "true"))
+                      'operator = "ConditionalExpression"\ncolumn = 8\nreplacement = "false"\n'
+                      f'source = {json.dumps(source)}\nreason = "a fault\'s flag"\n')
+    (named,) = load_equivalents(listed)
+
+    def js(ref: str, column: int, replacement: str) -> Mutant:
+        return Mutant("stryker", ref, "memchat/static/chat.js", 49, "ConditionalExpression", replacement,
+                      column=column, replacement=replacement, source=source)
+
+    assert named.matches(js("7", 8, "false"))
+    assert not named.matches(js("6", 8, "true"))
+    assert not named.matches(js("8", 30, "false"))
+
+
+def run_of(failed: dict[str, str] | None = None, errors: dict[str, str] | None = None,
+           passed: int = 0) -> RunResults:
+    results = RunResults(failed=list(failed or {}), errors=list(errors or {}),
+                         passed=[f"features/p.feature::test_{i}" for i in range(passed)])
+    results.messages = {**(failed or {}), **(errors or {})}
+    return results
+
+
+def test_what_a_mutants_run_came_to_and_an_errors_cause() -> None:
+    scenario = "features/forgetting.feature::test_a_deleted_memory"
+    assert verdict(run_of(failed={scenario: "AssertionError: Ana saw 2"}), 1, "")[:2] == ("killed", "")
+    assert verdict(run_of(passed=31), 0, "") == ("survived", "", "31 scenarios passed")
+    no_start = "Failed: AppLaunchError: memchat did not start: Traceback (log: x.log)"
+    assert verdict(run_of(errors={scenario: no_start}), 1, "")[:2] == ("error", NO_START)
+    assert verdict(run_of(failed={scenario: "harness.app_launcher.AppLaunchError: memchat did not start"}), 1,
+                   "")[:2] == ("error", NO_START)  # a replay's own app
+    refused = ('harness.drivers.base.DriverError: deleting user ana-gw0-1@memtest.test: the app answered 200 with '
+               '{"deleted": false}, not {"deleted": true}')
+    status, cause, reason = verdict(run_of(errors={scenario: refused}, passed=3), 1, "")
+    assert (status, cause) == ("killed", "") and "refused its own clean-up" in reason
+    assert verdict(run_of(errors={scenario: "OSError: no space left"}), 1, "")[:2] == ("error", AROUND)
+    assert verdict(run_of(), 4, "usage")[:2] == ("error", "pytest exited abnormally")
+
+
+def test_a_mutant_that_keeps_the_app_from_starting_is_killed_when_the_unmutated_app_started() -> None:
+    mutant = Mutant("cosmic-ray", "1", "memchat/cli.py", 120, "AddNot", "0")
+    other = Mutant("cosmic-ray", "2", "memchat/cli.py", 121, "AddNot", "1")
+    outcomes = [Outcome(mutant, "error", f"{NO_START}: memchat did not start", "-a\n+b\n", 30.0, NO_START),
+                Outcome(other, "error", "timed out after 420 s", "", 420.0, "timed out")]
+    settled = settle_no_starts(outcomes, True, "the unmutated app started in this run")
+    assert [(o.status, o.cause) for o in settled] == [("killed", ""), ("error", "timed out")]
+    assert settled[0].reason.endswith("; the unmutated app started in this run")
+    settled = settle_no_starts(outcomes, False, "the unmutated app did not start in this run either")
+    assert [(o.status, o.cause) for o in settled] == [("error", NO_START), ("error", "timed out")]
+
+
+def test_what_a_left_out_mutant_is_counted_under() -> None:
+    source = "X = 1\n\nclass Store:\n    @cached\n    def plan(self):\n        return 2\n\ndef f():\n    return 3\n"
+    assert [enclosing_definition(source, line) for line in (1, 3, 4, 6, 9)] == \
+        ["(module level)", "Store", "Store.plan", "Store.plan", "f"]
+
+
+@pytest.mark.skipif(not COSMIC_RAY_INSTALLED, reason="cosmic-ray is not installed (make mutation installs it)")
+def test_a_cosmic_ray_mutants_replacement_is_what_its_diff_shows_in_place() -> None:
+    line, call = f"    {BUILD_MEMORY}", "    conn.execute(1, 2)"
+    floor, shift, product = (line.index(text) for text in ("512", "1 <<", "* dims"))
+    mutations = [("core/NumberReplacer", 1, (2, floor), (2, floor + 3)),  # 512 - 1
+                 ("core/NumberReplacer", 7, (2, shift), (2, shift + 1)),  # (1 << 20) - 1: the division by zero
+                 ("core/ReplaceBinaryOperator_Mul_Mod", 1, (2, product), (2, product + 1)),
+                 ("memtest/RemoveCall", 0, (3, 4), (3, len(call)))]
+    check = ("import json, sys\n"
+             "from cosmic_ray.work_item import MutationSpec\n"
+             "from memtest_cr_session import replacement\n"
+             "specs = [MutationSpec('m.py', *m) for m in json.loads(sys.argv[2])]\n"
+             "print(json.dumps([replacement(sys.argv[1], spec) for spec in specs]))\n")
+    source = f"def memory(rows, dims):\n{line}\n{call}\n"
+    out = subprocess.run([str(COSMIC_RAY_PYTHON), "-c", check, source, json.dumps(mutations)], capture_output=True,
+                         text=True, check=True)
+    assert json.loads(out.stdout) == ["511", "0", "%", "None"]
+
+
+@pytest.mark.skipif(not (COSMIC_RAY_INSTALLED and STRYKER.exists()),
+                    reason="cosmic-ray and StrykerJS are not installed (make mutation installs them)")
+def test_every_equivalent_names_a_mutant_the_tools_make(tmp_path: Path) -> None:
+    """Each entry of mutation-equivalents.toml is one mutant of the population as the tools make it now: its
+    column and replacement are a mutant's, not a guess."""
+    from tools.mutation import run
+
+    entries = load_equivalents(ROOT / EQUIVALENTS_FILE)
+    scratch = tmp_path / "scratch"
+    shutil.copytree(ROOT / "memchat", scratch / "memchat", ignore=shutil.ignore_patterns("__pycache__", "tests"))
+    config = run.cosmic_ray_config(scratch, 60.0, sorted({e.module for e in entries if e.module.endswith(".py")}))
+    session = config.with_suffix(".sqlite")
+    run.cosmic_ray("cosmic-ray", "init", str(config), str(session), cwd=scratch)
+    lines = {(e.module, e.line) for e in entries}
+    made = [m for m in run.python_mutants(scratch, session) + run.js_mutants(scratch) if (m.module, m.line) in lines]
+    made = named_exactly(made, scratch, run.cosmic_ray_replacements(scratch, session, made))
+    unmade = [e for e in entries if not any(e.matches(m) for m in made)]
+    assert unmade == [], "entries that name no mutant the tools make:\n" + "\n".join(
+        f"  {e.module}:{e.line}:{e.column} {e.operator} -> {e.replacement!r}" for e in unmade)
+    assert all(sum(e.matches(m) for m in made) == 1 for e in entries)  # and each one mutant only

@@ -5,10 +5,11 @@ browsers hand it to the page, harness.browser); cosmic-ray writes it into a modu
 copy shows. The run is the default acceptance run narrowed to the features that can reach the mutated file
 (tools/mutation/areas.toml) and, for a Python mutant, to those of them that ran its lines on the unmutated app
 (tools.mutation.coverage_map; none: it survives unrun), stopped at its first failure, within a deadline. What
-happened is appended to the work folder's outcomes.jsonl, keyed by the mutant; the exit status is what the tools
-count (0: survived, 1: not).
+happened is appended to the work folder's outcomes.jsonl, keyed by the mutant, an error with its cause; the exit
+status is what the tools count (0: survived, 1: not). `--baseline` runs one scenario on the unmutated app instead: did
+it start (the run asks when a mutant kept the app from starting)?
 
-    python -m tools.mutation.mutant_test        (run by the tools, from the scratch copy)
+    python -m tools.mutation.mutant_test [--baseline]       (run by the tools, from the scratch copy)
 """
 
 from __future__ import annotations
@@ -24,8 +25,12 @@ import sys
 import time
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tools.mutation.coverage_map import MAP_FILE, features_running
+
+if TYPE_CHECKING:
+    from tools.suite_runs import RunResults, SuiteRun
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 WORK = ROOT / "reports" / "mutation-work"
@@ -71,14 +76,51 @@ def change_key(module: str, diff: str) -> str:
     return f"cosmic-ray:{module}:{hashlib.sha1(chr(10).join(changed).encode()).hexdigest()}"
 
 
+# What an error was: each one is reported with its cause, apart from the score.
+NOT_PYTHON = "not valid Python"
+NO_START = "the app did not start"
+TIMED_OUT = "timed out"
+AROUND = "a fixture failed around a scenario"
+PYTEST_EXIT = "pytest exited abnormally"
+NOT_RUN = "the tool ran no test for it"
+# The app's own clean-up: every scenario's world deletes its users through the app's admin API afterwards (memchat's
+# driver, DriverError "deleting user ..."); an app that refuses it misbehaved where a user of its admin API would see.
+CLEAN_UP_REFUSED = re.compile(r"DriverError: deleting user ")
+
+
 def record(outcome: dict) -> int:
     """Append a mutant's outcome to the work folder's outcomes; what the tools count (0 survived, 1 not)."""
     WORK.mkdir(parents=True, exist_ok=True)
+    outcome.setdefault("cause", "")
     with (WORK / "outcomes.jsonl").open("a", encoding="utf-8") as out:
         out.write(json.dumps(outcome) + "\n")
     print(f"{outcome['tool']} mutant {outcome['key'][:40]!r} in {outcome['module']}: {outcome['status']} "
           f"({outcome['reason'][:160]})", flush=True)
     return 0 if outcome["status"] == "survived" else 1
+
+
+def verdict(results: RunResults, returncode: int | None, tail: str) -> tuple[str, str, str]:
+    """(status, cause, reason) of one mutant's run; the cause names an error's kind ("" for the others). A scenario
+    that failed kills the mutant, and so does a clean-up the app refused (its admin API would not delete a scenario's
+    users). An app that did not start is an error here: the run settles it against the unmutated app's start
+    (run.settle_no_starts)."""
+    first = results.messages.get(results.failed[0], "") if results.failed else ""
+    around = [(node, results.messages.get(node, "")) for node in results.errors]
+    if "AppLaunchError" in first:  # a scenario that starts an app of its own
+        return "error", NO_START, f"{NO_START}: {first}"
+    if results.failed:
+        return "killed", "", f"{results.failed[0]}: {first}"
+    no_start = next((message for _, message in around if "AppLaunchError" in message), None)
+    if no_start is not None:  # the app the scenarios share
+        return "error", NO_START, f"{NO_START}: {no_start}"
+    refused = next(((node, message) for node, message in around if CLEAN_UP_REFUSED.search(message)), None)
+    if refused is not None:
+        return "killed", "", f"{refused[0]}: the app refused its own clean-up (its admin API): {refused[1]}"
+    if returncode == 0:
+        return "survived", "", f"{len(results.passed)} scenarios passed"
+    if around:
+        return "error", AROUND, f"{around[0][0]} errored around the scenario: {around[0][1]}"
+    return "error", PYTEST_EXIT, f"pytest exited {returncode}: {tail}"
 
 
 def run(key: str, tool: str, path: str, lines: list[int] | None = None) -> int:
@@ -92,44 +134,62 @@ def run(key: str, tool: str, path: str, lines: list[int] | None = None) -> int:
             return record({"key": key, "tool": tool, "module": path, "status": "survived", "seconds": 0.0,
                            "reason": f"no feature runs line {', '.join(map(str, sorted(set(lines))))} of {path} on "
                                      "the unmutated app (coverage): not run", "log": ""})
-    from tools.suite_runs import SuiteRun  # (pytest's import is slow: not for the mutants this run skips)
-
     # Fresh byte code for the mutated file: two mutants of one line written within a second would share the
     # timestamp and size Python checks a cached .pyc by.
     shutil.rmtree(ROOT / "memchat" / "__pycache__", ignore_errors=True)
     label = hashlib.sha1(key.encode()).hexdigest()[:12]
-    env = {"PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": ""}
+    suite = _suite_run(label, [*features, "-x"])
     deadline = float(os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT_S))
-    # No shrinking of a failing generated session: killed is any failure, and a shorter reproduction takes minutes.
-    suite = SuiteRun(label, [*features, "-x", "-q", "--shrink-seconds", "0",
-                             "-n", os.environ.get("MEMTEST_MUTANT_WORKERS", "2"),
-                             "--alluredir", str(WORK / "allure" / label), "--output", str(WORK / "playwright" / label)],
-                     results_file=WORK / "results" / f"{label}.jsonl", log_file=WORK / "logs" / f"{label}.log",
-                     env=env)
     started = time.perf_counter()
     try:
         suite.run(timeout=deadline)
-        results = suite.results
-        first = results.messages.get(results.failed[0], "") if results.failed else ""
-        if "AppLaunchError" in first:  # a scenario that starts an app of its own: no scenario judged the mutant
-            status, reason = "error", f"the app did not start: {first}"
-        elif results.failed:
-            status, reason = "killed", f"{results.failed[0]}: {first}"
-        elif suite.returncode == 0:
-            status, reason = "survived", f"{len(results.passed)} scenarios passed"
-        elif results.errors:
-            status, reason = "error", f"{results.errors[0]} errored around the scenario (the app did not start?): " \
-                                      f"{results.messages.get(results.errors[0], '')}"
-        else:
-            status, reason = "error", f"pytest exited {suite.returncode}: {suite.tail(3)}"
+        status, cause, reason = verdict(suite.results, suite.returncode, suite.tail(3))
     except subprocess.TimeoutExpired:
-        status, reason = "error", f"timed out after {deadline:.0f} s"
-    return record({"key": key, "tool": tool, "module": path, "status": status, "reason": reason[:400],
-                   "seconds": round(time.perf_counter() - started, 1),
+        status, cause, reason = "error", TIMED_OUT, f"timed out after {deadline:.0f} s"
+    return record({"key": key, "tool": tool, "module": path, "status": status, "cause": cause,
+                   "reason": reason[:400], "seconds": round(time.perf_counter() - started, 1),
                    "log": str(suite.log_file.relative_to(ROOT))})
 
 
-def main() -> int:
+def _suite_run(label: str, args: list[str]) -> SuiteRun:
+    """The default acceptance run of `args` as a mutant's run makes it (its evidence under the work folder)."""
+    from tools.suite_runs import SuiteRun  # (pytest's import is slow: not for the mutants this run skips)
+
+    env = {"PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": ""}
+    # No shrinking of a failing generated session: killed is any failure, and a shorter reproduction takes minutes.
+    return SuiteRun(label, [*args, "-q", "--shrink-seconds", "0",
+                            "-n", os.environ.get("MEMTEST_MUTANT_WORKERS", "2"),
+                            "--alluredir", str(WORK / "allure" / label), "--output", str(WORK / "playwright" / label)],
+                    results_file=WORK / "results" / f"{label}.jsonl", log_file=WORK / "logs" / f"{label}.log",
+                    env=env)
+
+
+BASELINE_FILE = "baseline.json"
+BASELINE_RUN = ["features/in_session_memory.feature", "-m", "smoke"]  # one scenario: the app the scenarios share
+
+
+def baseline() -> int:
+    """Whether the unmutated app starts, as the mutants' runs start it: one scenario on the code as it is (run by
+    the mutation run after the tools put every mutant back), written to the work folder's baseline.json as
+    {"started": bool, "reason": str}. 0 when it started."""
+    suite = _suite_run("baseline", BASELINE_RUN)
+    deadline = float(os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT_S))
+    try:
+        suite.run(timeout=deadline)
+        status, cause, reason = verdict(suite.results, suite.returncode, suite.tail(3))
+        started = cause != NO_START and bool(suite.results.passed or suite.results.failed)
+        if not started and cause != NO_START:
+            reason = f"no scenario ran ({reason})"
+    except subprocess.TimeoutExpired:
+        started, reason = False, f"timed out after {deadline:.0f} s"
+    WORK.mkdir(parents=True, exist_ok=True)
+    (WORK / BASELINE_FILE).write_text(json.dumps({"started": started, "reason": reason[:400]}), encoding="utf-8")
+    return 0 if started else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    if (sys.argv[1:] if argv is None else argv) == ["--baseline"]:
+        return baseline()
     js_mutant = os.environ.get(STRYKER_ENV)
     if js_mutant is not None:
         wanted = json.loads((WORK / "stryker-sample.json").read_text(encoding="utf-8"))
@@ -142,8 +202,8 @@ def main() -> int:
     key = change_key(path, diff)
     broken = compile_error(ROOT / path)
     if broken:  # e.g. an operator that takes the `**` of `{**params}` for a power: the app could never start
-        return record({"key": key, "tool": "cosmic-ray", "module": path, "status": "error", "seconds": 0.0,
-                       "reason": f"the mutant is not valid Python ({broken}): not run", "log": ""})
+        return record({"key": key, "tool": "cosmic-ray", "module": path, "status": "error", "cause": NOT_PYTHON,
+                       "seconds": 0.0, "reason": f"the mutant is {NOT_PYTHON} ({broken}): not run", "log": ""})
     return run(key, "cosmic-ray", path, changed_lines(diff))
 
 

@@ -7,6 +7,11 @@ Left out before drawing, as no test could ever tell them: code that runs only wh
 counted equivalent by rule without a run (added later: left out before drawing, they would change every seed's
 draw): code behind a flag that only ever carries a fault's test (`if self.soft_delete`, where `soft_delete` is only
 ever given `settings.has(...)`), and functions of the app that no part of the app calls (only memchat's own tests).
+
+An equivalent of mutation-equivalents.toml names one mutant exactly: its module, line, operator, the column where
+its change starts, its replacement, and the stripped text of its line (`source`). It matches that mutant only, and
+only while its line still reads `source`: a sibling of the line (another column or replacement) is not covered, and
+an entry whose line changed applies to nothing until someone reads the code again (stale_equivalents).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import ast
 import random
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 EQUIVALENTS_FILE = "mutation-equivalents.toml"
@@ -37,6 +42,8 @@ class Mutant:
     operator: str
     detail: str = ""  # StrykerJS's replacement; cosmic-ray's occurrence of the operator in the module
     column: int = 0  # where the change starts (cosmic-ray counts columns from 0, as Python's ast does)
+    replacement: str = ""  # the text the mutant writes where its change starts (named_exactly fills cosmic-ray's)
+    source: str = ""  # the stripped text of its line in the code it was made of (named_exactly fills it)
 
     @property
     def sort_key(self) -> tuple:
@@ -47,34 +54,78 @@ class Mutant:
         return f"{self.tool}:{self.module}:{self.line}:{self.operator}:{self.detail}"
 
 
+def line_source(root: Path, module: str, line: int) -> str | None:
+    """The stripped text of a line of a module of the project; None when the module or the line is not there."""
+    try:
+        lines = (root / module).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    return lines[line - 1].strip() if 1 <= line <= len(lines) else None
+
+
+def named_exactly(mutants: Iterable[Mutant], root: Path, replacements: dict[str, str]) -> list[Mutant]:
+    """The mutants with what an equivalent names them by: each one's replacement (StrykerJS's own; cosmic-ray's, by
+    its ref, from `replacements`) and the stripped text of its line in the code under `root`."""
+    return [replace(m, replacement=m.detail if m.tool == "stryker" else replacements.get(m.ref, m.replacement),
+                    source=line_source(root, m.module, m.line) or "") for m in mutants]
+
+
 @dataclass(frozen=True)
 class Equivalent:
+    """One mutant no user or operator can tell from the original, named exactly: its module, line, operator, the
+    column where its change starts, its replacement, and the stripped text of its line (`source`). An entry whose
+    line no longer reads `source` applies to no mutant (stale_equivalents lists such entries)."""
+
     module: str
     line: int
     operator: str
+    column: int
+    replacement: str
+    source: str
     reason: str
-    replacement: str = ""  # a StrykerJS mutant's replacement, where one line has several of one operator
 
     def matches(self, mutant: Mutant) -> bool:
-        return ((mutant.module, mutant.line, mutant.operator) == (self.module, self.line, self.operator)
-                and (not self.replacement or self.replacement == mutant.detail))
+        return ((mutant.module, mutant.line, mutant.operator, mutant.column, mutant.replacement, mutant.source)
+                == (self.module, self.line, self.operator, self.column, self.replacement, self.source))
+
+    @classmethod
+    def by_rule(cls, mutant: Mutant, reason: str) -> Equivalent:
+        return cls(mutant.module, mutant.line, mutant.operator, mutant.column, mutant.replacement, mutant.source,
+                   reason)
+
+
+EQUIVALENT_FIELDS = ("module", "line", "operator", "column", "replacement", "source", "reason")
 
 
 def load_equivalents(path: Path) -> list[Equivalent]:
-    """mutation-equivalents.toml: [[equivalent]] module, line, operator, reason (one line); a bad entry stops the
-    run with one line saying which."""
+    """mutation-equivalents.toml: [[equivalent]] with every one of EQUIVALENT_FIELDS (reason: one line); a bad entry
+    stops the run with one line saying which."""
     if not path.exists():
         return []
     try:
         entries = tomllib.loads(path.read_text(encoding="utf-8")).get("equivalent", [])
-        found = [Equivalent(e["module"], int(e["line"]), e["operator"], e["reason"], e.get("replacement", ""))
-                 for e in entries]
+        found = []
+        for e in entries:
+            missing = [name for name in EQUIVALENT_FIELDS if name not in e]
+            if missing:
+                raise KeyError(", ".join(missing))
+            found.append(Equivalent(str(e["module"]), int(e["line"]), str(e["operator"]), int(e["column"]),
+                                    str(e["replacement"]), str(e["source"]), str(e["reason"])))
     except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as e:
-        raise SystemExit(f"{path.name}: each [[equivalent]] needs module, line, operator and reason ({e})") from None
+        raise SystemExit(f"{path.name}: each [[equivalent]] needs {', '.join(EQUIVALENT_FIELDS)} ({e})") from None
     for entry in found:
+        where = f"the equivalent at {entry.module}:{entry.line}:{entry.column}"
         if not entry.reason.strip() or "\n" in entry.reason:
-            raise SystemExit(f"{path.name}: the equivalent at {entry.module}:{entry.line} needs a one-line reason")
+            raise SystemExit(f"{path.name}: {where} needs a one-line reason")
+        if not entry.source or entry.source != entry.source.strip():
+            raise SystemExit(f"{path.name}: {where} needs the stripped text of its line as its source")
     return found
+
+
+def stale_equivalents(entries: Iterable[Equivalent], root: Path) -> list[Equivalent]:
+    """The entries whose line no longer holds the code their reason describes (its stripped text is not `source`,
+    or the module or line is gone): they apply to no mutant until someone reads the code again and moves them."""
+    return [e for e in entries if line_source(root, e.module, e.line) != e.source]
 
 
 Span = tuple[tuple[int, int], tuple[int, int]]  # (line, column) from, to
@@ -156,6 +207,24 @@ def annotation_spans(source: str) -> list[Span]:
     return spans
 
 
+def enclosing_definition(source: str, line: int) -> str:
+    """The innermost function or class of a module around a line, as `Class.method`; "(module level)" outside any."""
+    names: list[str] = []
+
+    def visit(node: ast.AST, path: list[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                if first <= line <= (child.end_lineno or child.lineno):
+                    names[:] = [*path, child.name]
+                    visit(child, [*path, child.name])
+                    return
+            visit(child, path)
+
+    visit(ast.parse(source), [])
+    return ".".join(names) or "(module level)"
+
+
 def _span(node: ast.stmt | ast.expr) -> Span:
     return (node.lineno, node.col_offset), (node.end_lineno or node.lineno, node.end_col_offset or 0)
 
@@ -186,6 +255,7 @@ class Population:
 
     mutants: list[Mutant] = field(default_factory=list)
     left_out: dict[str, int] = field(default_factory=dict)  # reason -> how many
+    set_apart: list[tuple[str, Mutant]] = field(default_factory=list)  # each left out, with why
     by_rule: dict[str, str] = field(default_factory=dict)  # mutant id -> why it is equivalent (BY_RULE)
 
     def add(self, mutants: Iterable[Mutant], root: Path) -> None:
@@ -208,6 +278,7 @@ class Population:
                     self.by_rule[mutant.id] = why
                 elif why:
                     self.left_out[why] = self.left_out.get(why, 0) + 1
+                    self.set_apart.append((why, mutant))
                     continue
             self.mutants.append(mutant)
 

@@ -4,16 +4,22 @@ In a scratch copy of the project (the tools write each mutant into the files, so
 1. every mutant either tool can make of memchat's memory code (tools/mutation/areas.toml names the files) and of its
    page's scripts is listed; code that runs only while a catalogue fault is on is left out (tools.mutation.population);
 2. SAMPLE mutants are drawn with SEED, from each tool in proportion to its mutants;
-3. those in mutation-equivalents.toml are not run (equivalent, with its reason); cosmic-ray runs the other Python
+3. each drawn mutant is named exactly (its column, its replacement, the text of its line) and those an entry of
+   mutation-equivalents.toml names so are not run (equivalent, with its reason); cosmic-ray runs the other Python
    mutants and StrykerJS (its command runner) the JavaScript ones, each through tools.mutation.mutant_test: the
    default run narrowed to the features that reach the file (for a Python mutant, those that ran its lines on the
    unmutated app: tools.mutation.coverage_map, measured first), stopped at the first failure, within a deadline;
-4. reports/mutation.json and reports/mutation.md: the score and every survivor with its diff.
+4. a mutant that kept the app from starting is killed when the unmutated app started in the same run (under coverage,
+   or one scenario run after the mutants), else an error;
+5. reports/mutation.json and reports/mutation.md: both scores, every survivor with its diff, every error with its
+   cause.
 
 Exits 0 when the killed share of the non-equivalent mutants is at least --min-score (default 90 %), 1 otherwise, 2 on
-a usage error or a tool that is not installed (`make mutation` installs both).
+a usage error or a tool that is not installed (`make mutation` installs both). `--population` prints, instead, what
+is left out of the population and counted equivalent by rule, each with its share of the mutants (docs/mutation.md).
 
     memtest-mutation --sample 100 [--seed 20261204] [--min-score 90] [--keep-scratch]
+    memtest-mutation --population
 """
 
 from __future__ import annotations
@@ -28,11 +34,32 @@ import sys
 import tempfile
 import time
 import tomllib
+from collections import Counter
 from pathlib import Path
 
 from tools.mutation import coverage_map
-from tools.mutation.mutant_test import AREAS, UNDER_STRYKER_ENV, change_key, features_for
-from tools.mutation.population import EQUIVALENTS_FILE, Equivalent, Mutant, Population, load_equivalents
+from tools.mutation.mutant_test import (
+    AREAS,
+    BASELINE_FILE,
+    NO_START,
+    NOT_RUN,
+    TIMEOUT_ENV,
+    UNDER_STRYKER_ENV,
+    change_key,
+    features_for,
+)
+from tools.mutation.population import (
+    ANNOTATION,
+    BY_RULE,
+    EQUIVALENTS_FILE,
+    Equivalent,
+    Mutant,
+    Population,
+    enclosing_definition,
+    load_equivalents,
+    named_exactly,
+    stale_equivalents,
+)
 from tools.mutation.report import Outcome, write_reports
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -44,14 +71,23 @@ DEFAULT_SEED = "20261204"
 # none.
 COVERAGE_PAYS = 10
 JS_FILES = ("memchat/static/chat.js", "memchat/static/memories.js", "memchat/static/common.js")
-# Not memory paths: the fault switches themselves, the embedded database servers, the app's own bench and corpus.
-NOT_MUTATED = ("memchat/__init__.py", "memchat/__main__.py", "memchat/faults.py", "memchat/embedded.py",
-               "memchat/bench.py", "memchat/corpus.py")
+# The modules left out of the population, each with why (docs/mutation.md gives each one's share of the mutants).
+NOT_MUTATED = {
+    "memchat/__init__.py": "the package's version string",
+    "memchat/__main__.py": "`python -m memchat`: it calls cli.main and exits with its code, skipping the "
+                           "interpreter's teardown; a gap (an operator reads a tool's exit code), not an equivalence",
+    "memchat/faults.py": "the catalogue of faults itself: names and descriptions a fault's test reads",
+    "memchat/embedded.py": "the database servers `memchat serve` starts itself when given none; the suite gives the "
+                           "app its own, so no feature starts them: a gap, not an equivalence",
+    "memchat/bench.py": "the app's own latency bench (`python -m memchat.bench`), a developer's tool",
+    "memchat/corpus.py": "the bench's generated memories and questions",
+}
 
 
-def python_modules() -> list[str]:
+def python_modules(every: bool = False) -> list[str]:
+    """memchat's modules that are mutated (`every`: those left out too)."""
     return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "memchat").glob("*.py")
-                  if str(p.relative_to(ROOT)) not in NOT_MUTATED)
+                  if every or str(p.relative_to(ROOT)) not in NOT_MUTATED)
 
 
 def scratch_copy(where: Path) -> Path:
@@ -74,10 +110,11 @@ def scratch_copy(where: Path) -> Path:
 
 
 # -- cosmic-ray ------------------------------------------------------------------------------------------------------
-def cosmic_ray_config(scratch: Path, timeout_s: float) -> Path:
-    config = scratch / "reports" / "mutation-work" / "cosmic-ray.toml"
+def cosmic_ray_config(scratch: Path, timeout_s: float, modules_mutated: list[str] | None = None,
+                      name: str = "cosmic-ray") -> Path:
+    config = scratch / "reports" / "mutation-work" / f"{name}.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    modules = ", ".join(json.dumps(m) for m in python_modules())
+    modules = ", ".join(json.dumps(m) for m in (python_modules() if modules_mutated is None else modules_mutated))
     config.write_text(f"""[cosmic-ray]
 module-path = [{modules}]
 timeout = {timeout_s + 60}
@@ -132,6 +169,18 @@ def python_mutants(scratch: Path, session: Path) -> list[Mutant]:
         mutants.append(Mutant("cosmic-ray", item["job"], item["module"], item["start"][0],
                               item["operator"].split("/", 1)[1], str(item["occurrence"]), column=item["start"][1]))
     return mutants
+
+
+def cosmic_ray_replacements(scratch: Path, session: Path, mutants: list[Mutant]) -> dict[str, str]:
+    """Each cosmic-ray mutant's replacement by its ref: the text its mutation writes in place of what it changes, as
+    its diff shows (cosmic-ray mutates the module to tell: about 20 ms a mutant, so only for those drawn)."""
+    refs = [m.ref for m in mutants if m.tool == "cosmic-ray"]
+    if not refs:
+        return {}
+    wanted = session.with_name("cosmic-ray-named.json")
+    wanted.write_text(json.dumps(refs), encoding="utf-8")
+    listed = cosmic_ray("memtest-cr-session", "replacements", str(session), str(wanted), cwd=scratch)
+    return {item["job"]: item["replacement"] for item in map(json.loads, listed.splitlines())}
 
 
 # -- StrykerJS -------------------------------------------------------------------------------------------------------
@@ -203,6 +252,37 @@ def outcomes(scratch: Path) -> dict[str, dict]:
     return {r["key"]: r for r in (json.loads(ln) for ln in path.read_text(encoding="utf-8").splitlines() if ln)}
 
 
+def unmutated_start(scratch: Path, measured: bool, timeout_s: float) -> tuple[bool, str]:
+    """Whether the unmutated app started in this run, and how that is known: it ran every feature of the areas under
+    coverage, or one scenario run now on the scratch copy (every mutant put back by its tool)."""
+    if measured:
+        return True, "the unmutated app ran every feature of the mutants' areas under coverage in this run"
+    print("mutation: a mutant kept the app from starting: does the unmutated app start? (one scenario)", flush=True)
+    proc = subprocess.run([str(scratch / ".venv" / "bin" / "python"), "-m", "tools.mutation.mutant_test",
+                           "--baseline"], cwd=scratch, capture_output=True, text=True,
+                          env={**os.environ, TIMEOUT_ENV: str(timeout_s)})
+    found = scratch / "reports" / "mutation-work" / BASELINE_FILE
+    if not found.exists():
+        tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
+        return False, f"the unmutated app's run in this run broke (exit {proc.returncode}): {tail}"
+    baseline = json.loads(found.read_text(encoding="utf-8"))
+    if baseline["started"]:
+        return True, "the unmutated app started in this run (one scenario on it after the mutants)"
+    return False, f"the unmutated app did not start in this run either: {baseline['reason']}"
+
+
+def settle_no_starts(results: list[Outcome], started: bool, how: str) -> list[Outcome]:
+    """A mutant that kept the app from starting is killed when the unmutated app started in the same run (users
+    would have no app at all); when it did not, no run judged the mutant: an error, with both said."""
+    settled = []
+    for o in results:
+        if o.status == "error" and o.cause == NO_START:
+            o = Outcome(o.mutant, "killed", f"{o.reason}; {how}", o.diff, o.seconds) if started else \
+                Outcome(o.mutant, "error", f"{o.reason}; {how}", o.diff, o.seconds, NO_START)
+        settled.append(o)
+    return settled
+
+
 def check_installed() -> None:
     missing = [str(p.relative_to(ROOT)) for p in (COSMIC_RAY / "cosmic-ray", COSMIC_RAY / "memtest-cr-session",
                                                    STRYKER / "node_modules" / ".bin" / "stryker") if not p.exists()]
@@ -213,7 +293,10 @@ def check_installed() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sample", type=int, required=True, help="how many mutants to draw")
+    parser.add_argument("--sample", type=int, help="how many mutants to draw")
+    parser.add_argument("--population", action="store_true",
+                        help="print what is left out of the population or counted equivalent by rule, with each "
+                             "one's share of the mutants; run nothing")
     parser.add_argument("--seed", default=DEFAULT_SEED, help=f"the draw's seed (default {DEFAULT_SEED})")
     parser.add_argument("--min-score", type=float, default=90.0,
                         help="the least killed share of the non-equivalent mutants, in %% (default 90)")
@@ -224,15 +307,22 @@ def main(argv: list[str] | None = None) -> int:
                              f"unmutated app (about 5 minutes): auto does from {COVERAGE_PAYS} Python mutants on")
     parser.add_argument("--dry-run", action="store_true", help="print the drawn mutants, run none, write no report")
     args = parser.parse_args(argv)
-    if args.sample < 1:
+    if not args.population and (args.sample is None or args.sample < 1):
         parser.error("--sample must be at least 1")
     check_installed()
     tomllib.loads(AREAS.read_text(encoding="utf-8"))  # a broken areas file stops here, not in the first mutant
     equivalents = load_equivalents(ROOT / EQUIVALENTS_FILE)
+    stale = stale_equivalents(equivalents, ROOT)
+    if stale:
+        print(f"mutation: {len(stale)} entries of {EQUIVALENTS_FILE} name a line that no longer holds their source: "
+              f"they apply to no mutant ({', '.join(f'{e.module}:{e.line}' for e in stale)})", flush=True)
     started = time.perf_counter()
     scratch = scratch_copy(Path(tempfile.mkdtemp(prefix="memtest-mutation-")))
     print(f"mutation: scratch copy {scratch}", flush=True)
     try:
+        if args.population:
+            print(population_table(scratch))
+            return 0
         results = mutate(scratch, args, equivalents)
     finally:
         if not args.keep_scratch:
@@ -253,24 +343,25 @@ def mutate(scratch: Path, args: argparse.Namespace, equivalents: list[Equivalent
     population.add(python_mutants(scratch, session), scratch)
     population.add(js_mutants(scratch), scratch)
     drawn = population.draw(args.sample, args.seed)
+    drawn = named_exactly(drawn, scratch, cosmic_ray_replacements(scratch, session, drawn))
     print(f"mutation: {len(population.mutants)} mutants ({population.count('cosmic-ray')} Python, "
           f"{population.count('stryker')} JavaScript; left out: "
           f"{', '.join(f'{n} {why}' for why, n in population.left_out.items()) or 'none'}); drew {len(drawn)} "
           f"with seed {args.seed!r}", flush=True)
     equivalent = {m.id: next(e for e in equivalents if e.matches(m)) for m in drawn
                   if any(e.matches(m) for e in equivalents)}
-    equivalent |= {m.id: Equivalent(m.module, m.line, m.operator, population.by_rule[m.id]) for m in drawn
+    equivalent |= {m.id: Equivalent.by_rule(m, population.by_rule[m.id]) for m in drawn
                    if m.id in population.by_rule and m.id not in equivalent}
     if args.dry_run:
         for mutant in drawn:
-            print(f"  {mutant.module}:{mutant.line}:{mutant.column} {mutant.operator} ({mutant.tool} "
-                  f"{mutant.ref}{': ' + mutant.detail if mutant.tool == 'stryker' else ''})"
-                  f"{' equivalent' if mutant.id in equivalent else ''}")
+            print(f"  {mutant.module}:{mutant.line}:{mutant.column} {mutant.operator} -> {mutant.replacement!r} "
+                  f"({mutant.tool} {mutant.ref}){' equivalent' if mutant.id in equivalent else ''}")
         return []
     to_run = [m for m in drawn if m.id not in equivalent]
     env = {"MEMTEST_MUTANT_TIMEOUT_S": str(args.timeout)}
     python = [m for m in to_run if m.tool == "cosmic-ray"]
     diffs: dict[str, str] = {}
+    measured = False
     if python:
         keep = work / "cosmic-ray-sample.json"
         keep.write_text(json.dumps([m.ref for m in python]))
@@ -278,6 +369,7 @@ def mutate(scratch: Path, args: argparse.Namespace, equivalents: list[Equivalent
         if args.coverage == "always" or (args.coverage == "auto" and len(python) >= COVERAGE_PAYS):
             features = list(dict.fromkeys(f for m in python for f in features_for(m.module)))
             coverage_map.measure(scratch, features, work, args.timeout)
+            measured = True
             (ROOT / "reports").mkdir(exist_ok=True)
             shutil.copy2(work / coverage_map.MAP_FILE, ROOT / "reports" / "mutation-coverage.json")
         print(f"mutation: cosmic-ray runs {len(python)} Python mutants", flush=True)
@@ -305,11 +397,47 @@ def mutate(scratch: Path, args: argparse.Namespace, equivalents: list[Equivalent
             diff = js_diff(scratch, mutant, stryker_found.get(key, {}))
         record = ran.get(key)
         if record is None:
-            results.append(Outcome(mutant, "error", "the tool ran no test for it (no mutation made, or the run "
-                                   "broke before the test command)", diff))
+            results.append(Outcome(mutant, "error", f"{NOT_RUN} (no mutation made, or the run broke before the test "
+                                   "command)", diff, cause=NOT_RUN))
         else:
-            results.append(Outcome(mutant, record["status"], record["reason"], diff, record.get("seconds", 0.0)))
+            results.append(Outcome(mutant, record["status"], record["reason"], diff, record.get("seconds", 0.0),
+                                   record.get("cause", "")))
+    if any(o.cause == NO_START for o in results):
+        results = settle_no_starts(results, *unmutated_start(scratch, measured, args.timeout))
     return results
+
+
+# -- what the population leaves out ----------------------------------------------------------------------------------
+def population_table(scratch: Path) -> str:
+    """A markdown table of what is not in the population and what is counted equivalent by rule: each module left
+    out, each reason by module and function, with its mutants and their share of every mutant the tools make of the
+    app (the modules left out among them)."""
+    every = python_modules(every=True)
+    config = cosmic_ray_config(scratch, 60.0, every, name="cosmic-ray-every")
+    session = config.with_suffix(".sqlite")
+    cosmic_ray("cosmic-ray", "init", str(config), str(session), cwd=scratch)
+    python = python_mutants(scratch, session)
+    javascript = js_mutants(scratch)
+    population = Population()
+    population.add([m for m in python if m.module not in NOT_MUTATED] + javascript, scratch)
+    total = len(python) + len(javascript)
+    rows: Counter[tuple[str, str, str]] = Counter()
+    for module, why in NOT_MUTATED.items():  # each one, though it has no mutant
+        rows[(module, "(the whole module)", why)] += sum(1 for m in python if m.module == module)
+    by_id = {m.id: m for m in population.mutants}
+    sources: dict[str, str] = {}
+    for why, m in population.set_apart + [(population.by_rule[i], by_id[i]) for i in population.by_rule]:
+        source = sources.setdefault(m.module, (scratch / m.module).read_text(encoding="utf-8"))
+        module, where = ("memchat/*.py", "(annotations)") if why == ANNOTATION else \
+            (m.module, enclosing_definition(source, m.line))
+        rows[(module, where, f"{why}{' (drawn, then equivalent by rule)' if why in BY_RULE else ''}")] += 1
+    lines = [f"{total} mutants ({len(python)} Python, {len(javascript)} JavaScript); in the population "
+             f"{len(population.mutants)}, of which {len(population.by_rule)} equivalent by rule.", "",
+             "| module | function | why | mutants | share |", "|---|---|---|---|---|"]
+    for (module, where, why), n in sorted(rows.items(), key=lambda item: (-item[1], item[0])):
+        share = 100 * n / total
+        lines.append(f"| {module} | {where} | {why} | {n} | {share:.{1 if share >= 0.1 or not n else 2}f} % |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

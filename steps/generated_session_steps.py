@@ -151,7 +151,7 @@ def listed_sessions(world: World, answers: AnswerCheck, which: str, count: int, 
         runner = SessionRunner(app, plan, joining(app), answers, world.data.unique_tag,
                                use_app=world.use_app if app is world.app else None,
                                declared=declared if declared and declared.read else None)
-        runner.not_checked.update({f"the {read}": why for read, why in unread.items()})
+        runner.not_checked.update(unread)  # the reads the target gives the runner nothing to compare with
         session = GeneratedSession(plan, runner, at_once=own_apps)
         print(session.head())
         report.attach_text(f"generated actions, seed {seed}", script(plan.users, plan.actions))

@@ -259,7 +259,16 @@ def test_the_reference_app_declares_its_changes_by_name() -> None:
     assert [(m.give or m.feed, m.named) for m in changes["redis-to-postgresql"].mistakes] == [
         (("--index-build-memory", "-1"), "--index-build-memory"), (("--index-build-memory", "99999TB"), "99999TB"),
         ("targets/memchat.mistakes/a-vector-cut-short.jsonl", ":2: embedding_f32"),
-        ("targets/memchat.mistakes/a-vector-with-a-stray-character.jsonl", ":2: embedding_f32")]
+        ("targets/memchat.mistakes/a-vector-with-a-stray-character.jsonl", ":2: embedding_f32"),
+        *[(f"targets/memchat.mistakes/{name}.jsonl", named) for name, named in (
+            ("a-vector-one-dimension-short", ":2: embedding has 255 dimensions"),
+            ("a-vector-holding-infinity", ":2: embedding holds a value that is not a finite number"),
+            ("a-record-with-both-vectors", ":2: give either embedding or embedding_f32"),
+            ("a-vector-of-words", ":2: embedding must be a list of numbers"),
+            ("a-record-without-its-owner", ':2: "id" and "user_id" must be strings ("user_id" is missing)'),
+            ("a-record-of-an-unknown-model", ":2: embedder 'hash-ngram-v9' is unknown"),
+            ("a-line-that-is-not-json", ":2: not valid JSON"),
+            ("a-creation-time-that-is-not-a-time", ":2: created_at 'last Tuesday' is not ISO-8601"))]]
     assert "mistakes" not in changes["redis-to-postgresql"].options
     assert [e.give for e in changes["redis-to-postgresql"].edges] == [
         ("--index-graph-rows", "0"), ("--index-graph-rows", "1"), ("--batch-size", "1"),

@@ -252,7 +252,27 @@ class MemchatDriver(AppDriver):
             answer(http, "the memory setting given as a word", 400, "PUT", api["settings"], body={"memory": "off"}),
             answer(http, "a setting the app does not have", 400, "PUT", api["settings"],
                    body={"memory": True, "theme": "dark"}),
+            answer(http, "a memory write that is not JSON", 400, "POST", api["memories"], content=b'{"items": ['),
+            answer(http, "a memory write of a blank memory", 400, "POST", api["memories"], body={"items": ["  "]}),
+            answer(http, "a memory write holding half of a character", 400, "POST", api["memories"],
+                   content=b'{"items": ["My note \\ud800 is here."]}'),
+            answer(http, "a memory write of 51 memories, one more than a write holds", 400, "POST", api["memories"],
+                   body={"items": [f"My note {n} is here." for n in range(51)]}),
+            answer(http, "a search of nothing", 400, "GET", f"{api['memory_search']}?q=&k=5"),
+            answer(http, "a search for a number of memories that is no number", 400, "GET",
+                   f"{api['memory_search']}?q=note&k=some"),
+            answer(http, "a search for 0 memories", 400, "GET", f"{api['memory_search']}?q=note&k=0"),
+            answer(http, "a search for 101 memories, one more than a search gives", 400, "GET",
+                   f"{api['memory_search']}?q=note&k=101"),
+            answer(http, "a search for 100 memories", 200, "GET", f"{api['memory_search']}?q=note&k=100"),
         ]
+        with httpx.Client(verify=tls(), base_url=app.base_url, timeout=30) as stranger:
+            answers.append(answer(stranger, "a memory write signed in as nobody", 401, "POST", api["memories"],
+                                  body={"items": ["My stray note is here."]}))
+        with httpx.Client(verify=tls(), base_url=app.base_url, timeout=30,
+                          headers={"Authorization": "Bearer not-the-admin-token"}) as impostor:
+            answers.append(answer(impostor, "a user created with a wrong admin token", 401, "POST", api["admin_users"],
+                                  body={"email": newcomer["email"], "password": newcomer["password"]}))
         with self._admin(app) as admin:
             answers += [
                 answer(admin, "a user whose e-mail is not an address", 400, "POST", api["admin_users"],
@@ -261,6 +281,13 @@ class MemchatDriver(AppDriver):
                        body={"email": mine.email, "password": newcomer["password"]}),
                 answer(admin, "an import whose user has no e-mail", 400, "POST", api["admin_users_import"],
                        body={"users": [{"id": newcomer["id"], "password": newcomer["password"]}]}),
+                answer(admin, "a user whose id is a number", 400, "POST", api["admin_users"],
+                       body={"email": newcomer["email"], "password": newcomer["password"], "id": 5}),
+                answer(admin, "an import whose user is a word", 400, "POST", api["admin_users_import"],
+                       body={"users": ["someone"]}),
+                answer(admin, "an import of nobody", 400, "POST", api["admin_users_import"], body={"users": []}),
+                answer(admin, "an import giving one user twice", 400, "POST", api["admin_users_import"],
+                       body={"users": [newcomer, newcomer]}),
                 answer(admin, f"an import of {import_limit + 1} bytes", 413, "POST", api["admin_users_import"],
                        content=padded({"users": [newcomer]}, import_limit + 1)),
                 answer(admin, f"an import of exactly {import_limit} bytes", 201, "POST", api["admin_users_import"],

@@ -265,6 +265,24 @@ class MemchatDriver(AppDriver):
             answer(http, "a search for 101 memories, one more than a search gives", 400, "GET",
                    f"{api['memory_search']}?q=note&k=101"),
             answer(http, "a search for 100 memories", 200, "GET", f"{api['memory_search']}?q=note&k=100"),
+            # Another user's memory or conversation answers exactly as one nobody has: 404.
+            answer(http, "an edit of a memory nobody has", 404, "PUT", self.target.path_of("memory", memory_id="m_0"),
+                   body={"text": "My edited note is here."}),
+            answer(http, "a deletion of a memory nobody has", 404, "DELETE",
+                   self.target.path_of("memory", memory_id="m_0")),
+            answer(http, "the turns of a conversation nobody has", 404, "GET",
+                   self.target.path_of("messages", conversation_id="c_0")),
+            answer(http, "a turn in a conversation nobody has", 404, "POST",
+                   self.target.path_of("messages", conversation_id="c_0"), body={"text": "My turn is here."}),
+            answer(http, "a deletion of a conversation nobody has", 404, "DELETE",
+                   self.target.path_of("conversation", conversation_id="c_0")),
+            answer(http, "a memory write into a conversation nobody has", 404, "POST", api["memories"],
+                   body={"items": ["My placed note is here."], "conversation_id": "c_0"}),
+            # While her memory is off, a write is refused as a conflict with her choice: 409.
+            answer(http, "her memory turned off", 200, "PUT", api["settings"], body={"memory": False}),
+            answer(http, "a memory write while her memory is off", 409, "POST", api["memories"],
+                   body={"items": ["My unwanted note is here."]}),
+            answer(http, "her memory turned on again", 200, "PUT", api["settings"], body={"memory": True}),
         ]
         with httpx.Client(verify=tls(), base_url=app.base_url, timeout=30) as stranger:
             answers.append(answer(stranger, "a memory write signed in as nobody", 401, "POST", api["memories"],
@@ -293,6 +311,8 @@ class MemchatDriver(AppDriver):
                 answer(admin, f"an import of exactly {import_limit} bytes", 201, "POST", api["admin_users_import"],
                        content=padded({"users": [newcomer]}, import_limit)),
             ]
+            answers.append(answer(admin, "a deletion of a user nobody has", 404, "DELETE",
+                                  self.target.path_of("admin_user", user_id="u_0")))
             gone = admin.delete(self.target.path_of("admin_user", user_id=newcomer["id"]))
             if gone.status_code not in (200, 404):
                 raise DriverError(f"deleting the imported user {newcomer['email']}: HTTP {gone.status_code}")

@@ -109,6 +109,10 @@ class ActorBase:
         pytest.skip(f"needs a Cancel of a memory edit on the app's page: {self.app.target.path.name} locates none "
                     "(locator cancel_memory_edit), and an edit through its API is never half made")
 
+    def cancel_clear_memories(self) -> list[str]:
+        pytest.skip(f"needs a Cancel of clearing all memories on the app's page: {self.app.target.path.name} locates "
+                    "none (locator cancel_clear_memories), and a clearing through its API is never half made")
+
     def clear_memories(self) -> None:
         self.app.require(Capability.MEMORY_CLEAR)
         self.settle()

@@ -352,6 +352,11 @@ class BrowserActor(ActorBase):
         except NotShown as e:
             raise self._not_hers(e) from None
 
+    def cancel_clear_memories(self) -> list[str]:
+        if not self._has_memories_page() or "cancel_clear_memories" not in self.app.target.locators:
+            return super().cancel_clear_memories()
+        return self._on_memories_page().cancel_clear_all()
+
     def _not_hers(self, shown: NotShown) -> AssertionError:
         """In the user's words, as the API actor says it: the memory looked for, and every one she has."""
         return AssertionError(f"{self.name} has no memory that reads {shown.text!r}; her memories: {shown.shown}")

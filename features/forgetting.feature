@@ -33,15 +33,22 @@ Feature: What users take back
     And Ben asks "What is my locker code?"
     Then the assistant answers "Your locker code is 5150."
 
-  Scenario: A change of a memory Ana cancels changes nothing
+  Scenario: A change of a memory, or a clearing of them all, that Ana cancels changes nothing
     Given Ana is signed in
     And Ana's long-term memory holds:
       | memory                   |
       | My locker code is 5150.  |
+      | My gate code is 7731.    |
     When Ana starts changing her memory "My locker code is 5150." to "My locker code is 9999." and cancels
     Then Ana's memories are exactly, on her screen and through the app's API:
       | memory                   |
       | My locker code is 5150.  |
+      | My gate code is 7731.    |
+    When Ana starts clearing all her memories and cancels
+    Then Ana's memories are exactly, on her screen and through the app's API:
+      | memory                   |
+      | My locker code is 5150.  |
+      | My gate code is 7731.    |
 
   Scenario: A corrected memory is answered, listed and found by its new text only
     Given Ana is signed in

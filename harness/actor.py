@@ -221,6 +221,11 @@ class Actor(Protocol):
     def clear_memories(self) -> None:
         """Delete every memory of the user's ("clear all")."""
 
+    def cancel_clear_memories(self) -> list[str]:
+        """Start clearing every memory, then cancel when asked to confirm: the memories shown once the question has
+        gone (only on a page that asks; through an API nothing is half done)."""
+        ...
+
     def delete_conversation(self, conversation_id: str) -> None:
         """Delete one of the user's conversations from their list."""
 

@@ -96,6 +96,15 @@ class MemoriesPage(BasePage):
         expect(self.el("edit_memory", within=item)).to_be_visible()
         return self.el("memory_text", within=item).inner_text()
 
+    def cancel_clear_all(self) -> list[str]:
+        """Clear all, then Cancel instead of confirming; returns the memories shown once the question has gone."""
+        self.el("clear_memories").click()
+        expect(self.el("confirm_clear_memories")).to_be_visible()
+        self.el("cancel_clear_memories").click()
+        still_asking = "the page still asks to clear every memory after Cancel"
+        expect(self.el("confirm_clear_memories"), still_asking).to_be_hidden()
+        return self.texts()
+
     def clear_all(self) -> None:
         self.el("clear_memories").click()
         self.el("confirm_clear_memories").click()

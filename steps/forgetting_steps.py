@@ -136,6 +136,13 @@ def cancels_edit(world: World, name: str, text: str, typed: str) -> None:
     assert shown == text, f"{name} cancelled her change of {text!r} to {typed!r}, and the memory now reads {shown!r}"
 
 
+@when(parsers.re(f"^{NAME} starts clearing all {HER} memories and cancels$"))
+def cancels_clear(world: World, name: str) -> None:
+    """On the app's memories page: Clear all, then Cancel when asked to confirm; the question goes (skipped where the
+    target locates no Cancel of it)."""
+    world.actors[name].cancel_clear_memories()
+
+
 @when(parsers.re(f"^{NAME} clears all {HER} memories$"), target_fixture="taken_back")
 def clears_memories(world: World, taken_back: TakenBack, name: str) -> TakenBack:
     """"Clear all" on the app's memories page (or through its API), confirmed."""

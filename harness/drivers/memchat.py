@@ -313,9 +313,25 @@ class MemchatDriver(AppDriver):
             ]
             answers.append(answer(admin, "a deletion of a user nobody has", 404, "DELETE",
                                   self.target.path_of("admin_user", user_id="u_0")))
-            gone = admin.delete(self.target.path_of("admin_user", user_id=newcomer["id"]))
-            if gone.status_code not in (200, 404):
-                raise DriverError(f"deleting the imported user {newcomer['email']}: HTTP {gone.status_code}")
+            # The account rules at their edges (memchat/accounts.py): a password of at least 8 characters, an id of
+            # 1 to 64 letters, digits and _.:-
+            edge_id, short_id = ("e" + secrets.token_hex(32))[:64], f"edge8-{secrets.token_hex(6)}"
+            for what, promised, body in (
+                    ("a user whose password is 7 characters", 400,
+                     {"email": f"{short_id}@x.test", "password": "7" * 7}),
+                    ("a user whose password is 8 characters", 201,
+                     {"email": f"{short_id}@x.test", "password": "8" * 8, "id": short_id}),
+                    ("a user whose id holds a space", 400,
+                     {"email": f"spaced-{short_id}@x.test", "password": newcomer["password"], "id": "a b"}),
+                    ("a user whose id is 65 characters", 400,
+                     {"email": f"long-{short_id}@x.test", "password": newcomer["password"], "id": edge_id + "e"}),
+                    ("a user whose id is 64 characters", 201,
+                     {"email": f"long-{short_id}@x.test", "password": newcomer["password"], "id": edge_id})):
+                answers.append(answer(admin, what, promised, "POST", api["admin_users"], body=body))
+            for uid in (newcomer["id"], short_id, edge_id):
+                gone = admin.delete(self.target.path_of("admin_user", user_id=uid))
+                if gone.status_code not in (200, 404):
+                    raise DriverError(f"deleting the user {uid} made at an edge: HTTP {gone.status_code}")
         return answers
 
     def delete_user(self, app: RunningApp, account: Account) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness import report
-from harness.app_launcher import AppLaunchError
+from harness.app_launcher import AppLaunchError, not_installed
 from harness.app_tools import ToolFailed
 from harness.browser import (
     BrowserChoice,
@@ -96,6 +96,11 @@ def start_run(config: pytest.Config) -> RunInfo:
             browser = BrowserChoice(None, f"--browser-ws {opts.browser_ws}")
         else:
             browser = find_chromium(opts.browser_path, playwright_chromium(), headed=config.getoption("--headed"))
+        program = target.start_command[0] if target.start_command else "{"
+        starts = not (opts.base_url or program.startswith("{") or config.getoption("collectonly"))
+        missing = not_installed(target.name, program) if starts else None
+        if missing:  # said at the start, not at the first scenario's set-up (collecting starts no app)
+            raise DriverError(missing)
         if opts.base_url:
             if opts.faults:
                 raise DriverError("--faults switches faults on in an app the suite starts; drop --base-url")

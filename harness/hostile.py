@@ -10,7 +10,9 @@ What counts as a breach (docs/contract.md, "Nobody writes into another user's da
   memory created, the settings saved) may succeed if it lands in the writer's own data: a memory created so is a
   breach when its text is not among the writer's memories afterwards. A settings write is put back (the writer's
   memory on again) and left to the scenario, which checks the other user's answers;
-- an answer of 500 or more is a breach too: the app failed instead of refusing, and what it wrote first is unknown.
+- an answer of 500 or more is a breach too: the app failed instead of refusing, and what it wrote first is unknown;
+- and so is any answer below 400 that is not a success (1xx, 3xx, say a 399): neither done nor refused, nobody can
+  tell what the app did with the write.
 """
 
 from __future__ import annotations
@@ -183,6 +185,8 @@ def _judged(attacker: UserSession, victim: Victim, attempt: _Attempt, status: in
         return "the app failed instead of refusing; what it wrote before failing is unknown"
     if status >= 400:
         return ""
+    if not 200 <= status < 300:
+        return f"the app answered {status} to a write: neither a success (2xx) nor a refusal (4xx)"
     if attempt.names:
         return f"the app did not refuse a write on {victim.email}'s {attempt.names}"
     if attempt.marker and attempt.marker not in {m.text for m in attacker.memories()}:

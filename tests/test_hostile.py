@@ -90,6 +90,13 @@ def test_a_memory_of_ones_own_that_lands_elsewhere_is_a_breach(memchat: Target) 
     assert tamper(FakeSession(404), VICTIM, memchat) == []  # landing with the writer is fine
 
 
+def test_an_answer_neither_done_nor_refused_is_a_breach_even_for_a_write_of_ones_own(memchat: Target) -> None:
+    breaches = tamper(FakeSession(399), VICTIM, memchat)
+    assert {b.path for b in breaches} >= {"/api/settings", "/api/memories/m_1"}
+    assert all(b.status == 399 for b in breaches if b.path == "/api/settings")
+    assert any("neither a success (2xx) nor a refusal (4xx)" in b.why for b in breaches if b.path == "/api/settings")
+
+
 def test_a_failure_is_a_breach_too(memchat: Target) -> None:
     assert all("failed instead of refusing" in b.why for b in tamper(FakeSession(500), VICTIM, memchat))
 

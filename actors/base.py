@@ -106,12 +106,18 @@ class ActorBase:
         self.session.edit_memory(self._memory_id(text), new_text)
 
     def cancel_memory_edit(self, text: str, typed: str) -> str:
-        pytest.skip(f"needs a Cancel of a memory edit on the app's page: {self.app.target.path.name} locates none "
-                    "(locator cancel_memory_edit), and an edit through its API is never half made")
+        pytest.skip(f"needs a Cancel of a memory edit on the app's page: {self._no_page_control('cancel_memory_edit')}")
 
     def cancel_clear_memories(self) -> list[str]:
-        pytest.skip(f"needs a Cancel of clearing all memories on the app's page: {self.app.target.path.name} locates "
-                    "none (locator cancel_clear_memories), and a clearing through its API is never half made")
+        pytest.skip("needs a Cancel of clearing all memories on the app's page: "
+                    f"{self._no_page_control('cancel_clear_memories')}")
+
+    def _no_page_control(self, locator: str) -> str:
+        """Why this user has no such control: no page (through the API nothing is half done), or none located."""
+        target = self.app.target
+        if not target.has_pages:
+            return f"the users of {target.path.name} speak through its API, where nothing is half done"
+        return f"{target.path.name} locates none (locator {locator})"
 
     def clear_memories(self) -> None:
         self.app.require(Capability.MEMORY_CLEAR)

@@ -32,7 +32,8 @@ def locate(root: Page | Locator, spec: Mapping[str, Any]) -> Locator:
     raise ValueError(f"locator spec {dict(spec)} needs one of testid, role, label, text, css")
 
 
-NOT_LOCATING = frozenset({"id_attribute", "shows_within_s"})  # what a spec says of its element, not where it is
+# What a spec says of its element, not where it is.
+NOT_LOCATING = frozenset({"id_attribute", "shows_within_s", "ime_key_code_229"})
 
 
 def css_of(spec: Mapping[str, Any]) -> str | None:

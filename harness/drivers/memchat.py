@@ -221,7 +221,7 @@ class MemchatDriver(AppDriver):
         assert isinstance(session, MemchatSession)
         limit, import_limit = int(self.target.app["body_limit_bytes"]), int(self.target.app["import_body_limit_bytes"])
         api, mine = self.target.api, session.account
-        memory_id = session.memories()[0].id if session.memories() else "no-memory-of-hers"
+        memory_id = next((m.id for m in session.memories()), "no-memory-of-hers")
         note = f"My padded note {secrets.token_hex(4)} is here."
         newcomer = {"id": f"edge-{secrets.token_hex(6)}", "email": f"edge-{secrets.token_hex(6)}@x.test",
                     "password": secrets.token_urlsafe(12)}
@@ -235,8 +235,10 @@ class MemchatDriver(AppDriver):
 
         def answer(http: httpx.Client, what: str, promised: int, method: str, path: str, body: object = None,
                    content: bytes | None = None, kept: str = "") -> EdgeAnswer:
-            resp = http.request(method, path, content=content if content is not None else json.dumps(body).encode(),
-                                headers={"Content-Type": "application/json"}, timeout=300)
+            if content is None and body is not None:
+                content = json.dumps(body).encode()
+            resp = http.request(method, path, content=content, headers={"Content-Type": "application/json"},
+                                timeout=300)
             return EdgeAnswer(what, promised, resp.status_code, resp.text[:300], kept if resp.status_code < 300 else "")
 
         http = session.http

@@ -278,6 +278,8 @@ class MemchatDriver(AppDriver):
                    self.target.path_of("messages", conversation_id="c_0"), body={"text": "My turn is here."}),
             answer(http, "a deletion of a conversation nobody has", 404, "DELETE",
                    self.target.path_of("conversation", conversation_id="c_0")),
+            answer(http, "the page of a conversation nobody has", 404, "GET",
+                   self.target.path_of("conversation_page", conversation_id="c_0")),
             answer(http, "a memory write into a conversation nobody has", 404, "POST", api["memories"],
                    body={"items": ["My placed note is here."], "conversation_id": "c_0"}),
             # While her memory is off, a write is refused as a conflict with her choice: 409.

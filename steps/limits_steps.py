@@ -8,11 +8,14 @@ from dataclasses import dataclass
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from harness.drivers.base import EdgeAnswer
+from harness.drivers.base import Capability, EdgeAnswer
 from harness.order import out_of_order
+from harness.polling import wait_until
 from harness.seeding import Seeded, seed_many
-from steps.records import Listing
+from steps.records import Listing, Talk
 from steps.world import NAME, World
+
+MEMORY_WAIT_S = 10  # how long a page's memory write may take to land after the reply
 
 LEAST_VOLUME = 100  # more than the pages apps commonly use (20, 50, 60, 100), where a target declares none
 
@@ -116,11 +119,18 @@ def nothing_kept(world: World, refused_message: RefusedMessage) -> None:
 
 @when(parsers.re(f"^{NAME} and the app's operator send the app's API a request at each edge it documents$"),
       target_fixture="edge_requests")
-def requests_at_the_edges(world: World, name: str) -> EdgeRequests:
+def requests_at_the_edges(world: World, talk: Talk, name: str) -> EdgeRequests:
     """The user's and the admin's requests at each size limit (a body exactly as large as accepted, one byte more) and
-    each malformed request the app's API documents (skipped for a driver that knows none)."""
-    session = world.actors[name].session
-    before = tuple(m.text for m in session.memories())
+    each malformed request the app's API documents (skipped for a driver that knows none); her memories before them
+    once each fact she told is kept (a page writes them after the reply: read too soon, one landed "after")."""
+    world.app.require(Capability.API_EDGES)  # before waiting on anything: an app without them skips at once
+    actor = world.actors[name]
+    actor.settle()
+    told = len(talk.of(name).told)
+    kept = wait_until(actor.session.memories, lambda found: len(found) >= told, timeout=MEMORY_WAIT_S,
+                      what=f"{name}'s {told} memories of what she told, before the requests at the edges")
+    before = tuple(m.text for m in kept)
+    session = actor.session
     return EdgeRequests(name, before, tuple(world.app.edge_answers(session)))
 
 

@@ -54,8 +54,10 @@ def _assert_one_line_without_secret(error: ProviderError) -> str:
 
 
 @pytest.fixture(scope="module")
-def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DatabaseServers]:
-    with provide_databases("embedded", workdir=tmp_path_factory.mktemp("dbs")) as servers:
+def embedded() -> Iterator[DatabaseServers]:
+    # A folder of their own under /tmp, not pytest's: every pytest that starts on the machine makes
+    # /tmp/pytest-of-<user> private again, and PostgreSQL (run as its own user) then loses its data folder mid-test.
+    with provide_databases("embedded") as servers:
         yield servers
 
 

@@ -25,6 +25,15 @@ Feature: Cross-session persistence
     And Ana closes the page right after the reply
     Then her long-term memory soon holds "My passport number is X55123."
 
+  Scenario: Every fact of a long message is stored even when the page closes right after the reply
+    A message of many facts makes more than one memory write: the page sends them one after the other, and when its
+    tab closes, the writes still waiting behind the one on its way must leave too.
+    Given Ana is signed in
+    And Ana starts a new conversation
+    When Ana tells the assistant 60 facts in one message
+    And Ana closes the page right after the reply
+    Then her long-term memory holds exactly these facts, in the order she told them
+
   Scenario: A memory is stored even when a busy page closes right after the reply
     A page that is still busy (a heavy page, or a loaded machine) when its tab closes is cut off by the browser
     before its pagehide: a write the page held back for later never leaves.

@@ -128,6 +128,9 @@ class ApiActor(ActorBase):
     def say(self, text: str) -> Exchange:
         return self._reply(text, self.session.send(self._open_conversation(), text))
 
+    def say_lines(self, text: str) -> Exchange:
+        return self.say(text)  # an API client sends its lines as they are: it has no keys
+
     def say_composed(self, before: str, reading: str, characters: str, after: str) -> Exchange:
         self._needs_a_page("an input method")
 

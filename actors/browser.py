@@ -211,6 +211,11 @@ class BrowserActor(ActorBase):
         self._talking = True
         return self._heard(text, reply, recalled)
 
+    def say_lines(self, text: str) -> Exchange:
+        reply = self._chat_to_send().send_typed_lines(text)
+        self._talking = True
+        return self._heard(text, reply, self.chat.recalled_in_last_reply())
+
     def say_composed(self, before: str, reading: str, characters: str, after: str) -> Exchange:
         reply = self._chat_to_send().send_composed(before, reading, characters, after)
         self._talking = True

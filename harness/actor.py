@@ -141,6 +141,10 @@ class Actor(Protocol):
         """One turn in the open conversation (a new one if none is open)."""
         ...
 
+    def say_lines(self, text: str) -> Exchange:
+        """One turn of several lines, typed with a new line (Shift+Enter on a page) between them."""
+        ...
+
     def say_composed(self, before: str, reading: str, characters: str, after: str) -> Exchange:
         """One turn typed partly with an input method: `characters` composed from `reading`, then confirmed."""
         ...

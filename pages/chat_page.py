@@ -179,6 +179,21 @@ class ChatPage(BasePage):
         expect(reply).to_be_visible()
         return self._reply_text(reply)
 
+    def send_typed_lines(self, text: str) -> str:
+        """Type a message of several lines as a person does, Shift+Enter between its lines, and send it with Enter;
+        returns the answer's text."""
+        replies = self._replies()
+        before_count = replies.count()
+        self.el("message_input").click()
+        for number, line in enumerate(text.split("\n")):
+            if number:
+                self.page.keyboard.press("Shift+Enter")
+            self.page.keyboard.type(line)
+        self.page.keyboard.press("Enter")
+        reply = replies.nth(before_count)
+        expect(reply).to_be_visible()
+        return self._reply_text(reply)
+
     def errors_shown(self) -> list[str]:
         """The errors the page shows now (as it is: one of a write still on its way shows later)."""
         return self.el("send_error").all_inner_texts() if self.has("send_error") else []

@@ -50,9 +50,10 @@ def tells(world: World, talk: Talk, name: str, sentence: str) -> Talk:
 
 @when(parsers.re(f"^{NAME} tells the assistant, over several lines:$"), target_fixture="talk")
 def tells_over_lines(world: World, talk: Talk, name: str, docstring: str) -> Talk:
-    """One message of several lines (the docstring, exactly); the facts are its lines that state one."""
+    """One message of several lines (the docstring, exactly), typed as a person does (a new line with Shift+Enter on a
+    page); the facts are its lines that state one."""
     told = [Fact.parse(line) for line in docstring.splitlines() if Fact.states_one(line)]
-    return talk.after(world.actors[name].say(docstring), *told)
+    return talk.after(world.actors[name].say_lines(docstring), *told)
 
 
 @when(parsers.re(f"^{NAME} tells the assistant (?P<count>\\d+) facts in one message$"), converters={"count": int},

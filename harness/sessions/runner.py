@@ -59,11 +59,13 @@ from harness.sessions.generator import Plan
 from harness.sessions.model import NotApplicable, SessionModel, reply_to
 from harness.sessions.shrink import shrink
 from harness.target import KnownDefect
+from harness.turn import Turn
 
 FULL_CHECK_EVERY = 10  # actions between two checks of every user (the acting user is checked after each)
 MEMORY_WAIT_S = 10  # how long the app may take to list a memory once the turn that told it is answered
 # The read whose app side a declared difference hands to the model: a user's memories, as listed.
 ADOPTABLE = "memories"
+PAGE_WAIT_S = 10  # how long a page may take to show a conversation it opened
 SEARCHES_PER_CHECK = 6  # memories searched by their own text at each check of a user, newest first, then in turn
 
 
@@ -325,11 +327,21 @@ class SessionRunner:
     def _reopen(self, number: int, action: Reopen) -> Difference | None:
         member = self.members[action.user]
         member.actor.open_from_list(member.ids[action.conversation - 1])
-        shown = member.actor.history()
         expected = list(self.model.conversations(action.user)[action.conversation - 1])
+        shown = self._history_shown(member.actor, expected)
         if shown != expected:
             return Difference(number, action, f"{action.user}'s history on the page", expected, shown)
         return None
+
+    @staticmethod
+    def _history_shown(actor: Actor, expected: list[Turn]) -> list[Turn]:
+        """The conversation as the page shows it once it has loaded what the model says it holds (a page that opens
+        a conversation in place fills it in after its address changes), or as it shows it at the deadline."""
+        try:
+            return wait_until(actor.history, lambda shown: shown == expected, timeout=PAGE_WAIT_S,
+                              what="the conversation's history on the page")
+        except Timeout:
+            return actor.history()
 
     def _reopen_browser(self, number: int, action: Action) -> Difference | None:
         self.members[action.user].actor.reopen_browser()
@@ -559,7 +571,8 @@ class SessionRunner:
             return difference
         actor = self.members[action.user].actor
         status = actor.open_by_address(self.members[action.user].ids[index])
-        shown, expected = actor.history(), list(self.model.conversations(action.user)[index])
+        expected = list(self.model.conversations(action.user)[index])
+        shown = self._history_shown(actor, expected)
         if status != 200 or shown != expected:
             return Difference(number, action, f"{action.user}'s history on the page loaded again after the failure",
                               expected, f"HTTP {status}: {shown}")

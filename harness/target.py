@@ -118,13 +118,19 @@ class KnownDefect:
     match: str
     step: str = ""
     read: str = ""
+    or_step: str = ""  # a defect that shows at one of two steps, as the app's timing has it (said in its why)
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        return tuple(s for s in (self.step, self.or_step) if s)
 
     def matches(self, message: str) -> bool:
         return re.search(self.match, message, re.S) is not None
 
     def declared(self) -> str:
         """The declaration in a line: where and what it must fail with."""
-        where = f"at the step '{self.step}'" if self.step else f"in the read of {self.read}"
+        where = ("at the step " + " or ".join(f"'{s}'" for s in self.steps)) if self.step else \
+            f"in the read of {self.read}"
         return f"{where}, with a message matching /{self.match}/"
 
 
@@ -143,7 +149,7 @@ def _known_defects(data: dict, path: Path) -> dict[str, KnownDefect]:
             continue
         if not isinstance(entry, dict):
             raise TargetError(f"{where} is a plain string: {RESTATE}")
-        unknown = set(entry) - {"step", "match", "why", "read"}
+        unknown = set(entry) - {"step", "or_step", "match", "why", "read"}
         if unknown:
             raise TargetError(f"{where} has {', '.join(sorted(unknown))}, which a known defect does not take: "
                               "step, match, why (or read, match, why)")
@@ -156,7 +162,7 @@ def _known_defects(data: dict, path: Path) -> dict[str, KnownDefect]:
         except re.error as e:
             raise TargetError(f"{where}: match {entry['match']!r} is not a regular expression ({e})") from None
         defects[str(scenario)] = KnownDefect(str(entry["why"]), str(entry["match"]), str(entry.get("step", "")).strip(),
-                                             str(entry.get("read", "")).strip())
+                                             str(entry.get("read", "")).strip(), str(entry.get("or_step", "")).strip())
     return defects
 
 

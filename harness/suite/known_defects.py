@@ -37,9 +37,10 @@ def known_defects(target: Target) -> dict[ScenarioRef, KnownDefect]:
     check_exist(refs, where)
     for ref, defect in refs.items():
         scenario = next(s for s in feature_scenarios(FEATURES / ref.feature) if s.title == ref.title)
-        if defect.step and step_text(defect.step) not in scenario.steps:
-            raise UnknownScenario(f"{where} {ref}: its step {defect.step!r} is not a line of that scenario (give it "
-                                  "as the feature file writes it, keyword and <placeholders> included)")
+        for line in defect.steps:
+            if step_text(line) not in scenario.steps:
+                raise UnknownScenario(f"{where} {ref}: its step {line!r} is not a line of that scenario (give it as "
+                                      "the feature file writes it, keyword and <placeholders> included)")
         if defect.read and ref.feature != SESSIONS_FEATURE:
             raise UnknownScenario(f"{where} {ref}: read names a generated session's read; give a step for a scenario "
                                   f"of {ref.feature}")
@@ -88,7 +89,7 @@ def judge(item: pytest.Item, rep: pytest.TestReport, excinfo: pytest.ExceptionIn
         fits = excinfo is not None and isinstance(excinfo.value, DeclaredDifferences)
         observed = step.observed() if step else message.splitlines()[0] if message else "no step failed"
     else:
-        fits = step is not None and step.line == defect.step.strip() and defect.matches(step.message)
+        fits = step is not None and step.line in defect.steps and defect.matches(step.message)
         observed = step.observed() if step else f"not at a step: {message.splitlines()[0] if message else ''}"
     if not fits:
         _fail(rep, f"{declared}\nobserved: {observed}")

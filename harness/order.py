@@ -28,3 +28,22 @@ def out_of_order(listed: Sequence[str], made_at: dict[str, Span], newest_first: 
                 wrong.append((above, below))
                 break
     return wrong
+
+
+def exactly_but_ties(listed: Sequence[str], expected: Sequence[str], made_at: dict[str, Span],
+                     resolution_s: float) -> bool:
+    """Whether `listed` is exactly `expected`: in its order, or, where the app's timestamps have `resolution_s`, with
+    only items made within that resolution of each other swapped. Judged so only when every item is distinct and its
+    span known; otherwise the order must be exact."""
+    if list(listed) == list(expected):
+        return True
+    place = {text: i for i, text in enumerate(expected)}
+    distinct = len(place) == len(expected) and sorted(listed) == sorted(place)
+    if not resolution_s or not distinct or not place.keys() <= made_at.keys():
+        return False
+
+    def surely_apart(a: str, b: str) -> bool:
+        (a_start, a_end), (b_start, b_end) = made_at[a], made_at[b]
+        return a_end + resolution_s < b_start or b_end + resolution_s < a_start
+
+    return not any(place[a] > place[b] and surely_apart(a, b) for i, a in enumerate(listed) for b in listed[i + 1:])

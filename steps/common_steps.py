@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from pytest_bdd import given, parsers, then, when
 
 from harness.actor import Actor
@@ -130,10 +132,20 @@ def answers_in_new_conversation(world: World, talk: Talk, answers: AnswerCheck) 
 
 @given(parsers.re(f"^{NAME}'s long-term memory holds:$"), target_fixture="talk")
 def memory_holds(world: World, talk: Talk, name: str, datatable: list[list[str]]) -> Talk:
-    """Memories stored through the app's memory API, one per row (after a header row)."""
+    """Memories stored through the app's memory API, one per row (after a header row). Where the app's timestamps
+    are coarse, one at a time, each with when it was made: memories made within the app's clock resolution of each
+    other may be listed either way, and only those."""
     sentences = [row[0] for row in datatable[1:]]
-    world.actors[name].session.remember(sentences)
-    return talk.stored(name, *(Fact.parse(s) for s in sentences))
+    session = world.actors[name].session
+    if not world.app.target.limits.clock_resolution_s:
+        session.remember(sentences)
+        return talk.stored(name, *(Fact.parse(s) for s in sentences))
+    made = []
+    for sentence in sentences:
+        started = time.monotonic()
+        session.remember([sentence])
+        made.append((sentence, (started, time.monotonic())))
+    return talk.stored(name, *(Fact.parse(s) for s in sentences), made=tuple(made))
 
 
 @then("her long-term memory holds exactly these facts, in the order she told them")

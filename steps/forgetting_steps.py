@@ -13,6 +13,7 @@ from harness.actor import Actor
 from harness.answers import AnswerCheck, asked_wrongly
 from harness.drivers.base import Capability, Memory
 from harness.facts import Fact
+from harness.order import Span, exactly_but_ties
 from harness.replay.run import HeldHistory
 from harness.turn import Turn
 from steps.records import Talk
@@ -29,13 +30,17 @@ class TakenBack:
     texts: tuple[str, ...] = ()
     conversation_ids: tuple[str, ...] = ()
     turns: tuple[Turn, ...] = ()
-    edited_to: tuple[str, ...] = ()  # the new texts of the memories edited
+    edits: tuple[tuple[str, str], ...] = ()  # each memory edited: (its old text, its new text)
 
     def plus(self, name: str, memory_ids: tuple[str, ...] = (), texts: tuple[str, ...] = (),
              conversation_ids: tuple[str, ...] = (), turns: tuple[Turn, ...] = (),
-             edited_to: tuple[str, ...] = ()) -> TakenBack:
+             edits: tuple[tuple[str, str], ...] = ()) -> TakenBack:
         return TakenBack(name, self.memory_ids + memory_ids, self.texts + texts,
-                         self.conversation_ids + conversation_ids, self.turns + turns, self.edited_to + edited_to)
+                         self.conversation_ids + conversation_ids, self.turns + turns, self.edits + edits)
+
+    @property
+    def edited_to(self) -> tuple[str, ...]:
+        return tuple(new for _, new in self.edits)
 
 
 @pytest.fixture
@@ -125,7 +130,7 @@ def changes_memory(world: World, taken_back: TakenBack, name: str, text: str, ne
     """On the app's memories page (or through its API): the memory that reads `text` now reads `new_text`; its old
     text is what is taken back."""
     world.actors[name].edit_memory(text, new_text)
-    return taken_back.plus(name, texts=(text,), edited_to=(new_text,))
+    return taken_back.plus(name, texts=(text,), edits=((text, new_text),))
 
 
 @when(parsers.re(f'^{NAME} starts changing {HER} memory "(?P<text>.+)" to "(?P<typed>.+)" and cancels$'))
@@ -200,20 +205,34 @@ def turns_memory_on(world: World, name: str) -> None:
 
 
 @then(parsers.re(f"^{NAME}'s memories are exactly, on {HER} screen and through the app's API:$"))
-def memories_exactly(world: World, taken_back: TakenBack, name: str, datatable: list[list[str]]) -> None:
+def memories_exactly(world: World, talk: Talk, taken_back: TakenBack, name: str, datatable: list[list[str]]) -> None:
     """What the user is shown of their memories (the memories page; an app without one: its API) and what the app's
     API lists: both exactly the table's rows after its header, in order (a memory the user edited last, where the
-    app stores an edit as a new memory: [forgetting] memory_edited)."""
+    app stores an edit as a new memory: [forgetting] memory_edited). Where the app's timestamps are coarse ([limits]
+    clock_resolution_s), memories stored within that resolution of each other may come either way, and only those."""
     expected = [row[0] for row in datatable[1:]]
     if world.app.target.forgetting.edit_makes_newest:
         edited = [text for text in taken_back.edited_to if text in expected]
         expected = [text for text in expected if text not in edited] + edited
     actor = world.actors[name]
     actor.settle()
+    made, resolution_s = _made_at(talk, taken_back, name), world.app.target.limits.clock_resolution_s
     listed = [m.text for m in actor.session.memories()]
-    assert listed == expected, f"the app's API lists {name}'s memories as {listed}, expected exactly {expected}"
+    assert exactly_but_ties(listed, expected, made, resolution_s), (
+        f"the app's API lists {name}'s memories as {listed}, expected exactly {expected}")
     shown = actor.memories_shown()
-    assert shown == expected, f"{name} is shown her memories as {shown}, expected exactly {expected}"
+    assert exactly_but_ties(shown, expected, made, resolution_s), (
+        f"{name} is shown her memories as {shown}, expected exactly {expected}")
+
+
+def _made_at(talk: Talk, taken_back: TakenBack, name: str) -> dict[str, Span]:
+    """When each of the user's stored memories was made, under its text now: an edited memory keeps its place (an
+    app that makes it the newest is judged by exact order, as it is the newest for certain)."""
+    made = dict(talk.of(name).made)
+    for old, new in taken_back.edits if taken_back.name == name else ():
+        if old in made:
+            made[new] = made.pop(old)
+    return made
 
 
 @then(parsers.re(f"^{NAME}'s memories are still exactly:$"))

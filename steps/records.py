@@ -17,6 +17,7 @@ import pytest
 from harness.actor import Exchange
 from harness.drivers.base import Account
 from harness.facts import Fact
+from harness.order import Span
 from harness.turn import Turn
 
 
@@ -29,6 +30,9 @@ class Said:
     last: Exchange | None = None  # their last turn
     conversations: tuple[str, ...] = ()  # the conversations seeded for them, oldest first
     noted: str = ""  # the conversation they had open when a step noted it (before closing the browser, ...)
+    # When each memory stored directly was made, as a span of the suite's clock (kept only where the app's timestamps
+    # are coarse: [limits] clock_resolution_s), to judge a list's order to that resolution.
+    made: tuple[tuple[str, Span], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,9 +58,10 @@ class Talk:
         said = self.of(exchange.name)
         return self._with(exchange.name, turns=said.turns + exchange.turns, last=exchange, told=said.told + told)
 
-    def stored(self, name: str, *told: Fact) -> Talk:
-        """Facts put into the user's memory directly (through the app's API, not told in a turn)."""
-        return self._with(name, told=self.of(name).told + told)
+    def stored(self, name: str, *told: Fact, made: tuple[tuple[str, Span], ...] = ()) -> Talk:
+        """Facts put into the user's memory directly (through the app's API, not told in a turn); `made`: when."""
+        said = self.of(name)
+        return self._with(name, told=said.told + told, made=said.made + made)
 
     def new_conversation(self, name: str) -> Talk:
         return self._with(name, turns=())

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from harness.drivers.base import ApiAnswer
 from harness.foreign_reads import leaks
 from harness.held_session import HeldSession, jwt_expiry
-from harness.order import out_of_order
+from harness.order import exactly_but_ties, out_of_order
 
 SPANS = {"a": (1.0, 1.1), "b": (2.0, 2.1), "c": (3.0, 3.1)}
 
@@ -26,6 +26,17 @@ def test_items_made_within_the_apps_clock_resolution_may_come_either_way() -> No
     assert out_of_order(["b", "c", "a"], SPANS, newest_first=True, resolution_s=1.0) == []
     assert out_of_order(["a", "c", "b"], SPANS, newest_first=True, resolution_s=0.5) != []
     assert out_of_order(["x", "a"], SPANS, newest_first=True) == []  # an item of no known span is not judged
+
+
+def test_a_list_is_exactly_the_expected_one_but_for_swaps_within_the_clock_resolution() -> None:
+    expected = ["a", "b", "c"]
+    assert exactly_but_ties(["a", "b", "c"], expected, {}, 0.0)
+    assert not exactly_but_ties(["b", "a", "c"], expected, SPANS, 0.0)  # an exact clock: the exact order
+    assert exactly_but_ties(["b", "a", "c"], expected, SPANS, 1.0)  # a and b made within a second of each other
+    assert not exactly_but_ties(["c", "b", "a"], expected, SPANS, 1.0)  # a and c two seconds apart
+    assert not exactly_but_ties(["b", "a", "c"], expected, {"a": SPANS["a"]}, 1.0)  # b's making unknown: exact
+    assert not exactly_but_ties(["b", "a"], expected, SPANS, 1.0)  # one missing
+    assert not exactly_but_ties(["b", "a", "a"], ["a", "b", "a"], SPANS, 1.0)  # a text twice: exact
 
 
 def _jwt(exp: datetime) -> str:

@@ -189,5 +189,8 @@ class ApiActor(ActorBase):
     def conversation_titles_shown(self) -> dict[str, str]:
         return self.session.conversation_titles()
 
+    def conversations_marked_open(self) -> list[str] | None:
+        return None  # no page
+
     def leave(self) -> None:
         self.close()

@@ -300,6 +300,9 @@ class BrowserActor(ActorBase):
         self._chat_open()
         return self.sidebar.titles()
 
+    def conversations_marked_open(self) -> list[str] | None:
+        return self.sidebar.marked_open()
+
     # -- what users take back: on the app's page where its target locates the controls, else through its API --------
     def _has_memories_page(self) -> bool:
         return "memories_page" in self.app.target.api and "memory_item" in self.app.target.locators

@@ -203,6 +203,11 @@ class Actor(Protocol):
         """Each listed conversation's title as shown to the user (the page's list, else the API's), by id."""
         ...
 
+    def conversations_marked_open(self) -> list[str] | None:
+        """The ids of the conversations the page's list marks as the one open (to a screen reader too); None without
+        a page, or where the target declares no such marking."""
+        ...
+
     # -- what users take back -------------------------------------------------------------------------------------
     def memories_shown(self) -> list[str]:
         """The user's memories as the app shows them to the user (its memories page, or its API), oldest first."""

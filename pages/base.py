@@ -33,7 +33,7 @@ def locate(root: Page | Locator, spec: Mapping[str, Any]) -> Locator:
 
 
 # What a spec says of its element, not where it is.
-NOT_LOCATING = frozenset({"id_attribute", "shows_within_s", "ime_key_code_229"})
+NOT_LOCATING = frozenset({"id_attribute", "shows_within_s", "ime_key_code_229", "current_attribute"})
 
 
 def css_of(spec: Mapping[str, Any]) -> str | None:

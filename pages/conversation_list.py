@@ -24,6 +24,22 @@ class ConversationList(BasePage):
             "links => links.map(a => [a.getAttribute('href') || '', a.textContent || ''])")
         return {href.rstrip("/").rsplit("/", 1)[-1]: text for href, text in shown}
 
+    def marked_open(self) -> list[str] | None:
+        """The ids of the listed conversations the page marks as the one open (the item's `current_attribute`, as
+        aria-current, set to anything but "false"), once it marks exactly one; None where the target declares no
+        such marking."""
+        attribute = self.spec("conversation_item").get("current_attribute")
+        if not attribute:
+            return None
+        self.reveal("conversation_list")
+        marked = self._items().and_(self.page.locator(f'[{attribute}]:not([{attribute}="false"])'))
+        try:
+            expect(marked).to_have_count(1)
+        except AssertionError:
+            pass  # the caller compares what is marked with what it expected
+        hrefs = marked.evaluate_all("links => links.map(a => a.getAttribute('href') || '')")
+        return [href.rstrip("/").rsplit("/", 1)[-1] for href in hrefs]
+
     def ids_once_listed(self, count: int, timeout_ms: float = 5000) -> list[str]:
         """The ids once the list shows `count` conversations (lists load after the page, and apps that page their
         list load more as its end is scrolled into view), or what it shows by then."""

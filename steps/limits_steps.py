@@ -138,9 +138,12 @@ def requests_at_the_edges(world: World, talk: Talk, name: str) -> EdgeRequests:
       "large, a malformed one refused")
 def answered_as_promised(edge_requests: EdgeRequests) -> None:
     """Every answer is the documented status, to the code: a refusal below 400 is no refusal, a create answered 200
-    is not the 201 its clients wait for."""
+    is not the 201 its clients wait for; and where the documentation says what a refusal names, it names it (an
+    import refused for its size is not one refused for its last user)."""
     wrong = [f"{a.what}: answered {a.status} where the app promises {a.promised} ({a.body[:120]})"
              for a in edge_requests.answers if a.status != a.promised]
+    wrong += [f"{a.what}: answered {a.body[:160]!r}, which does not say {a.says!r}"
+              for a in edge_requests.answers if a.status == a.promised and a.says not in a.body]
     assert edge_requests.answers, "the app's API was sent no request at an edge"
     assert not wrong, "the app's API did not answer its edges as it promises:\n" + "\n".join(wrong)
 

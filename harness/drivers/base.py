@@ -210,6 +210,7 @@ class EdgeAnswer:
     status: int
     body: str
     kept: str = ""  # the text of the memory an accepted request wrote for the user ("" for none)
+    says: str = ""  # words the documentation promises the answer holds (a refusal naming what is wrong), if any
 
 
 class UserSession(ABC):

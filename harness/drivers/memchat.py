@@ -226,6 +226,14 @@ class MemchatDriver(AppDriver):
         newcomer = {"id": f"edge-{secrets.token_hex(6)}", "email": f"edge-{secrets.token_hex(6)}@x.test",
                     "password": secrets.token_urlsafe(12)}
         too_long = "x" * (int(self.target.limits.longest_message or 4000) + 1)
+        most = int(self.target.app["import_users"])
+
+        def crowd(count: int) -> list[dict]:
+            """`count` new users for an import, the last one's e-mail not an address."""
+            tag = secrets.token_hex(4)
+            users: list[dict] = [{"id": f"crowd-{tag}-{n}", "email": f"crowd-{tag}-{n}@x.test"} for n in range(count)]
+            users[-1]["email"] = "not-an-address"
+            return users
 
         def padded(body: object, size: int) -> bytes:
             raw = json.dumps(body).encode()
@@ -234,12 +242,13 @@ class MemchatDriver(AppDriver):
             return raw + b" " * (size - len(raw))
 
         def answer(http: httpx.Client, what: str, promised: int, method: str, path: str, body: object = None,
-                   content: bytes | None = None, kept: str = "") -> EdgeAnswer:
+                   content: bytes | None = None, kept: str = "", says: str = "") -> EdgeAnswer:
             if content is None and body is not None:
                 content = json.dumps(body).encode()
             resp = http.request(method, path, content=content, headers={"Content-Type": "application/json"},
                                 timeout=300)
-            return EdgeAnswer(what, promised, resp.status_code, resp.text[:300], kept if resp.status_code < 300 else "")
+            return EdgeAnswer(what, promised, resp.status_code, resp.text[:300], kept if resp.status_code < 300 else "",
+                              says)
 
         http = session.http
         answers = [
@@ -308,6 +317,12 @@ class MemchatDriver(AppDriver):
                 answer(admin, "an import whose user is a word", 400, "POST", api["admin_users_import"],
                        body={"users": ["someone"]}),
                 answer(admin, "an import of nobody", 400, "POST", api["admin_users_import"], body={"users": []}),
+                # The most users an import takes, and one more ([app] import_users): the most, refused only for its
+                # last user's e-mail (nothing is created), and one more, refused for its size, before any user is read.
+                answer(admin, f"an import of exactly {most} users, the last one's e-mail not an address", 400, "POST",
+                       api["admin_users_import"], body={"users": crowd(most)}, says=f"users[{most - 1}]"),
+                answer(admin, f"an import of {most + 1} users", 400, "POST", api["admin_users_import"],
+                       body={"users": crowd(most + 1)}, says=f"1 to {most} users"),
                 answer(admin, "an import giving one user twice", 400, "POST", api["admin_users_import"],
                        body={"users": [newcomer, newcomer]}),
                 answer(admin, f"an import of {import_limit + 1} bytes", 413, "POST", api["admin_users_import"],

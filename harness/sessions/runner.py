@@ -331,7 +331,17 @@ class SessionRunner:
         shown = self._history_shown(member.actor, expected)
         if shown != expected:
             return Difference(number, action, f"{action.user}'s history on the page", expected, shown)
-        return None
+        return self._marked_open(number, action, member.actor, member.ids[action.conversation - 1])
+
+    @staticmethod
+    def _marked_open(number: int, action: Action, actor: Actor, conversation_id: str) -> Difference | None:
+        """The page's list marks the conversation open as the current one, and only it (where the target declares
+        how it marks it): what a screen reader announces as the page the user is on."""
+        marked = actor.conversations_marked_open()
+        if marked is None or marked == [conversation_id]:
+            return None
+        return Difference(number, action, f"{action.user}'s conversation marked open in the list", [conversation_id],
+                          marked)
 
     @staticmethod
     def _history_shown(actor: Actor, expected: list[Turn]) -> list[Turn]:
@@ -576,7 +586,7 @@ class SessionRunner:
         if status != 200 or shown != expected:
             return Difference(number, action, f"{action.user}'s history on the page loaded again after the failure",
                               expected, f"HTTP {status}: {shown}")
-        return None
+        return self._marked_open(number, action, actor, self.members[action.user].ids[index])
 
     # -- comparing with the model ----------------------------------------------------------------------------------
     def _check_user(self, number: int, action: Action | None, name: str) -> Difference | None:

@@ -143,6 +143,9 @@ class ApiActor(ActorBase):
     def say_dropped(self, text: str) -> str:
         self._needs_a_page("a reply lost on its way to the page")
 
+    def say_then_open(self, text: str, conversation_id: str) -> None:
+        self._needs_a_page("clicking another conversation before an answer shows")
+
     def say_with_memory_write_refused(self, text: str) -> str:
         self._needs_a_page("a memory write of the page that fails")
 

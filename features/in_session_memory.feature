@@ -110,6 +110,15 @@ Feature: In-session memory
     And Ana asks "What is my order number?"
     Then the assistant answers "Your order number is 5521."
 
+  Scenario: What Ana tells just before she moves to another conversation is remembered there
+    When Ana tells the assistant "My order number is 4417."
+    And Ana opens the conversation again from its address
+    And Ana starts a new conversation
+    And Ana tells the assistant "My locker code is 3141." and, before the answer shows, opens the conversation from the conversation list
+    And Ana asks "What is my locker code?"
+    Then the assistant answers "Your locker code is 3141."
+    And her long-term memory holds exactly these facts, in the order she told them
+
   Scenario: A message typed with an input method is sent only when Ana sends it
     When Ana types "My home city is ", composes "東京" from "とうきょう" with an input method and confirms it, types "." and sends the message
     Then the history shows every turn of the conversation in order

@@ -158,6 +158,11 @@ class Actor(Protocol):
         reaches the app); what the page then says. The user stays in the same page, to go on typing."""
         ...
 
+    def say_then_open(self, text: str, conversation_id: str) -> None:
+        """The user sends `text` and, before its answer shows (a slow model), clicks another conversation in her
+        list; returns once that conversation is open. On a page only (else the scenario skips)."""
+        ...
+
     def say_dropped(self, text: str) -> str:
         """The user sends `text`; the app gets it and answers, but the connection drops before the answer reaches
         the page; what the page then says. The user stays in the same page, to go on typing."""

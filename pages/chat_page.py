@@ -9,7 +9,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import NamedTuple
 
-from playwright.sync_api import Locator, expect
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import Locator, Route, expect
 
 from harness.turn import Turn
 from pages.base import BasePage, css_of
@@ -222,6 +223,33 @@ class ChatPage(BasePage):
             self.el("send").click()
 
         return self._new_error_while(self._chat_requests(), failure, send, "the page showed no error for the send")
+
+    def send_then(self, text: str, leave: Callable[[], None]) -> None:
+        """Send one turn and, while its answer is still on its way (held back, as a slow model holds it), `leave`:
+        a click that moves the page elsewhere; then let the answer through. The caller waits for where it leads
+        (a page may finish the turn before it moves)."""
+        requests, held, released = self._chat_requests(), list[Route](), [False]
+
+        def hold(route: Route) -> None:
+            if route.request.method != "POST" or held or released[0]:
+                route.continue_()
+            else:
+                held.append(route)
+
+        self.page.route(requests, hold)
+        try:
+            with self.page.expect_request(lambda r: r.method == "POST" and bool(requests.match(r.url))):
+                self.el("message_input").fill(text)
+                self.el("send").click()
+            leave()
+        finally:
+            released[0] = True
+            for route in held:
+                try:
+                    route.continue_()
+                except PlaywrightError:
+                    pass  # the page left without it: the request was dropped with the page
+            self.page.unroute(requests, hold)
 
     def send_with_write_failing(self, text: str, failure: Failure) -> str:
         """Send one turn and wait for its answer while the page's write of what it taught (a POST to the target's

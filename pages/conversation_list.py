@@ -57,9 +57,17 @@ class ConversationList(BasePage):
     def open_by_id(self, conversation_id: str) -> None:
         """Click the conversation in the list; returns once the browser is at its address (apps may finish what the
         page was doing before they navigate)."""
+        self.click_open(conversation_id)
+        self.wait_open(conversation_id)
+
+    def click_open(self, conversation_id: str) -> None:
+        """Click the conversation in the list, and no more."""
         if "reveal_with" in self.spec("conversation_list"):
             self.reveal("conversation_list")
         self._items().and_(self.page.locator(f'[href$="/{conversation_id}"]')).click()
+
+    def wait_open(self, conversation_id: str) -> None:
+        """Once the browser is at the conversation's address."""
         self.page.wait_for_url(self.url_for("conversation_page", conversation_id=conversation_id))
 
     def delete(self, conversation_id: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from pytest_bdd import parsers, then, when
 
+from harness.facts import Fact
 from steps.records import Talk
 from steps.world import NAME, World
 
@@ -25,6 +26,18 @@ def reopen_from_list(world: World, talk: Talk, name: str) -> None:
     actor, noted = world.actors[name], talk.of(name).noted
     actor.open_from_list(noted)
     assert actor.conversation_id() == noted
+
+
+@when(parsers.re(f'^{NAME} tells the assistant "(?P<text>.+)" and, before the answer shows, opens the conversation '
+                 'from the conversation list$'), target_fixture="talk")
+def tells_then_reopens(world: World, talk: Talk, name: str, text: str) -> Talk:
+    """The answer held back (a slow model) until she has clicked the conversation noted before in her list: the page
+    may finish the turn before it moves, or move at once; either way what she told is hers."""
+    actor, noted = world.actors[name], talk.of(name).noted
+    actor.say_then_open(text, noted)
+    shown = actor.conversation_id()
+    assert shown == noted, f"{name} clicked her conversation {noted} in her list and is in {shown}"
+    return talk.stored(name, Fact.parse(text))
 
 
 @then("the history shows every turn of the conversation in order")

@@ -288,6 +288,11 @@ class UserSession(ABC):
         """Turn the user's memory off or on, as the app's settings do."""
         raise DriverError(f"{type(self).__name__} cannot turn memory off or on")
 
+    def memory_setting(self) -> bool | None:
+        """Whether the user's memory is on, as the app's API reads it back; None where the driver reads no such
+        setting (the generated sessions then say that they did not check it)."""
+        return None
+
     def request(self, method: str, path: str, *, json: object = None,
                 headers: dict[str, str] | None = None) -> ApiAnswer:
         """One call of the app's API as this user (what the session presents, plus `headers`), answered as is: for

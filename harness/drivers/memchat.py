@@ -157,6 +157,9 @@ class MemchatSession(UserSession):
     def set_memory(self, enabled: bool) -> None:
         _check(self.http.put(self.target.api["settings"], json={"memory": enabled}), "saving the memory setting")
 
+    def memory_setting(self) -> bool | None:
+        return _check(self.http.get(self.target.api["settings"]), "reading the memory setting")["settings"]["memory"]
+
     def close(self) -> None:
         self.http.close()
 
@@ -250,6 +253,14 @@ class MemchatDriver(AppDriver):
             return EdgeAnswer(what, promised, resp.status_code, resp.text[:300], kept if resp.status_code < 300 else "",
                               says)
 
+        def chunked(http: httpx.Client, what: str, promised: int, path: str, content: bytes) -> EdgeAnswer:
+            """A body sent in chunks, with no Content-Length: its size known only as it arrives."""
+            def pieces() -> Iterator[bytes]:
+                for start in range(0, len(content), 8192):
+                    yield content[start:start + 8192]
+            resp = http.post(path, content=pieces(), headers={"Content-Type": "application/json"}, timeout=300)
+            return EdgeAnswer(what, promised, resp.status_code, resp.text[:300])
+
         http = session.http
         answers = [
             answer(http, f"a memory write of exactly {limit} bytes", 201, "POST", api["memories"],
@@ -265,6 +276,8 @@ class MemchatDriver(AppDriver):
                    body={"memory": True, "theme": "dark"}),
             answer(http, "a memory write that is not JSON", 400, "POST", api["memories"], content=b'{"items": ['),
             answer(http, "a memory write of a blank memory", 400, "POST", api["memories"], body={"items": ["  "]}),
+            chunked(http, f"a memory write of {limit + 1} bytes sent in chunks, its size not declared", 413,
+                    api["memories"], padded({"items": ["My streamed note is here."]}, limit + 1)),
             answer(http, "a memory write holding half of a character", 400, "POST", api["memories"],
                    content=b'{"items": ["My note \\ud800 is here."]}'),
             answer(http, "a memory write of 51 memories, one more than a write holds", 400, "POST", api["memories"],
@@ -317,6 +330,14 @@ class MemchatDriver(AppDriver):
                 answer(admin, "an import whose user is a word", 400, "POST", api["admin_users_import"],
                        body={"users": ["someone"]}),
                 answer(admin, "an import of nobody", 400, "POST", api["admin_users_import"], body={"users": []}),
+                # An import of a user whose id, or whose e-mail, has an account: 409 naming it, nothing imported.
+                answer(admin, "an import whose second user's e-mail has an account", 409, "POST",
+                       api["admin_users_import"], body={"users": [newcomer, {"id": f"{newcomer['id']}-2",
+                                                                              "email": mine.email.upper()}]},
+                       says=f"email '{mine.email.upper()}'"),
+                answer(admin, "an import whose user's id has an account", 409, "POST", api["admin_users_import"],
+                       body={"users": [{"id": mine.id, "email": f"other-{newcomer['email']}"}]},
+                       says=f"id '{mine.id}'"),
                 # The most users an import takes, and one more ([app] import_users): the most, refused only for its
                 # last user's e-mail (nothing is created), and one more, refused for its size, before any user is read.
                 answer(admin, f"an import of exactly {most} users, the last one's e-mail not an address", 400, "POST",
@@ -330,6 +351,18 @@ class MemchatDriver(AppDriver):
                 answer(admin, f"an import of exactly {import_limit} bytes", 201, "POST", api["admin_users_import"],
                        content=padded({"users": [newcomer]}, import_limit)),
             ]
+            # The clock's documented refusals (memchat/README.md, the admin API), nothing moved: on a settable clock a
+            # malformed time, on the wall clock any move at all (409, naming the option that allows it).
+            if app.settings.get("clock") == "settable":
+                answers += [
+                    answer(admin, "the clock set to a time that is not ISO-8601", 400, "POST", api["admin_clock"],
+                           body={"now": "next Tuesday"}, says="ISO-8601"),
+                    answer(admin, "the clock moved by days given as a word", 400, "POST", api["admin_clock"],
+                           body={"advance_days": "two"}, says="advance_days"),
+                ]
+            else:
+                answers.append(answer(admin, "the wall clock moved by a day", 409, "POST", api["admin_clock"],
+                                      body={"advance_days": 1}, says="--clock settable"))
             answers.append(answer(admin, "a deletion of a user nobody has", 404, "DELETE",
                                   self.target.path_of("admin_user", user_id="u_0")))
             # The account rules at their edges (memchat/accounts.py): a password of at least 8 characters, an id of

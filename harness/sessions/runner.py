@@ -610,6 +610,9 @@ class SessionRunner:
         difference = self._search(number, action, name, session, memories)
         if difference:
             return difference
+        difference = self._memory_setting(number, action, name, session)
+        if difference:
+            return difference
         expected_ids = [member.ids[i] for i in self.model.listed(name)]
         titles = session.conversation_titles() if self.app.target.limits.title_length is not None else None
         listed = list(titles) if titles is not None else session.conversation_ids()
@@ -623,6 +626,22 @@ class SessionRunner:
             stored = session.turns(member.ids[index])
             if stored != turns:
                 return Difference(number, action, f"{name}'s turns of conversation {index + 1}", turns, stored)
+        return None
+
+    def _memory_setting(self, number: int, action: Action | None, name: str,
+                        session: UserSession) -> Difference | None:
+        """The user's memory switch as the app's API reads it back: as she last set it."""
+        if not self.app.offers(Capability.MEMORY_SWITCH):
+            self._not_checked("the memory setting read back", f"the {self.app.name} app offers its users no memory "
+                              "switch")
+            return None
+        setting = session.memory_setting()
+        if setting is None:
+            self._not_checked("the memory setting read back", f"the {self.app.name} driver reads no memory setting "
+                              "(the suite has not built it)")
+            return None
+        if setting != self.model.memory_on(name):
+            return Difference(number, action, f"{name}'s memory setting", self.model.memory_on(name), setting)
         return None
 
     def _listed_as_modelled(self, name: str, found: list[Memory]) -> bool:

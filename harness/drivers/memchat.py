@@ -100,12 +100,20 @@ class MemchatSession(UserSession):
 
     def remember(self, texts: list[str], conversation_id: str | None = None) -> None:
         body = {"items": texts, **({"conversation_id": conversation_id} if conversation_id else {})}
-        _check(self.http.post(self.target.api["memories"], json=body), "writing memories", 201)
+        stored = _check(self.http.post(self.target.api["memories"], json=body), "writing memories", 201)["stored"]
+        if len(set(stored)) != len(texts):  # memchat/README.md: {"stored": [id, ...]}, one per item
+            raise DriverError(f"writing {len(texts)} memories: memchat answered {len(set(stored))} distinct ids "
+                              f"{stored[:5]}")
 
     def search(self, query: str, k: int) -> list[Hit]:
         data = _check(self.http.get(self.target.api["memory_search"], params={"q": query, "k": k}),
                       f"searching memory for {query[:60]!r}")
-        return [Hit(h["id"], float(h["score"]), h["text"]) for h in data["results"]]
+        hits = [Hit(h["id"], float(h["score"]), h["text"]) for h in data["results"]]
+        scores = [h.score for h in hits]
+        if len(hits) > k or scores != sorted(scores, reverse=True):  # memchat/README.md: at most k, best first
+            raise DriverError(f"searching memory for {query[:60]!r} with k={k}: memchat answered {len(hits)} results "
+                              f"scored {scores}, where it promises at most {k}, best first")
+        return hits
 
     def seed_conversation(self, sentence: str) -> str:
         """Tell the assistant through the API, and write what it says to remember, as the front end would."""
@@ -115,14 +123,22 @@ class MemchatSession(UserSession):
 
     # -- the chat as memchat's own front end speaks it (its API: the page is one client of it) ---------------------
     def start_conversation(self) -> str:
-        return _check(self.http.post(self.target.api["conversations"], json={"title": ""}),
-                      "creating a conversation", 201)["conversation"]["id"]
+        made = _check(self.http.post(self.target.api["conversations"], json={"title": ""}),
+                      "creating a conversation", 201)["conversation"]
+        listed = _check(self.http.get(self.target.api["conversations"]), "listing conversations")["conversations"]
+        if not listed or listed[0] != made:  # memchat/README.md: listed newest first, as the create answered it
+            raise DriverError(f"creating a conversation: memchat answered {made}, and lists first "
+                              f"{listed[0] if listed else 'nothing'}")
+        return str(made["id"])
 
     def send(self, conversation_id: str, text: str) -> Reply:
         """One turn; what the assistant says to remember is written as the front end writes it (memchat's server
         leaves memory writes to its clients), in requests of at most 50."""
         turn = _check(self.http.post(self.target.path_of("messages", conversation_id=conversation_id),
                                      json={"text": text}), "sending a message")
+        said = (turn["message"]["role"], turn["message"]["text"], turn["reply"]["role"])
+        if said != ("user", text, "assistant"):  # memchat/README.md: the message as sent, and the reply to it
+            raise DriverError(f"sending {text[:60]!r}: memchat answered the message and reply as {said}")
         for start in range(0, len(turn["remember"]), 50):
             self.remember(turn["remember"][start:start + 50], conversation_id)
         return Reply(turn["reply"]["text"], tuple(r["text"] for r in turn["recalled"]),
@@ -144,11 +160,19 @@ class MemchatSession(UserSession):
         _check(self.http.delete(self.target.path_of("memory", memory_id=memory_id)), "deleting a memory", 204)
 
     def edit_memory(self, memory_id: str, text: str) -> None:
-        _check(self.http.put(self.target.path_of("memory", memory_id=memory_id), json={"text": text}),
-               "editing a memory")
+        edited = _check(self.http.put(self.target.path_of("memory", memory_id=memory_id), json={"text": text}),
+                        "editing a memory")["memory"]
+        listed = _check(self.http.get(self.target.api["memories"]), "listing memories")["memories"]
+        if edited not in listed or edited["id"] != memory_id:  # memchat/README.md: the memory as the list gives it
+            raise DriverError(f"editing memory {memory_id}: memchat answered {edited}, which its list does not hold "
+                              "as it is")
 
     def clear_memories(self) -> None:
-        _check(self.http.delete(self.target.api["memories"]), "clearing memories")
+        listed = len(self.memories())
+        deleted = _check(self.http.delete(self.target.api["memories"]), "clearing memories")["deleted"]
+        if not isinstance(deleted, int) or deleted < listed:  # memchat/README.md: N counts them all, expired ones too
+            raise DriverError(f"clearing memories: memchat answered {{'deleted': {deleted!r}}} where {listed} were "
+                              "listed just before")
 
     def delete_conversation(self, conversation_id: str) -> None:
         _check(self.http.delete(self.target.path_of("conversation", conversation_id=conversation_id)),

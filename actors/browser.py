@@ -24,6 +24,7 @@ class BrowserActor(ActorBase):
     busy_for: float = 0  # seconds of work their pages still have when a tab closes (a busy computer)
     _talking: bool = False  # whether the open page's conversation has turns (else it is a new, empty one)
     _errors_met: int = 0  # errors a step provoked on purpose (a refused or failing send): the only ones pages may show
+    _deletions: int = 0  # memories and conversations deleted on the page: when a double click's second click lands
 
     # -- the pages they see ----------------------------------------------------------------------------------------
     def _open_page(self) -> Page:
@@ -349,8 +350,9 @@ class BrowserActor(ActorBase):
     def delete_memory(self, text: str) -> str:
         if not self._has_memories_page():
             return super().delete_memory(text)
-        try:
-            return self._on_memories_page().delete(text)
+        self._deletions += 1
+        try:  # the first deletion's second click lands once the page has answered, the next one's before, and so on
+            return self._on_memories_page().delete(text, second_click_after_answer=self._deletions % 2 == 1)
         except NotShown as e:
             raise self._not_hers(e) from None
 
@@ -404,7 +406,8 @@ class BrowserActor(ActorBase):
         if not self._open_page().url.startswith(self.app.base_url):
             self.chat.open_new()
         self._chat_open()
-        self.sidebar.delete(conversation_id)
+        self._deletions += 1  # as for memories: the second click after the answer, then before it, and so on
+        self.sidebar.delete(conversation_id, second_click_after_answer=self._deletions % 2 == 1)
 
     # -- leaving ---------------------------------------------------------------------------------------------------
     def leave(self) -> None:

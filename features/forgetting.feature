@@ -13,11 +13,13 @@ Feature: What users take back
       | memory                   |
       | My locker code is 5150.  |
       | My gate code is 7731.    |
+      | My bike lock is 2468.    |
     And Ben is signed in
     And Ben's long-term memory holds:
       | memory                   |
       | My locker code is 5150.  |
     When Ana deletes her memory "My locker code is 5150."
+    And Ana deletes her memory "My bike lock is 2468."
     Then Ana's memories are exactly, on her screen and through the app's API:
       | memory                   |
       | My gate code is 7731.    |

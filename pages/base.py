@@ -121,3 +121,9 @@ class BasePage:
 
     def url_for(self, path_name: str, **values: str) -> str:
         return self.base_url + self._paths[path_name].format(**values)
+
+    def urls_of(self, path_name: str) -> re.Pattern[str]:
+        """Every address of the path, whatever fills its one {placeholder} (any conversation's, any memory's)."""
+        before, _, rest = self._paths[path_name].partition("{")
+        after = rest.partition("}")[2]
+        return re.compile(re.escape(self.base_url + before) + r"[^/?#]+" + re.escape(after) + r"$")

@@ -9,12 +9,11 @@ from collections import Counter
 from collections.abc import Callable
 from typing import NamedTuple
 
-from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import Locator, Route, expect
+from playwright.sync_api import Locator, expect
 
 from harness.turn import Turn
 from pages.base import BasePage, css_of
-from pages.network_failures import Failure, once
+from pages.network_failures import Failure, held_back, once
 
 
 class RecalledMemory(NamedTuple):
@@ -211,8 +210,7 @@ class ChatPage(BasePage):
 
     def _chat_requests(self) -> re.Pattern[str]:
         """The address the page sends a turn to (the target's `messages`), for any conversation."""
-        before, _, after = self._paths["messages"].partition("{conversation_id}")
-        return re.compile(re.escape(self.base_url + before) + r"[^/?#]+" + re.escape(after) + r"$")
+        return self.urls_of("messages")
 
     def send_failing(self, text: str, failure: Failure) -> str:
         """Send one turn whose request meets `failure` (once); returns the error the page then shows (the one new
@@ -228,28 +226,12 @@ class ChatPage(BasePage):
         """Send one turn and, while its answer is still on its way (held back, as a slow model holds it), `leave`:
         a click that moves the page elsewhere; then let the answer through. The caller waits for where it leads
         (a page may finish the turn before it moves)."""
-        requests, held, released = self._chat_requests(), list[Route](), [False]
+        def send() -> None:
+            self.el("message_input").fill(text)
+            self.el("send").click()
 
-        def hold(route: Route) -> None:
-            if route.request.method != "POST" or held or released[0]:
-                route.continue_()
-            else:
-                held.append(route)
-
-        self.page.route(requests, hold)
-        try:
-            with self.page.expect_request(lambda r: r.method == "POST" and bool(requests.match(r.url))):
-                self.el("message_input").fill(text)
-                self.el("send").click()
+        with held_back(self.page, self._chat_requests(), "POST", send):
             leave()
-        finally:
-            released[0] = True
-            for route in held:
-                try:
-                    route.continue_()
-                except PlaywrightError:
-                    pass  # the page left without it: the request was dropped with the page
-            self.page.unroute(requests, hold)
 
     def send_with_write_failing(self, text: str, failure: Failure) -> str:
         """Send one turn and wait for its answer while the page's write of what it taught (a POST to the target's

@@ -5,6 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import Locator, expect
 
 from pages.base import BasePage
+from pages.impatient import click_twice
 
 
 class ConversationList(BasePage):
@@ -70,15 +71,20 @@ class ConversationList(BasePage):
         """Once the browser is at the conversation's address."""
         self.page.wait_for_url(self.url_for("conversation_page", conversation_id=conversation_id))
 
-    def delete(self, conversation_id: str) -> None:
-        """Through the item's own delete control; returns once the list no longer shows it (the page shows a
-        deletion once the app has made it)."""
+    def delete(self, conversation_id: str, second_click_after_answer: bool = False) -> None:
+        """Through the item's own delete control, clicked twice as an impatient person does (pages.impatient);
+        returns once the list no longer shows it (the page shows a deletion once the app has made it) and what the
+        clicks sent is answered."""
         self.reveal("conversation_list")
         link = self.page.locator(f'[href$="/{conversation_id}"]')
         item = self._items().and_(link)
         row = self.el("conversation_row").filter(has=link).first
-        self.el("delete_conversation", within=row).click()
-        expect(item).to_have_count(0)
+
+        def gone() -> None:
+            expect(item).to_have_count(0)
+
+        click_twice(self.page, self.el("delete_conversation", within=row), gone, second_click_after_answer,
+                    self.urls_of("conversation"), "DELETE")
 
     def start_new(self) -> None:
         """Through the app's own control; returns once the browser is at the app's start address."""

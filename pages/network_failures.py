@@ -1,13 +1,16 @@
 """Failures on the way between the page and the app, made with Playwright's routing only (the app is never patched):
 the request the page sends is answered by a server error in the app's place, or reaches the app and its answer is
-lost on the way back (the connection drops mid-reply)."""
+lost on the way back (the connection drops mid-reply), or is held back while the user acts (a slow server)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
-from playwright.sync_api import Route
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import Page, Route
 
 # What a request meets the one time it fails.
 Failure = Callable[[Route], None]
@@ -39,3 +42,32 @@ def once(failure: Failure, method: str = "POST") -> Failure:
             route.fallback()
 
     return handle
+
+
+@contextmanager
+def held_back(page: Page, requests: str | re.Pattern[str], method: str, act: Callable[[], None]) -> Iterator[None]:
+    """`act` (a click that sends one `method` request to `requests`), its request held back on its way until the
+    block ends, as a slow server holds it; the block runs once the page has sent it. Every other request goes on."""
+    held: list[Route] = []
+    released = False
+
+    def hold(route: Route) -> None:
+        if route.request.method != method or held or released:
+            route.fallback()
+        else:
+            held.append(route)
+
+    matches = requests.search if isinstance(requests, re.Pattern) else (lambda url: url == requests)
+    page.route(requests, hold)
+    try:
+        with page.expect_request(lambda r: r.method == method and bool(matches(r.url))):
+            act()
+        yield
+    finally:
+        released = True
+        for route in held:
+            try:
+                route.continue_()
+            except PlaywrightError:
+                pass  # the page left without it: the request was dropped with the page
+        page.unroute(requests, hold)

@@ -289,11 +289,11 @@ class AppHandle:
         """The change's tool run with an operator's mistake (a migration's: the only kind declared with them)."""
         self.require(Capability.MIGRATION_TOOLS)
         self.require_stores()
-        given = mistake.feed or " ".join(mistake.give)
-        with allure.step(f"run the change {change.name!r} with {mistake.name}: {given}"):
-            if mistake.feed:
-                records = (ROOT / mistake.feed).read_text(encoding="utf-8")
-                run = self.driver.try_load_legacy_store(self.running, records, change.options["embedder"])
+        with allure.step(f"run the change {change.name!r} with {mistake.name}: {mistake.given}"):
+            if mistake.feed or mistake.load:
+                records = (ROOT / mistake.feed).read_text(encoding="utf-8") if mistake.feed else ""
+                run = self.driver.try_load_legacy_store(self.running, records, change.options["embedder"],
+                                                        mistake.load)
             else:
                 run = self.driver.try_migrate(self.running, int(change.options["batch_size"]),
                                               change.options["embedder"], mistake.give)

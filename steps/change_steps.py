@@ -229,6 +229,18 @@ def go_through_change(world: World, change_name: str, request: pytest.FixtureReq
             raise AssertionError(f"the change {change.name!r} of {total} memories read {counts.read}, wrote "
                                  f"{counts.written} and skipped {counts.skipped}\n{checks.figures()}\n"
                                  f"{checks.lost_memories()}")
+        assert not (wrong := embedded_again_wrongly(change, counts, held)), wrong
+
+
+def embedded_again_wrongly(change: Change, counts: MigrationCounts, held: HeldHistory) -> str:
+    """What is wrong with the count of memories a migration says it embedded again (every one it read with a vector
+    of another model than its own, each once), or "" (also where the tool or the history does not say)."""
+    expected = held.history.embedded_again_by(change.embedder_after)
+    if counts.reembedded is None or expected is None or counts.reembedded == expected:
+        return ""
+    return (f"the change {change.name!r} says it embedded {counts.reembedded} memories again, where {expected} of the "
+            f"{held.history.size} it read had a vector of another model than its {change.embedder_after}\n"
+            f"{counts.output.strip()[-300:]}")
 
 
 @given('the change "<change>" runs again from the store it reads, as a migration does')
@@ -256,6 +268,7 @@ def go_through_change_again(world: World, change_name: str, history: HeldHistory
     assert counts.skipped == total, (
         f"running the change {change.name!r} again read {total} memories, wrote none and says it skipped "
         f"{counts.skipped}: its counts must account for every memory it read\n{counts.output.strip()[-300:]}")
+    assert not (wrong := embedded_again_wrongly(change, counts, history)), wrong
 
 
 @given('an app of its own, as it is before the change "<change>"')
@@ -303,17 +316,21 @@ def runs_with_mistakes(world: World, change_name: str) -> list[MistakenRun]:
 
 @then("each run is refused in one line that names what to fix")
 def refused_in_one_line(mistaken_runs: list[MistakenRun]) -> None:
-    """A failing exit status and one line on the error stream (no traceback), naming what the target says it must."""
+    """A failing exit status and one line on the error stream (no traceback), naming what the target says it must (or
+    the very line it lists, where the app documents its words)."""
     wrong = []
     for mistaken in mistaken_runs:
         said = [line for line in mistaken.run.stderr.splitlines() if line.strip()]
-        what = f"{mistaken.mistake.name} ({mistaken.mistake.feed or ' '.join(mistaken.mistake.give)})"
+        mistake = mistaken.mistake
+        what = f"{mistake.name} ({mistake.given})"
         if mistaken.run.returncode == 0:
             wrong.append(f"{what}: the tool was not refused (exit status 0)")
         elif len(said) != 1:
             wrong.append(f"{what}: the tool said {len(said)} lines, not one; its last: {said[-3:]}")
-        elif mistaken.mistake.named not in said[0]:
-            wrong.append(f"{what}: its refusal {said[0]!r} does not name {mistaken.mistake.named!r}")
+        elif mistake.named not in said[0]:
+            wrong.append(f"{what}: its refusal {said[0]!r} does not name {mistake.named!r}")
+        elif mistake.said and said[0] != mistake.said:
+            wrong.append(f"{what}: its refusal {said[0]!r} is not the documented {mistake.said!r}")
     assert not wrong, "a mistaken run of the change was not refused in one line that says what to fix:\n" + (
         "\n".join(wrong))
 
@@ -332,9 +349,11 @@ def runs_at_edges(world: World, change_name: str) -> list[tuple[Edge, ToolRun]]:
 
 
 @then("each run ends well and accounts for every memory of the history")
-def edge_runs_end_well(edge_runs: list[tuple[Edge, ToolRun]], history: HeldHistory) -> None:
-    """Exit status 0, and counts that read every memory and wrote each, or found it already there."""
-    total, wrong = history.history.size, []
+def edge_runs_end_well(world: World, change_name: str, edge_runs: list[tuple[Edge, ToolRun]],
+                       history: HeldHistory) -> None:
+    """Exit status 0, and counts that read every memory and wrote each, or found it already there (and embedded again
+    those read with a vector of another model, where the tool says)."""
+    change, total, wrong = declared_change(world, change_name), history.history.size, []
     for edge, run in edge_runs:
         what = f"{edge.name} ({' '.join(edge.give)})"
         if run.returncode != 0:
@@ -344,6 +363,8 @@ def edge_runs_end_well(edge_runs: list[tuple[Edge, ToolRun]], history: HeldHisto
         if (counts.read, counts.written + counts.already_present) != (total, total):
             wrong.append(f"{what}: read {counts.read} of {total} memories, wrote {counts.written} and found "
                          f"{counts.already_present} already there")
+        elif again := embedded_again_wrongly(change, counts, history):
+            wrong.append(f"{what}: {again}")
     assert not wrong, "a run of the change with a setting at its edge did not end well:\n" + "\n".join(wrong)
 
 
@@ -361,3 +382,4 @@ def runs_as_it_should(world: World, change_name: str, history: HeldHistory) -> N
         f"the change {change.name!r} run as it should, after the mistaken runs, read {counts.read} of {total} memories,"
         f" wrote {counts.written} and found {counts.already_present} already there, skipping {counts.skipped}: every "
         f"memory must be carried over once\n{counts.output.strip()[-300:]}")
+    assert not (wrong := embedded_again_wrongly(change, counts, history)), wrong

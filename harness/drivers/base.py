@@ -467,9 +467,10 @@ class AppDriver(ABC):
         """Run the app's migration from its legacy store into its store, with this batch size and embedding model."""
         raise DriverError(f"the {self.name} driver has no migration tool")
 
-    def try_load_legacy_store(self, app: RunningApp, records: str, embedder: str) -> ToolRun:
-        """The legacy store's loader given these records (JSON Lines, the app's own format) after what it holds,
-        however it ends: an operator's file with a mistake in it."""
+    def try_load_legacy_store(self, app: RunningApp, records: str, embedder: str,
+                              extra: Sequence[str] = ()) -> ToolRun:
+        """The legacy store's loader given these records (JSON Lines, the app's own format) after what it holds, with
+        `extra` words after its command, however it ends: an operator's file or command with a mistake in it."""
         raise DriverError(f"the {self.name} driver has no legacy-store loading tool")
 
     def try_migrate(self, app: RunningApp, batch_size: int, embedder: str, extra: Sequence[str]) -> ToolRun:

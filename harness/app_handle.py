@@ -179,6 +179,24 @@ class AppHandle:
         with allure.step(f"delete the account {account.email} with the app's command line"):
             self.driver.delete_user_by_tool(self.running, account)
 
+    def try_add_user_by_tool(self, email: str, password: str) -> ToolRun:
+        """The app's command line asked to add an account for this address, however it ends."""
+        self.require(Capability.ACCOUNT_TOOLS)
+        with allure.step(f"add an account {email} with the app's command line"):
+            run = self.driver.try_add_user_by_tool(self.running, email, password)
+            report.attach_text("what the tool said", f"exit status {run.returncode}\n--- stderr\n{run.stderr}\n"
+                                                     f"--- stdout\n{run.stdout}")
+        return run
+
+    def try_delete_user_by_tool(self, email: str) -> ToolRun:
+        """The app's command line asked to delete the account of this address, however it ends."""
+        self.require(Capability.ACCOUNT_TOOLS)
+        with allure.step(f"delete the account of {email} with the app's command line"):
+            run = self.driver.try_delete_user_by_tool(self.running, email)
+            report.attach_text("what the tool said", f"exit status {run.returncode}\n--- stderr\n{run.stderr}\n"
+                                                     f"--- stdout\n{run.stdout}")
+        return run
+
     def edge_answers(self, session: UserSession) -> list[EdgeAnswer]:
         """The answers of the app's API at each edge it documents (its size limits, its malformed requests)."""
         self.require(Capability.API_EDGES)

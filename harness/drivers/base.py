@@ -411,6 +411,16 @@ class AppDriver(ABC):
         """With ACCOUNT_TOOLS: the account deleted on the app's command line, as an operator deletes one."""
         raise DriverError(f"the {self.name} driver cannot delete an account with the app's command line")
 
+    def try_add_user_by_tool(self, app: RunningApp, email: str, password: str) -> ToolRun:
+        """With ACCOUNT_TOOLS: the app's command line asked to add an account, however it ends (an operator's
+        mistake: an address that has one)."""
+        raise DriverError(f"the {self.name} driver cannot add an account with the app's command line")
+
+    def try_delete_user_by_tool(self, app: RunningApp, email: str) -> ToolRun:
+        """With ACCOUNT_TOOLS: the app's command line asked to delete the account of an address, however it ends (an
+        operator's mistake: an address nobody has)."""
+        raise DriverError(f"the {self.name} driver cannot delete an account with the app's command line")
+
     def import_users(self, app: RunningApp, users: list[NewUser]) -> dict[str, str]:
         """Create many users at once; one by one through the admin API unless the app has a bulk import. Users
         without a password get a random one nobody knows. Returns the app's own id of each user whose requested id

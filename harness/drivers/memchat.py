@@ -249,6 +249,14 @@ class MemchatDriver(AppDriver):
             raise DriverError(f"memchat users delete {account.email} said {said.strip()[-200:]!r}, not 'deleted "
                               f"{account.email} ({account.id}) ...'")
 
+    def try_add_user_by_tool(self, app: RunningApp, email: str, password: str) -> ToolRun:
+        return _check_refusal("users add", try_tool(self.target, "users_add", pg_dsn=str(app.pg_dsn), email=email,
+                                                    password=password, timeout=60))
+
+    def try_delete_user_by_tool(self, app: RunningApp, email: str) -> ToolRun:
+        return _check_refusal("users delete", try_tool(self.target, "users_delete", pg_dsn=str(app.pg_dsn),
+                                                       email=email, timeout=60))
+
     def edge_answers(self, app: RunningApp, session: UserSession) -> list[EdgeAnswer]:
         """memchat/README.md, HTTP API: "Bodies over 64 KiB (the user import: 64 MiB) answer 413; malformed JSON or
         fields answer 400; nothing is changed then"; a user created answers 201, one whose e-mail exists 409. Each

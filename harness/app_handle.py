@@ -8,7 +8,7 @@ those scenarios with one line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import allure
@@ -294,6 +294,24 @@ class AppHandle:
         with allure.step(f"load {what} into the app's legacy store" + (f" (local times: {timezone})" if timezone
                                                                        else "")):
             self.driver.load_legacy_store(self.running, records, embedder, timezone)
+
+    def try_load_legacy_store(self, records: str, embedder: str, extra: Sequence[str] = ()) -> ToolRun:
+        """Records (JSON Lines) given to the app's legacy store's loading tool on its standard input, with `extra` words
+        after its command, however it ends."""
+        self.require(Capability.MIGRATION_TOOLS)
+        self.require_stores()
+        with allure.step(f"give the app's legacy store loader {records.count(chr(10))} records"
+                         + (f" and {' '.join(extra)}" if extra else "")):
+            run = self.driver.try_load_legacy_store(self.running, records, embedder, extra)
+            report.attach_text("what the tool said", f"exit status {run.returncode}\n--- stderr\n{run.stderr}\n"
+                                                     f"--- stdout\n{run.stdout}")
+        return run
+
+    def legacy_memory_ids(self) -> set[str]:
+        """The id of every memory the app's legacy store holds."""
+        self.require(Capability.MIGRATION_TOOLS)
+        self.require_stores()
+        return self.driver.legacy_memory_ids(self.running)
 
     def migrate(self, batch_size: int, embedder: str) -> MigrationCounts:
         self.require(Capability.MIGRATION_TOOLS)

@@ -6,6 +6,8 @@ the change (`world.app`)."""
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -20,7 +22,7 @@ from harness.app_handle import AppHandle
 from harness.app_tools import ToolRun
 from harness.changes import Change, Edge, Mistake
 from harness.drivers.base import Capability
-from harness.legacy_store import MigrationCounts
+from harness.legacy_store import LegacyMemory, MigrationCounts
 from harness.replay.run import (
     Captured,
     HeldHistory,
@@ -383,3 +385,98 @@ def runs_as_it_should(world: World, change_name: str, history: HeldHistory) -> N
         f" wrote {counts.written} and found {counts.already_present} already there, skipping {counts.skipped}: every "
         f"memory must be carried over once\n{counts.output.strip()[-300:]}")
     assert not (wrong := embedded_again_wrongly(change, counts, history)), wrong
+
+
+# -- the loader of the store a migration reads, given a record it must refuse after a whole chunk --------------------
+@dataclass(frozen=True)
+class ChunkAndOneMore:
+    """A chunk of records the loader takes (as many as its target declares, `load_chunk`) and then one it must refuse
+    (its owner missing), as JSON Lines; and how the loader ended with them, once given."""
+
+    chunk: int
+    ids: tuple[str, ...]  # the chunk's records, in order
+    refused_id: str
+    lines: str
+    embedder: str
+    run: ToolRun | None = None
+    held: frozenset[str] = frozenset()  # which of them the store then held
+
+    @property
+    def refused_line(self) -> int:
+        return self.chunk + 1
+
+    def given(self, run: ToolRun, held: set[str]) -> ChunkAndOneMore:
+        return ChunkAndOneMore(self.chunk, self.ids, self.refused_id, self.lines, self.embedder, run,
+                               frozenset(held & {*self.ids, self.refused_id}))
+
+
+@given('the loader of the store the change "<change>" reads takes records in chunks its operators are told of',
+       target_fixture="chunk_and_one_more")
+def loader_chunks(world: World, change_name: str) -> ChunkAndOneMore:
+    """A migration whose target declares its loader's chunk (`load_chunk`): that many records of an owner of the
+    scenario's, then one without its owner; a change that reads no such store, or declares no chunk, skips."""
+    change = declared_change(world, change_name)
+    if change.kind != "migration" or "load_chunk" not in change.options:
+        pytest.skip(f"the change {change.name!r} ({change.kind}) declares no chunk its loader takes records in "
+                    f'([changes."{change.name}"] load_chunk)')
+    world.app.require(Capability.MIGRATION_TOOLS)
+    chunk, owner, embedder = int(change.options["load_chunk"]), f"{world.tag}-owner", change.options["embedder"]
+    ids = tuple(f"{world.tag}-chunk-{n}" for n in range(chunk))
+    lines = "".join(LegacyMemory(mid, owner, f"My locker number is {n}.", "2024-05-08T13:56:00+00:00")
+                    .as_record(embedder) for n, mid in enumerate(ids))
+    refused = f"{world.tag}-ownerless"
+    lines += json.dumps({"id": refused, "text": "My bike is red.", "created_at": "2024-05-08T13:56:00+00:00"}) + "\n"
+    return ChunkAndOneMore(chunk, ids, refused, lines, embedder)
+
+
+@when("the operator gives that loader those records as a file", target_fixture="chunk_and_one_more")
+def loader_given_a_file(world: World, chunk_and_one_more: ChunkAndOneMore, tmp_path: Path) -> ChunkAndOneMore:
+    """The records written to a file, the loader given its path (`--file`)."""
+    path = tmp_path / "records.jsonl"
+    path.write_text(chunk_and_one_more.lines, encoding="utf-8")
+    run = world.app.try_load_legacy_store("", chunk_and_one_more.embedder, ["--file", str(path)])
+    return chunk_and_one_more.given(run, world.app.legacy_memory_ids())
+
+
+@when("the operator streams the same records to that loader", target_fixture="chunk_and_one_more")
+def loader_given_a_stream(world: World, chunk_and_one_more: ChunkAndOneMore) -> ChunkAndOneMore:
+    """The records given on the loader's standard input."""
+    run = world.app.try_load_legacy_store(chunk_and_one_more.lines, chunk_and_one_more.embedder)
+    return chunk_and_one_more.given(run, world.app.legacy_memory_ids())
+
+
+def _refusal(given: ChunkAndOneMore, how: str) -> str:
+    """The loader's one line refusing the record after the chunk, naming its line (`:<n>:`)."""
+    assert given.run is not None, f"the loader was given no records {how}"
+    said = [line for line in given.run.stderr.splitlines() if line.strip()]
+    assert given.run.returncode != 0 and len(said) == 1, (
+        f"the loader given {given.chunk} records and one without its owner {how} ended with exit status "
+        f"{given.run.returncode} and said {said[-3:] or given.run.stdout.strip()[-200:]!r}: it must refuse it in one "
+        "line")
+    assert f":{given.refused_line}:" in said[0], (
+        f"the loader's refusal {said[0]!r} does not name the line of the record it refused ({given.refused_line})")
+    return said[0]
+
+
+@then("the loader refuses it in one line naming the record's line, and the store holds none of the records")
+def file_refused_whole(chunk_and_one_more: ChunkAndOneMore) -> None:
+    """A refused file loads nothing: not even the chunk before the refused record."""
+    _refusal(chunk_and_one_more, "as a file")
+    assert not chunk_and_one_more.held, (
+        f"the loader refused the file, and the store holds {len(chunk_and_one_more.held)} of its records: a refused "
+        "file must load nothing")
+
+
+@then("the loader refuses it in one line naming the record's line and how many records it loaded before it, and the "
+      "store holds exactly those")
+def stream_refused_after_its_chunks(chunk_and_one_more: ChunkAndOneMore) -> None:
+    """A stream cannot be read twice: the chunk before the refused record is loaded, the refusal says how many
+    records that is, and the refused record is not loaded."""
+    given = chunk_and_one_more
+    said = _refusal(given, "on its standard input")
+    assert re.search(rf"\b{given.chunk} records\b", said), (
+        f"the loader's refusal {said!r} does not say it loaded the {given.chunk} records before it")
+    assert given.held == frozenset(given.ids), (
+        f"the loader said {said!r}, and the store holds {len(given.held)} of the streamed records"
+        + (" (the refused one among them)" if given.refused_id in given.held else "")
+        + f", not the {given.chunk} before the refused one")

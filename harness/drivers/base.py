@@ -473,6 +473,10 @@ class AppDriver(ABC):
         in `timezone`, the zone the store declares (the tool's {timezone}; empty when None)."""
         raise DriverError(f"the {self.name} driver has no legacy-store loading tool")
 
+    def legacy_memory_ids(self, app: RunningApp) -> set[str]:
+        """The id of every memory the app's legacy store holds, as its own tools read it back."""
+        raise DriverError(f"the {self.name} driver cannot read the app's legacy store")
+
     def migrate(self, app: RunningApp, batch_size: int, embedder: str) -> MigrationCounts:
         """Run the app's migration from its legacy store into its store, with this batch size and embedding model."""
         raise DriverError(f"the {self.name} driver has no migration tool")

@@ -646,6 +646,10 @@ class MemchatDriver(AppDriver):
         if fed <= LEGACY_CHECKED_UP_TO:
             self._check_legacy_store(app, given)
 
+    def legacy_memory_ids(self, app: RunningApp) -> set[str]:
+        """Through memchat's export of its legacy store, as an operator checks a load."""
+        return {json.loads(line)["id"] for line in self._export(str(app.redis_url), "-").splitlines()}
+
     def _check_legacy_store(self, app: RunningApp, given: set[tuple[str, str, str]]) -> None:
         """The legacy store, as memchat's export reads it (as an operator checks a load), holds the records given:
         a replay that fails after the change is then the change's, not the load's."""

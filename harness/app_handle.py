@@ -28,6 +28,7 @@ from harness.drivers.base import (
     NewUser,
     OwnTextQuery,
     OwnTextResult,
+    RefusedStart,
     UserSession,
 )
 from harness.legacy_store import MigrationCounts
@@ -205,6 +206,16 @@ class AppHandle:
             report.attach_text("the answers at the edges", "\n".join(
                 f"{a.what}: promised {a.promised}, answered {a.status} {a.body[:120]}" for a in answers))
         return answers
+
+    def refused_starts(self) -> list[RefusedStart]:
+        """The app started beside this one with each mistake its operators are warned of, each run to its end."""
+        self.require(Capability.START_REFUSALS)
+        self.require_stores()
+        with allure.step("start the app with each mistake its operators are warned of"):
+            refused = self.driver.refused_starts(self.running)
+            report.attach_text("how each start ended", "\n".join(
+                f"{r.what}: exit status {r.returncode}; said {list(r.said)}" for r in refused))
+        return refused
 
     def import_users(self, users: list[NewUser]) -> dict[str, str]:
         """Many users at once; the app's own id of each whose requested id it did not keep (an app that chooses its

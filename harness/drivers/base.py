@@ -103,6 +103,8 @@ class Capability(StrEnum):
     API_EDGES = "the answers its API documents at the edges of its size limits and to malformed requests"
     # add_user_by_tool, delete_user_by_tool: an operator's accounts, on the app's command line
     ACCOUNT_TOOLS = "adding and deleting accounts with the app's command line"
+    # refused_starts: the app started with each mistake its operators are warned of
+    START_REFUSALS = "refusing in one line a start its operators get wrong"
 
 
 # Given by the suite to a driver: stop `app`, run `between` (a tool on its stopped data), start it again on the same
@@ -210,6 +212,17 @@ class EdgeAnswer:
     status: int
     body: str
     kept: str = ""  # the text of the memory an accepted request wrote for the user ("" for none)
+
+
+@dataclass(frozen=True)
+class RefusedStart:
+    """One start of the app with a mistake its operators are warned of, what its refusal must name for them to fix it,
+    and how the start ended: its exit status and what it said on its error stream."""
+
+    what: str  # the mistake, in a line: "a port another program listens on"
+    named: str
+    returncode: int
+    said: tuple[str, ...]  # its error stream's lines that are not blank
 
 
 class UserSession(ABC):
@@ -402,6 +415,11 @@ class AppDriver(ABC):
         """With API_EDGES: `session`'s user's (and the admin's) requests at each edge the app's API documents, each
         with the status it promises; an account a request creates is deleted again."""
         raise DriverError(f"the {self.name} driver knows no edges of the app's API")
+
+    def refused_starts(self, app: RunningApp) -> list[RefusedStart]:
+        """With START_REFUSALS: the app started beside `app` (its databases, its settings) with each mistake its
+        documentation warns its operators of, each run to its end."""
+        raise DriverError(f"the {self.name} driver knows no mistakes its operators may start the app with")
 
     def add_user_by_tool(self, app: RunningApp, name: str, email: str, password: str) -> Account:
         """With ACCOUNT_TOOLS: an account added as an operator adds one, on the app's command line."""

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import socket
+import subprocess
+import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -18,7 +21,7 @@ import redis
 from pgvector.psycopg import register_vector
 
 from harness import report
-from harness.app_launcher import RunningApp, attach_app, free_port, start_process
+from harness.app_launcher import ROOT, RunningApp, attach_app, free_port, start_process, stop_process
 from harness.app_tools import ToolRun, run_tool, run_tool_fed, try_tool
 from harness.databases import IndexScans, scalar, vector_index_scans
 from harness.drivers.base import (
@@ -35,6 +38,7 @@ from harness.drivers.base import (
     NewUser,
     OwnTextQuery,
     OwnTextResult,
+    RefusedStart,
     Reply,
     RestartApp,
     UserSession,
@@ -43,6 +47,7 @@ from harness.http_clients import tls
 from harness.legacy_store import MigrationCounts
 from harness.target import Target, fill
 from harness.turn import Turn
+from harness.warm_start import popen
 
 
 def _check(resp: httpx.Response, what: str, promised: int = 200) -> dict:
@@ -72,6 +77,9 @@ MIGRATED = re.compile(r"^migrated: read (\d+), written (\d+), skipped (\d+) \((\
 EXPORTED_FIELDS = frozenset({"id", "user_id", "conversation_id", "text", "embedding_f32", "embedder", "created_at",
                              "expires_at"})
 REFUSED = 2  # memchat/cli.py, CliError: a tool refused in one line "memchat: ..." exits 2, as argparse's own refusals
+# Stores nobody answers at: a socket in a folder that does not exist.
+NOWHERE_PG = "postgresql://memtest@/none?host=/nonexistent/memtest"
+NOWHERE_REDIS = "unix:///nonexistent/memtest/redis.sock"
 
 
 def _check_summary(output: str, took_s: float) -> None:
@@ -217,6 +225,12 @@ class MemchatDriver(AppDriver):
         process, health = start_process(self.target.name, command, log_path=log_path,
                                         env={**self.target.env, self.target.app["admin_token_env"]: token},
                                         health_url=base_url + self.target.health_path, warm=self.target.warm_start)
+        # What its operator reads as it starts (memchat/cli.py, serve): where it serves, and which faults are on.
+        banner = (f"memchat {health.get('version')}: serving on {base_url} (faults: "
+                  f"{','.join(sorted(health.get('faults', []))) or 'none'})")
+        if banner not in log_path.read_text(encoding="utf-8", errors="replace").splitlines():
+            stop_process(process)
+            raise DriverError(f"memchat serve started without saying {banner!r} (log: {log_path})")
         return RunningApp(base_url, health, token, pg_dsn, redis_url, dict(settings), True, log_path, process)
 
     def attach(self, base_url: str, admin_token: str | None) -> RunningApp:
@@ -256,6 +270,46 @@ class MemchatDriver(AppDriver):
     def try_delete_user_by_tool(self, app: RunningApp, email: str) -> ToolRun:
         return _check_refusal("users delete", try_tool(self.target, "users_delete", pg_dsn=str(app.pg_dsn),
                                                        email=email, timeout=60))
+
+    def refused_starts(self, app: RunningApp) -> list[RefusedStart]:
+        """memchat serve as an operator may start it wrongly (memchat/cli.py: each a CliError, one line "memchat: ..."
+        and exit status 2): on a port another program listens on (it names the address and --port), with a
+        database or a Redis nobody answers at (a socket in a folder that does not exist: it names the one it cannot
+        reach), with a fault it does not know (it names it)."""
+        with socket.socket() as holder:
+            holder.bind(("127.0.0.1", 0))
+            holder.listen()
+            taken = holder.getsockname()[1]
+            return [self._refused_start(app, what, named, **values) for what, named, values in (
+                ("a port another program listens on", f"memchat: cannot listen on 127.0.0.1:{taken}: ",
+                 {"port": str(taken)}),
+                ("a database nobody answers at", f"memchat: cannot connect to PostgreSQL at {NOWHERE_PG}: ",
+                 {"pg_dsn": NOWHERE_PG}),
+                ("a Redis nobody answers at", f"memchat: cannot connect to Redis at {NOWHERE_REDIS}: ",
+                 {"redis_url": NOWHERE_REDIS}),
+                ("a fault it does not know", "no-such-fault", {"faults": "no-such-fault"}))]
+
+    def _refused_start(self, app: RunningApp, what: str, named: str, **values: str) -> RefusedStart:
+        given = {"port": str(free_port()), "pg_dsn": str(app.pg_dsn), "redis_url": str(app.redis_url)}
+        settings = {**app.settings, **{k: v for k, v in values.items() if k not in given}}
+        command = fill(self.target.start_command, **{**given, **{k: v for k, v in values.items() if k in given}})
+        for name, value in settings.items():
+            command += [f"--{name}", value]
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            process = popen(self.target.warm_start, command, cwd=ROOT, stdout=out, stderr=err)
+            try:
+                returncode = process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+                raise DriverError(f"memchat serve with {what} did not end within 60 s: it must refuse to "
+                                  "start") from None
+            err.seek(0)
+            said = tuple(line for line in err.read().decode(errors="replace").splitlines() if line.strip())
+        if returncode not in (0, REFUSED):
+            raise DriverError(f"memchat serve with {what} ended with exit status {returncode}, where a refusal ends "
+                              f"with {REFUSED}; it said {list(said[-3:])}")
+        return RefusedStart(what, named, returncode, said)
 
     def edge_answers(self, app: RunningApp, session: UserSession) -> list[EdgeAnswer]:
         """memchat/README.md, HTTP API: "Bodies over 64 KiB (the user import: 64 MiB) answer 413; malformed JSON or

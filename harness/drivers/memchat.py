@@ -225,12 +225,16 @@ class MemchatDriver(AppDriver):
         process, health = start_process(self.target.name, command, log_path=log_path,
                                         env={**self.target.env, self.target.app["admin_token_env"]: token},
                                         health_url=base_url + self.target.health_path, warm=self.target.warm_start)
-        # What its operator reads as it starts (memchat/cli.py, serve): where it serves, and which faults are on.
+        # What its operator reads as it starts (memchat/cli.py, serve), first: where it serves, and which faults are
+        # on (given its databases, it starts none of its own, and says nothing of them).
         banner = (f"memchat {health.get('version')}: serving on {base_url} (faults: "
                   f"{','.join(sorted(health.get('faults', []))) or 'none'})")
-        if banner not in log_path.read_text(encoding="utf-8", errors="replace").splitlines():
+        said = [line for line in log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+                if line.startswith("memchat")]
+        if said[:1] != [banner]:
             stop_process(process)
-            raise DriverError(f"memchat serve started without saying {banner!r} (log: {log_path})")
+            raise DriverError(f"memchat serve, given its databases, started saying {said[:2]}, not {banner!r} first "
+                              f"(log: {log_path})")
         return RunningApp(base_url, health, token, pg_dsn, redis_url, dict(settings), True, log_path, process)
 
     def attach(self, base_url: str, admin_token: str | None) -> RunningApp:

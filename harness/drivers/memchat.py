@@ -728,6 +728,12 @@ class MemchatDriver(AppDriver):
         started = time.perf_counter()
         output = run_tool(self.target, "migrate", **self._migration(app, batch_size, embedder), timeout=900)
         _check_summary(output, time.perf_counter() - started)
+        # memchat/README.md, migrate: into an empty table it drops the owner index (memories_user) "and builds each
+        # once after loading": a migration that ended well leaves it, or every owner's read scans the whole table.
+        with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
+            if not scalar(conn, "SELECT count(*) FROM pg_indexes WHERE indexname = 'memories_user'"):
+                raise DriverError("memchat migrate ended well and left the store without its owner index "
+                                  "(memories_user)")
         return MigrationCounts.parse(output)
 
     def try_load_legacy_store(self, app: RunningApp, records: str, embedder: str,

@@ -31,6 +31,12 @@ Feature: Account life cycle
     Then the session Ana had is refused by the app
     And the app's store holds nothing of Ana's account
 
+  Scenario: An operator who adds an address that has an account, or deletes one nobody has, is refused in one line
+    Given Ana has an account
+    When an operator adds an account with Ana's address on the app's command line
+    And an operator deletes the account of an address nobody has on the app's command line
+    Then the app's command line refuses each in one line, and Ana still signs in with her password
+
   Scenario: A wrong password and an address nobody has are refused alike
     Given Ana has an account
     When someone signs in as Ana with a wrong password

@@ -2,7 +2,8 @@
 Feature: After a failure
   A message the app could not answer, a reply lost on its way, or a restart of the app costs the user nothing she says
   afterwards in the same page: it is answered, remembered once, and the conversation keeps each message once (the
-  failed one once or not at all, as the app stored it).
+  failed one once or not at all, as the app stored it). A start its operators get wrong is refused in one line that
+  says what to fix.
 
   Scenario: After a message the app refused, what Ana tells next in the same page is remembered, once
     Given Ana is signed in
@@ -43,3 +44,7 @@ Feature: After a failure
     And the assistant answers "Got it. I'll remember that your dentist is Doctor Okafor."
     And her long-term memory holds exactly these facts, in the order she told them
     And in a new conversation the assistant answers each of her questions about them correctly
+
+  Scenario: A start of the app with a mistake its operators are warned of is refused in one line that says what to fix
+    When the app's operators start it with each mistake they are warned of
+    Then each start is refused in one line that names what to fix

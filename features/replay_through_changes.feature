@@ -103,6 +103,13 @@ Feature: Every memory survives each change the app goes through
     Then every historical memory is recalled for its owner and for nobody else
     And every historical memory keeps its conversation and its creation and expiry times
 
+  Scenario: A file refused by the loader of the store a change reads loads nothing, a stream says what it loaded
+    Given the loader of the store the change "<change>" reads takes records in chunks its operators are told of
+    When the operator gives that loader those records as a file
+    Then the loader refuses it in one line naming the record's line, and the store holds none of the records
+    When the operator streams the same records to that loader
+    Then the loader refuses it in one line naming the record's line and how many records it loaded before it, and the store holds exactly those
+
   Scenario: A change an operator runs with settings at the edges of what it takes carries every memory over
     Given the operators of the change "<change>" may run it with settings at the edges of what it takes
     And the memories imported from "snapshots/examples/import", as the app holds them before the change "<change>"

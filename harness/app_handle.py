@@ -8,7 +8,7 @@ those scenarios with one line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import allure
@@ -28,6 +28,7 @@ from harness.drivers.base import (
     NewUser,
     OwnTextQuery,
     OwnTextResult,
+    RefusedStart,
     UserSession,
 )
 from harness.legacy_store import MigrationCounts
@@ -179,6 +180,24 @@ class AppHandle:
         with allure.step(f"delete the account {account.email} with the app's command line"):
             self.driver.delete_user_by_tool(self.running, account)
 
+    def try_add_user_by_tool(self, email: str, password: str) -> ToolRun:
+        """The app's command line asked to add an account for this address, however it ends."""
+        self.require(Capability.ACCOUNT_TOOLS)
+        with allure.step(f"add an account {email} with the app's command line"):
+            run = self.driver.try_add_user_by_tool(self.running, email, password)
+            report.attach_text("what the tool said", f"exit status {run.returncode}\n--- stderr\n{run.stderr}\n"
+                                                     f"--- stdout\n{run.stdout}")
+        return run
+
+    def try_delete_user_by_tool(self, email: str) -> ToolRun:
+        """The app's command line asked to delete the account of this address, however it ends."""
+        self.require(Capability.ACCOUNT_TOOLS)
+        with allure.step(f"delete the account of {email} with the app's command line"):
+            run = self.driver.try_delete_user_by_tool(self.running, email)
+            report.attach_text("what the tool said", f"exit status {run.returncode}\n--- stderr\n{run.stderr}\n"
+                                                     f"--- stdout\n{run.stdout}")
+        return run
+
     def edge_answers(self, session: UserSession) -> list[EdgeAnswer]:
         """The answers of the app's API at each edge it documents (its size limits, its malformed requests)."""
         self.require(Capability.API_EDGES)
@@ -187,6 +206,16 @@ class AppHandle:
             report.attach_text("the answers at the edges", "\n".join(
                 f"{a.what}: promised {a.promised}, answered {a.status} {a.body[:120]}" for a in answers))
         return answers
+
+    def refused_starts(self) -> list[RefusedStart]:
+        """The app started beside this one with each mistake its operators are warned of, each run to its end."""
+        self.require(Capability.START_REFUSALS)
+        self.require_stores()
+        with allure.step("start the app with each mistake its operators are warned of"):
+            refused = self.driver.refused_starts(self.running)
+            report.attach_text("how each start ended", "\n".join(
+                f"{r.what}: exit status {r.returncode}; said {list(r.said)}" for r in refused))
+        return refused
 
     def import_users(self, users: list[NewUser]) -> dict[str, str]:
         """Many users at once; the app's own id of each whose requested id it did not keep (an app that chooses its
@@ -277,6 +306,24 @@ class AppHandle:
                                                                        else "")):
             self.driver.load_legacy_store(self.running, records, embedder, timezone)
 
+    def try_load_legacy_store(self, records: str, embedder: str, extra: Sequence[str] = ()) -> ToolRun:
+        """Records (JSON Lines) given to the app's legacy store's loading tool on its standard input, with `extra` words
+        after its command, however it ends."""
+        self.require(Capability.MIGRATION_TOOLS)
+        self.require_stores()
+        with allure.step(f"give the app's legacy store loader {records.count(chr(10))} records"
+                         + (f" and {' '.join(extra)}" if extra else "")):
+            run = self.driver.try_load_legacy_store(self.running, records, embedder, extra)
+            report.attach_text("what the tool said", f"exit status {run.returncode}\n--- stderr\n{run.stderr}\n"
+                                                     f"--- stdout\n{run.stdout}")
+        return run
+
+    def legacy_memory_ids(self) -> set[str]:
+        """The id of every memory the app's legacy store holds."""
+        self.require(Capability.MIGRATION_TOOLS)
+        self.require_stores()
+        return self.driver.legacy_memory_ids(self.running)
+
     def migrate(self, batch_size: int, embedder: str) -> MigrationCounts:
         self.require(Capability.MIGRATION_TOOLS)
         self.require_stores()
@@ -289,11 +336,11 @@ class AppHandle:
         """The change's tool run with an operator's mistake (a migration's: the only kind declared with them)."""
         self.require(Capability.MIGRATION_TOOLS)
         self.require_stores()
-        given = mistake.feed or " ".join(mistake.give)
-        with allure.step(f"run the change {change.name!r} with {mistake.name}: {given}"):
-            if mistake.feed:
-                records = (ROOT / mistake.feed).read_text(encoding="utf-8")
-                run = self.driver.try_load_legacy_store(self.running, records, change.options["embedder"])
+        with allure.step(f"run the change {change.name!r} with {mistake.name}: {mistake.given}"):
+            if mistake.feed or mistake.load:
+                records = (ROOT / mistake.feed).read_text(encoding="utf-8") if mistake.feed else ""
+                run = self.driver.try_load_legacy_store(self.running, records, change.options["embedder"],
+                                                        mistake.load)
             else:
                 run = self.driver.try_migrate(self.running, int(change.options["batch_size"]),
                                               change.options["embedder"], mistake.give)

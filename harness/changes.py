@@ -18,9 +18,10 @@ replayed with (default: the target's [replay] history_sizes), and `index_kinds`,
 [index_kinds] a scenario run once per index kind searches through with it (default: every kind the target declares).
 
 A migration may also list the mistakes its operators are warned of, `[changes."<name>".mistakes]`: each by what it
-is, either the words an operator adds to the tool's command by mistake (`give`) or a file of records given to the
-loader of the store the change reads (`feed`, a path in the project, in the app's own record format), and what the
-tool's one-line refusal must name for the operator to know what to fix (`named`), e.g.
+is, one of the words an operator adds to the tool's command by mistake (`give`), a file of records given to the
+loader of the store the change reads (`feed`, a path in the project, in the app's own record format), or the words
+added to that loader's command (`load`, given no records), and what the tool's one-line refusal must name for the
+operator to know what to fix (`named`), or the whole line it must be where the app documents its words (`said`), e.g.
 `"a build memory that is not a size" = { give = ["--index-build-memory", "-1"], named = "--index-build-memory" }`.
 And the settings at the edges of what its tool takes, `[changes."<name>".edges]`, each by what it is and the words an
 operator adds to the tool's command (`give`), with which the tool must still end well and carry every memory over,
@@ -50,13 +51,21 @@ class ChangeError(ValueError):
 
 @dataclass(frozen=True)
 class Mistake:
-    """What an operator may get wrong running a change: the words added to its command, or a file of records given to
-    the loader of the store it reads; what the refusal names."""
+    """What an operator may get wrong running a change: the words added to its command, a file of records given to
+    the loader of the store it reads, or words added to that loader's command; what the refusal names, or the whole
+    line it is."""
 
     name: str
     give: tuple[str, ...]
     named: str
     feed: str = ""  # a path in the project: records for the source store's loader instead of words for the change
+    load: tuple[str, ...] = ()  # words for the source store's loader's command (given no records) instead
+    said: str = ""  # the whole refusal, where the app documents its words (then `named` is a part of it)
+
+    @property
+    def given(self) -> str:
+        """What the operator got wrong, as a report names it."""
+        return self.feed or " ".join(self.give or self.load)
 
 
 @dataclass(frozen=True)
@@ -122,15 +131,21 @@ def _mistakes(table: object, what: str) -> tuple[Mistake, ...]:
     mistakes = []
     for name, mistake in table.items():
         entry = mistake if isinstance(mistake, dict) else {}
-        give, feed, named = entry.get("give", []), entry.get("feed", ""), entry.get("named")
-        if (not isinstance(give, list) or any(not isinstance(w, str) for w in give) or not isinstance(feed, str)
-                or bool(give) == bool(feed) or not isinstance(named, str) or not named.strip()):
-            raise ChangeError(f'{what} "{name}" needs give (the words added to the command, a list of strings) or '
-                              "feed (a file of records for the source store's loader), and named (what the refusal "
-                              "names, a string)")
+        give, feed, load = entry.get("give", []), entry.get("feed", ""), entry.get("load", [])
+        said = entry.get("said", "")
+        named = entry.get("named", said)
+        words = (give, load)
+        if (any(not isinstance(w, list) or any(not isinstance(x, str) for x in w) for w in words)
+                or not isinstance(feed, str) or [bool(give), bool(feed), bool(load)].count(True) != 1
+                or not isinstance(named, str) or not named.strip() or not isinstance(said, str)
+                or (said and named not in said) or set(entry) - {"give", "feed", "load", "named", "said"}):
+            raise ChangeError(f'{what} "{name}" needs one of give (the words added to the command, a list of strings), '
+                              "feed (a file of records for the source store's loader) and load (the words added to "
+                              "that loader's command), and named (what the refusal names, a string) or said (the "
+                              "whole refusal, which holds named)")
         if feed and not (ROOT / feed).is_file():
             raise ChangeError(f'{what} "{name}" feed = {feed!r}: no such file in the project')
-        mistakes.append(Mistake(str(name), tuple(give), named, feed))
+        mistakes.append(Mistake(str(name), tuple(give), named, feed, tuple(load), said))
     return tuple(mistakes)
 
 

@@ -28,12 +28,16 @@ class MigrationCounts:
     skipped: int
     already_present: int
     output: str
+    reembedded: int | None = None  # memories it embedded again with its model, where it says ("re-embedded N")
 
     @classmethod
     def parse(cls, output: str) -> MigrationCounts:
-        """From the tool's summary line: "read N, written N, skipped N (N already present, ...)"."""
+        """From the tool's summary line: "read N, written N, skipped N (N already present, ...)", and "re-embedded N"
+        where it says so."""
         m = re.search(r"read (\d+), written (\d+), skipped (\d+) \((\d+) already present", output)
         if not m:
             raise AssertionError(f"the migration printed no counts; it said: {output.strip()[-300:]!r}")
         read, written, skipped, present = (int(g) for g in m.groups())
-        return cls(read, written, skipped, present, output=output)
+        reembedded = re.search(r"re-embedded (\d+)", output[m.end():])
+        return cls(read, written, skipped, present, output=output,
+                   reembedded=int(reembedded[1]) if reembedded else None)

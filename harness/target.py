@@ -134,6 +134,25 @@ class KnownDefect:
         return f"{where}, with a message matching /{self.match}/"
 
 
+# The promises of [limits] an app's operators may set otherwise ([operator_settings]: each by the app setting that
+# sets it, `--<setting> <value>` at its start): the suite starts it with another value and checks that one instead.
+OPERATOR_SETTINGS = {"retention_days": "how many days memories are kept (the app setting that takes a number of "
+                                       "days)"}
+
+
+def _operator_settings(data: dict) -> dict[str, str]:
+    """[operator_settings]: each promise its operators may set, known ones only, by the name of the app's setting."""
+    table = dict(data.get("operator_settings", {}))
+    for key, value in table.items():
+        if key not in OPERATOR_SETTINGS:
+            raise TargetError(f"[operator_settings] {key} is not a promise the suite lets operators set; known: "
+                              f"{', '.join(OPERATOR_SETTINGS)}")
+        if not isinstance(value, str) or not value.strip():
+            raise TargetError(f"[operator_settings] {key} = {value!r} must be the name of the app's setting that sets "
+                              f"it ({OPERATOR_SETTINGS[key]})")
+    return {k: str(v) for k, v in table.items()}
+
+
 RESTATE = ("restate it as a table: [known_defects.\"<file>.feature: <title>\"] with step (the Gherkin line it fails "
            "at, as written), match (a regular expression its failure message matches) and why; a generated "
            "session's names read and match instead of step (docs/targets.md)")
@@ -209,6 +228,8 @@ class Target:
     changes: dict[str, Change] = field(default_factory=dict)
     # The sizes of history the replay scenarios run on this app ([replay] history_sizes); empty: every size
     history_sizes: tuple[int, ...] = ()
+    # The promises of [limits] its operators may set otherwise, by the app setting that sets each ([operator_settings])
+    operator_settings: dict[str, str] = field(default_factory=dict)
 
     # The bodies of the app's own writes by [api] name ([write_bodies]), for the hostile users' tampering
     write_bodies: dict[str, Any] = field(default_factory=dict)
@@ -417,7 +438,7 @@ def load_target(path: str | Path | None = None) -> Target:
             forgetting=_forgetting(data), write_bodies=_write_bodies(data),
             changes=parse_changes(dict(data.get("changes", {})), path.name, history_sizes=_history_sizes(data),
                                   index_kinds=[str(k) for k in data.get("index_kinds", {})]),
-            history_sizes=_history_sizes(data),
+            history_sizes=_history_sizes(data), operator_settings=_operator_settings(data),
             web_page=bool(data.get("web_page", True)),
             email_domain=str(data.get("accounts", {}).get("email_domain", "")),
             warm_start=warm_start_for(app.get("preload"), dict(app.get("env", {})), str(path)),

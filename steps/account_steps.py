@@ -7,9 +7,10 @@ from dataclasses import dataclass
 import pytest
 from pytest_bdd import given, parsers, then, when
 
+from harness.app_tools import ToolRun
 from harness.drivers.base import Capability
 from steps.records import LeftSession, Talk
-from steps.world import NAME, World
+from steps.world import HER, NAME, World
 
 
 @when(parsers.re(f"^{NAME}'s account is deleted$"), target_fixture="left_session")
@@ -37,6 +38,60 @@ def deleted_by_tool(world: World, name: str) -> LeftSession:
                        tuple(actor.session.conversation_ids()), tuple(m.id for m in actor.session.memories()))
     world.app.delete_user_by_tool(actor.account)
     return left
+
+
+@dataclass(frozen=True)
+class CommandLineRuns:
+    """What the app's command line did with each thing an operator asked of it that it had to refuse."""
+
+    runs: tuple[tuple[str, ToolRun], ...] = ()  # (what was asked, how it ended)
+
+    def plus(self, asked: str, run: ToolRun) -> CommandLineRuns:
+        return CommandLineRuns((*self.runs, (asked, run)))
+
+
+@pytest.fixture
+def command_line_runs() -> CommandLineRuns:
+    """Nothing asked yet; each step that asks hands on a new one (target_fixture="command_line_runs")."""
+    return CommandLineRuns()
+
+
+@when(parsers.re(f"^an operator adds an account with {NAME}'s address on the app's command line$"),
+      target_fixture="command_line_runs")
+def adds_a_taken_address(world: World, command_line_runs: CommandLineRuns, name: str) -> CommandLineRuns:
+    """The app's own tool asked to add an account for the address her account has, with another password."""
+    email = world.actors[name].account.email
+    return command_line_runs.plus(f"adding an account for {email}, which {name} has",
+                                  world.app.try_add_user_by_tool(email, world.data.password()))
+
+
+@when("an operator deletes the account of an address nobody has on the app's command line",
+      target_fixture="command_line_runs")
+def deletes_an_unknown_address(world: World, command_line_runs: CommandLineRuns) -> CommandLineRuns:
+    """The app's own tool asked to delete the account of an address no account has."""
+    email = world.data.email("nobody", world.tag)
+    return command_line_runs.plus(f"deleting the account of {email}, which nobody has",
+                                  world.app.try_delete_user_by_tool(email))
+
+
+@then(parsers.re(f"^the app's command line refuses each in one line, and {NAME} still signs in with {HER} "
+                 "password$"))
+def refused_on_the_command_line(world: World, command_line_runs: CommandLineRuns, name: str) -> None:
+    """Each run ended with a failing exit status and one line on its error stream (no traceback), having changed
+    nothing: her own password still lets her in."""
+    wrong = []
+    for asked, run in command_line_runs.runs:
+        said = [line for line in run.stderr.splitlines() if line.strip()]
+        if run.returncode == 0:
+            wrong.append(f"{asked}: not refused (exit status 0); it said {run.stdout.strip()[-200:]!r}")
+        elif len(said) != 1:
+            wrong.append(f"{asked}: exit status {run.returncode} and {len(said)} lines, not one; its last: {said[-3:]}")
+    assert command_line_runs.runs and not wrong, ("the app's command line did not refuse in one line what an "
+                                                  "operator got wrong:\n" + "\n".join(wrong))
+    account = world.actors[name].account
+    refusal = world.app.try_sign_in(account.email, account.password)
+    assert not refusal, (f"after the command line's refusals, {name}'s own password no longer lets her in: the app "
+                         f"said {refusal!r}")
 
 
 @then(parsers.re(f"^the app's store holds nothing of {NAME}'s account$"))

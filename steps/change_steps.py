@@ -6,6 +6,8 @@ the change (`world.app`)."""
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -20,7 +22,7 @@ from harness.app_handle import AppHandle
 from harness.app_tools import ToolRun
 from harness.changes import Change, Edge, Mistake
 from harness.drivers.base import Capability
-from harness.legacy_store import MigrationCounts
+from harness.legacy_store import LegacyMemory, MigrationCounts
 from harness.replay.run import (
     Captured,
     HeldHistory,
@@ -229,6 +231,18 @@ def go_through_change(world: World, change_name: str, request: pytest.FixtureReq
             raise AssertionError(f"the change {change.name!r} of {total} memories read {counts.read}, wrote "
                                  f"{counts.written} and skipped {counts.skipped}\n{checks.figures()}\n"
                                  f"{checks.lost_memories()}")
+        assert not (wrong := embedded_again_wrongly(change, counts, held)), wrong
+
+
+def embedded_again_wrongly(change: Change, counts: MigrationCounts, held: HeldHistory) -> str:
+    """What is wrong with the count of memories a migration says it embedded again (every one it read with a vector
+    of another model than its own, each once), or "" (also where the tool or the history does not say)."""
+    expected = held.history.embedded_again_by(change.embedder_after)
+    if counts.reembedded is None or expected is None or counts.reembedded == expected:
+        return ""
+    return (f"the change {change.name!r} says it embedded {counts.reembedded} memories again, where {expected} of the "
+            f"{held.history.size} it read had a vector of another model than its {change.embedder_after}\n"
+            f"{counts.output.strip()[-300:]}")
 
 
 @given('the change "<change>" runs again from the store it reads, as a migration does')
@@ -256,6 +270,7 @@ def go_through_change_again(world: World, change_name: str, history: HeldHistory
     assert counts.skipped == total, (
         f"running the change {change.name!r} again read {total} memories, wrote none and says it skipped "
         f"{counts.skipped}: its counts must account for every memory it read\n{counts.output.strip()[-300:]}")
+    assert not (wrong := embedded_again_wrongly(change, counts, history)), wrong
 
 
 @given('an app of its own, as it is before the change "<change>"')
@@ -303,17 +318,21 @@ def runs_with_mistakes(world: World, change_name: str) -> list[MistakenRun]:
 
 @then("each run is refused in one line that names what to fix")
 def refused_in_one_line(mistaken_runs: list[MistakenRun]) -> None:
-    """A failing exit status and one line on the error stream (no traceback), naming what the target says it must."""
+    """A failing exit status and one line on the error stream (no traceback), naming what the target says it must (or
+    the very line it lists, where the app documents its words)."""
     wrong = []
     for mistaken in mistaken_runs:
         said = [line for line in mistaken.run.stderr.splitlines() if line.strip()]
-        what = f"{mistaken.mistake.name} ({mistaken.mistake.feed or ' '.join(mistaken.mistake.give)})"
+        mistake = mistaken.mistake
+        what = f"{mistake.name} ({mistake.given})"
         if mistaken.run.returncode == 0:
             wrong.append(f"{what}: the tool was not refused (exit status 0)")
         elif len(said) != 1:
             wrong.append(f"{what}: the tool said {len(said)} lines, not one; its last: {said[-3:]}")
-        elif mistaken.mistake.named not in said[0]:
-            wrong.append(f"{what}: its refusal {said[0]!r} does not name {mistaken.mistake.named!r}")
+        elif mistake.named not in said[0]:
+            wrong.append(f"{what}: its refusal {said[0]!r} does not name {mistake.named!r}")
+        elif mistake.said and said[0] != mistake.said:
+            wrong.append(f"{what}: its refusal {said[0]!r} is not the documented {mistake.said!r}")
     assert not wrong, "a mistaken run of the change was not refused in one line that says what to fix:\n" + (
         "\n".join(wrong))
 
@@ -332,9 +351,11 @@ def runs_at_edges(world: World, change_name: str) -> list[tuple[Edge, ToolRun]]:
 
 
 @then("each run ends well and accounts for every memory of the history")
-def edge_runs_end_well(edge_runs: list[tuple[Edge, ToolRun]], history: HeldHistory) -> None:
-    """Exit status 0, and counts that read every memory and wrote each, or found it already there."""
-    total, wrong = history.history.size, []
+def edge_runs_end_well(world: World, change_name: str, edge_runs: list[tuple[Edge, ToolRun]],
+                       history: HeldHistory) -> None:
+    """Exit status 0, and counts that read every memory and wrote each, or found it already there (and embedded again
+    those read with a vector of another model, where the tool says)."""
+    change, total, wrong = declared_change(world, change_name), history.history.size, []
     for edge, run in edge_runs:
         what = f"{edge.name} ({' '.join(edge.give)})"
         if run.returncode != 0:
@@ -344,6 +365,8 @@ def edge_runs_end_well(edge_runs: list[tuple[Edge, ToolRun]], history: HeldHisto
         if (counts.read, counts.written + counts.already_present) != (total, total):
             wrong.append(f"{what}: read {counts.read} of {total} memories, wrote {counts.written} and found "
                          f"{counts.already_present} already there")
+        elif again := embedded_again_wrongly(change, counts, history):
+            wrong.append(f"{what}: {again}")
     assert not wrong, "a run of the change with a setting at its edge did not end well:\n" + "\n".join(wrong)
 
 
@@ -361,3 +384,99 @@ def runs_as_it_should(world: World, change_name: str, history: HeldHistory) -> N
         f"the change {change.name!r} run as it should, after the mistaken runs, read {counts.read} of {total} memories,"
         f" wrote {counts.written} and found {counts.already_present} already there, skipping {counts.skipped}: every "
         f"memory must be carried over once\n{counts.output.strip()[-300:]}")
+    assert not (wrong := embedded_again_wrongly(change, counts, history)), wrong
+
+
+# -- the loader of the store a migration reads, given a record it must refuse after a whole chunk --------------------
+@dataclass(frozen=True)
+class ChunkAndOneMore:
+    """A chunk of records the loader takes (as many as its target declares, `load_chunk`) and then one it must refuse
+    (its owner missing), as JSON Lines; and how the loader ended with them, once given."""
+
+    chunk: int
+    ids: tuple[str, ...]  # the chunk's records, in order
+    refused_id: str
+    lines: str
+    embedder: str
+    run: ToolRun | None = None
+    held: frozenset[str] = frozenset()  # which of them the store then held
+
+    @property
+    def refused_line(self) -> int:
+        return self.chunk + 1
+
+    def given(self, run: ToolRun, held: set[str]) -> ChunkAndOneMore:
+        return ChunkAndOneMore(self.chunk, self.ids, self.refused_id, self.lines, self.embedder, run,
+                               frozenset(held & {*self.ids, self.refused_id}))
+
+
+@given('the loader of the store the change "<change>" reads takes records in chunks its operators are told of',
+       target_fixture="chunk_and_one_more")
+def loader_chunks(world: World, change_name: str) -> ChunkAndOneMore:
+    """A migration whose target declares its loader's chunk (`load_chunk`): that many records of an owner of the
+    scenario's, then one without its owner; a change that reads no such store, or declares no chunk, skips."""
+    change = declared_change(world, change_name)
+    if change.kind != "migration" or "load_chunk" not in change.options:
+        pytest.skip(f"the change {change.name!r} ({change.kind}) declares no chunk its loader takes records in "
+                    f'([changes."{change.name}"] load_chunk)')
+    world.app.require(Capability.MIGRATION_TOOLS)
+    chunk, owner, embedder = int(change.options["load_chunk"]), f"{world.tag}-owner", change.options["embedder"]
+    ids = tuple(f"{world.tag}-chunk-{n}" for n in range(chunk))
+    lines = "".join(LegacyMemory(mid, owner, f"My locker number is {n}.", "2024-05-08T13:56:00+00:00")
+                    .as_record(embedder) for n, mid in enumerate(ids))
+    refused = f"{world.tag}-ownerless"
+    lines += json.dumps({"id": refused, "text": "My bike is red.", "created_at": "2024-05-08T13:56:00+00:00"}) + "\n"
+    return ChunkAndOneMore(chunk, ids, refused, lines, embedder)
+
+
+@when("the operator gives that loader those records as a file", target_fixture="chunk_and_one_more")
+def loader_given_a_file(world: World, chunk_and_one_more: ChunkAndOneMore, tmp_path: Path) -> ChunkAndOneMore:
+    """The records written to a file, the loader given its path (`--file`)."""
+    path = tmp_path / "records.jsonl"
+    path.write_text(chunk_and_one_more.lines, encoding="utf-8")
+    run = world.app.try_load_legacy_store("", chunk_and_one_more.embedder, ["--file", str(path)])
+    return chunk_and_one_more.given(run, world.app.legacy_memory_ids())
+
+
+@when("the operator streams the same records to that loader", target_fixture="chunk_and_one_more")
+def loader_given_a_stream(world: World, chunk_and_one_more: ChunkAndOneMore) -> ChunkAndOneMore:
+    """The records given on the loader's standard input."""
+    run = world.app.try_load_legacy_store(chunk_and_one_more.lines, chunk_and_one_more.embedder)
+    return chunk_and_one_more.given(run, world.app.legacy_memory_ids())
+
+
+def _refusal(given: ChunkAndOneMore, how: str) -> str:
+    """The loader's one line refusing the record after the chunk, naming its line (`:<n>:`)."""
+    assert given.run is not None, f"the loader was given no records {how}"
+    said = [line for line in given.run.stderr.splitlines() if line.strip()]
+    assert given.run.returncode != 0 and len(said) == 1, (
+        f"the loader given {given.chunk} records and one without its owner {how} ended with exit status "
+        f"{given.run.returncode} and said {said[-3:] or given.run.stdout.strip()[-200:]!r}: it must refuse it in one "
+        "line")
+    assert f":{given.refused_line}:" in said[0], (
+        f"the loader's refusal {said[0]!r} does not name the line of the record it refused ({given.refused_line})")
+    return said[0]
+
+
+@then("the loader refuses it in one line naming the record's line, and the store holds none of the records")
+def file_refused_whole(chunk_and_one_more: ChunkAndOneMore) -> None:
+    """A refused file loads nothing: not even the chunk before the refused record."""
+    _refusal(chunk_and_one_more, "as a file")
+    assert not chunk_and_one_more.held, (
+        f"the loader refused the file, and the store holds {len(chunk_and_one_more.held)} of its records: a refused "
+        "file must load nothing")
+
+
+@then("the loader refuses it in one line naming the record's line and how many records it loaded before it, and the "
+      "store holds exactly those")
+def stream_refused_after_its_chunks(chunk_and_one_more: ChunkAndOneMore) -> None:
+    """A stream cannot be read twice: the chunk before the refused record is loaded, the refusal says how many
+    records that is, and the refused record is not loaded."""
+    given = chunk_and_one_more
+    said = _refusal(given, "on its standard input")
+    assert re.search(rf"\b{given.chunk} records\b", said), (
+        f"the loader's refusal {said!r} does not say it loaded the {given.chunk} records before it")
+    assert given.held == frozenset(given.ids), (
+        f"the loader said {said!r}, and the store holds {len(given.held)} of the streamed records"
+        + (" (the refused one among them)" if given.refused_id in given.held else "")
+        + f", not the {given.chunk} before the refused one")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from pytest_bdd import parsers, then, when
 
+from harness.drivers.base import RefusedStart
 from harness.polling import wait_until
 from harness.turn import Turn
 from steps.records import Talk
@@ -128,3 +129,27 @@ def _keeps_each_once(world: World, talk: Talk, failure: Failure, name: str) -> N
     assert status == 200 and shown == expected, (
         f"{name}'s conversation shown on her page loaded again (HTTP {status}) differs from what she typed, each "
         f"once.\nexpected: {expected}\nshown:    {shown}")
+
+
+# -- a start its operators get wrong ---------------------------------------------------------------------------------
+@when("the app's operators start it with each mistake they are warned of", target_fixture="refused_starts")
+def starts_with_mistakes(world: World) -> list[RefusedStart]:
+    """Beside the running app, on its databases: the app started with each mistake its driver knows from its
+    documentation (a port another program holds, a store nobody answers at, ...), each run to its end."""
+    return world.app.refused_starts()
+
+
+@then("each start is refused in one line that names what to fix")
+def starts_refused(refused_starts: list[RefusedStart]) -> None:
+    """A failing exit status and one line on the error stream (no traceback) naming what to fix."""
+    wrong = []
+    for start in refused_starts:
+        if start.returncode == 0:
+            wrong.append(f"{start.what}: the app was not refused (exit status 0)")
+        elif len(start.said) != 1:
+            wrong.append(f"{start.what}: the app said {len(start.said)} lines, not one; its last: "
+                         f"{list(start.said[-3:])}")
+        elif start.named not in start.said[0]:
+            wrong.append(f"{start.what}: its refusal {start.said[0]!r} does not name {start.named!r}")
+    assert refused_starts and not wrong, ("a start of the app with a mistake was not refused in one line that says "
+                                          "what to fix:\n" + "\n".join(wrong))

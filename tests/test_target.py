@@ -256,23 +256,35 @@ def test_the_reference_app_declares_its_changes_by_name() -> None:
     move = changes["embedding-model-v1-to-v2"]
     assert (move.before_settings, move.embedder_before, move.embedder_after) == (
         {"embedder": "hash-ngram-v1"}, "hash-ngram-v1", "hash-ngram-v2")
-    assert [(m.give or m.feed, m.named) for m in changes["redis-to-postgresql"].mistakes] == [
+    mistakes = changes["redis-to-postgresql"].mistakes
+    assert [(m.give or m.feed or m.load, m.named) for m in mistakes[:4]] == [
         (("--index-build-memory", "-1"), "--index-build-memory"), (("--index-build-memory", "99999TB"), "99999TB"),
-        ("targets/memchat.mistakes/a-vector-cut-short.jsonl", ":2: embedding_f32"),
-        ("targets/memchat.mistakes/a-vector-with-a-stray-character.jsonl", ":2: embedding_f32"),
-        *[(f"targets/memchat.mistakes/{name}.jsonl", named) for name, named in (
-            ("a-vector-one-dimension-short", ":2: embedding has 255 dimensions"),
-            ("a-vector-holding-infinity", ":2: embedding holds a value that is not a finite number"),
-            ("a-record-with-both-vectors", ":2: give either embedding or embedding_f32"),
-            ("a-vector-of-words", ":2: embedding must be a list of numbers"),
-            ("a-record-without-its-owner", ':2: "id" and "user_id" must be strings ("user_id" is missing)'),
-            ("a-record-of-an-unknown-model", ":2: embedder 'hash-ngram-v9' is unknown"),
-            ("a-line-that-is-not-json", ":2: not valid JSON"),
-            ("a-creation-time-that-is-not-a-time", ":2: created_at 'last Tuesday' is not ISO-8601"))]]
+        (("--from", "unix:///nonexistent/memtest/redis.sock"),
+         "memchat: cannot connect to Redis at unix:///nonexistent/memtest/redis.sock: "),
+        (("--to", "postgresql://memtest@/none?host=/nonexistent/memtest"),
+         "memchat: cannot connect to PostgreSQL at postgresql://memtest@/none?host=/nonexistent/memtest: ")]
+    assert [(m.give or m.feed or m.load, m.said) for m in mistakes[4:]] == [
+        *[(f"targets/memchat.mistakes/{name}.jsonl", f"memchat: -:2: {said}") for name, said in (
+            ("a-vector-cut-short", "embedding_f32 holds 2 bytes, not a whole number of float32 values"),
+            ("a-vector-with-a-stray-character", "embedding_f32 is not base64"),
+            ("a-vector-one-dimension-short", "embedding has 255 dimensions, not the embedder's 256"),
+            ("a-vector-holding-infinity", "embedding holds a value that is not a finite number"),
+            ("a-record-with-both-vectors", "give either embedding or embedding_f32, not both"),
+            ("a-vector-of-words", "embedding must be a list of numbers or null"),
+            ("a-record-without-its-owner", '"id" and "user_id" must be strings ("user_id" is missing)'),
+            ("a-record-of-an-unknown-model", "embedder 'hash-ngram-v9' is unknown; known: hash-ngram-v1, "
+                                             "hash-ngram-v2"),
+            ("a-line-that-is-not-json", "not valid JSON (Expecting ',' delimiter)"),
+            ("a-creation-time-that-is-not-a-time", "created_at 'last Tuesday' is not ISO-8601 with a time zone"))],
+        (("--file", "targets/memchat.mistakes/no-such-records.jsonl"),
+         "memchat: cannot read targets/memchat.mistakes/no-such-records.jsonl: No such file or directory"),
+        (("--timezone", "Mars/Olympus_Mons"),
+         "memchat: --timezone: time zone 'Mars/Olympus_Mons' is unknown; give an IANA name such as Europe/Berlin")]
+    assert all(m.named == m.said for m in mistakes[4:])
     assert "mistakes" not in changes["redis-to-postgresql"].options
     assert [e.give for e in changes["redis-to-postgresql"].edges] == [
         ("--index-graph-rows", "0"), ("--index-graph-rows", "1"), ("--batch-size", "1"),
-        ("--index-build-memory", "1MB")]
+        ("--index-build-memory", "1MB"), ("--index-build-memory", "auto")]
     assert "edges" not in changes["redis-to-postgresql"].options
 
 
@@ -297,7 +309,13 @@ def test_open_webui_declares_its_upgrade_and_its_embedding_model_change_on_both_
      '[changes."x"] command must listen on {port}'),
     ('[changes]\nx = "migration"', '[changes."x"] must be a table with a kind'),
     ('[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\n[changes.x.mistakes]\n"typo" = { give = "-x" }',
-     '[changes."x".mistakes] "typo" needs give (the words added to the command, a list of strings) or feed'),
+     '[changes."x".mistakes] "typo" needs one of give (the words added to the command, a list of strings), feed'),
+    ('[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\n[changes.x.mistakes]\n'
+     '"both" = { give = ["-x"], load = ["-y"], named = "x" }',
+     '[changes."x".mistakes] "both" needs one of give'),
+    ('[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\n[changes.x.mistakes]\n'
+     '"apart" = { load = ["-y"], named = "x", said = "memchat: y" }',
+     '[changes."x".mistakes] "apart" needs one of give'),
     ('[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\n[changes.x.mistakes]\n'
      '"lost" = { feed = "no/such.jsonl", named = "x" }',
      '[changes."x".mistakes] "lost" feed = \'no/such.jsonl\': no such file'),

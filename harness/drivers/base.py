@@ -103,6 +103,8 @@ class Capability(StrEnum):
     API_EDGES = "the answers its API documents at the edges of its size limits and to malformed requests"
     # add_user_by_tool, delete_user_by_tool: an operator's accounts, on the app's command line
     ACCOUNT_TOOLS = "adding and deleting accounts with the app's command line"
+    # refused_starts: the app started with each mistake its operators are warned of
+    START_REFUSALS = "refusing in one line a start its operators get wrong"
 
 
 # Given by the suite to a driver: stop `app`, run `between` (a tool on its stopped data), start it again on the same
@@ -211,6 +213,17 @@ class EdgeAnswer:
     body: str
     kept: str = ""  # the text of the memory an accepted request wrote for the user ("" for none)
     says: str = ""  # words the documentation promises the answer holds (a refusal naming what is wrong), if any
+
+
+@dataclass(frozen=True)
+class RefusedStart:
+    """One start of the app with a mistake its operators are warned of, what its refusal must name for them to fix it,
+    and how the start ended: its exit status and what it said on its error stream."""
+
+    what: str  # the mistake, in a line: "a port another program listens on"
+    named: str
+    returncode: int
+    said: tuple[str, ...]  # its error stream's lines that are not blank
 
 
 class UserSession(ABC):
@@ -409,12 +422,27 @@ class AppDriver(ABC):
         with the status it promises; an account a request creates is deleted again."""
         raise DriverError(f"the {self.name} driver knows no edges of the app's API")
 
+    def refused_starts(self, app: RunningApp) -> list[RefusedStart]:
+        """With START_REFUSALS: the app started beside `app` (its databases, its settings) with each mistake its
+        documentation warns its operators of, each run to its end."""
+        raise DriverError(f"the {self.name} driver knows no mistakes its operators may start the app with")
+
     def add_user_by_tool(self, app: RunningApp, name: str, email: str, password: str) -> Account:
         """With ACCOUNT_TOOLS: an account added as an operator adds one, on the app's command line."""
         raise DriverError(f"the {self.name} driver cannot add an account with the app's command line")
 
     def delete_user_by_tool(self, app: RunningApp, account: Account) -> None:
         """With ACCOUNT_TOOLS: the account deleted on the app's command line, as an operator deletes one."""
+        raise DriverError(f"the {self.name} driver cannot delete an account with the app's command line")
+
+    def try_add_user_by_tool(self, app: RunningApp, email: str, password: str) -> ToolRun:
+        """With ACCOUNT_TOOLS: the app's command line asked to add an account, however it ends (an operator's
+        mistake: an address that has one)."""
+        raise DriverError(f"the {self.name} driver cannot add an account with the app's command line")
+
+    def try_delete_user_by_tool(self, app: RunningApp, email: str) -> ToolRun:
+        """With ACCOUNT_TOOLS: the app's command line asked to delete the account of an address, however it ends (an
+        operator's mistake: an address nobody has)."""
         raise DriverError(f"the {self.name} driver cannot delete an account with the app's command line")
 
     def import_users(self, app: RunningApp, users: list[NewUser]) -> dict[str, str]:
@@ -469,13 +497,18 @@ class AppDriver(ABC):
         in `timezone`, the zone the store declares (the tool's {timezone}; empty when None)."""
         raise DriverError(f"the {self.name} driver has no legacy-store loading tool")
 
+    def legacy_memory_ids(self, app: RunningApp) -> set[str]:
+        """The id of every memory the app's legacy store holds, as its own tools read it back."""
+        raise DriverError(f"the {self.name} driver cannot read the app's legacy store")
+
     def migrate(self, app: RunningApp, batch_size: int, embedder: str) -> MigrationCounts:
         """Run the app's migration from its legacy store into its store, with this batch size and embedding model."""
         raise DriverError(f"the {self.name} driver has no migration tool")
 
-    def try_load_legacy_store(self, app: RunningApp, records: str, embedder: str) -> ToolRun:
-        """The legacy store's loader given these records (JSON Lines, the app's own format) after what it holds,
-        however it ends: an operator's file with a mistake in it."""
+    def try_load_legacy_store(self, app: RunningApp, records: str, embedder: str,
+                              extra: Sequence[str] = ()) -> ToolRun:
+        """The legacy store's loader given these records (JSON Lines, the app's own format) after what it holds, with
+        `extra` words after its command, however it ends: an operator's file or command with a mistake in it."""
         raise DriverError(f"the {self.name} driver has no legacy-store loading tool")
 
     def try_migrate(self, app: RunningApp, batch_size: int, embedder: str, extra: Sequence[str]) -> ToolRun:

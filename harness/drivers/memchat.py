@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import socket
+import subprocess
 import tempfile
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -18,7 +21,7 @@ import redis
 from pgvector.psycopg import register_vector
 
 from harness import report
-from harness.app_launcher import RunningApp, attach_app, free_port, start_process
+from harness.app_launcher import ROOT, RunningApp, attach_app, free_port, start_process, stop_process
 from harness.app_tools import ToolRun, run_tool, run_tool_fed, try_tool
 from harness.databases import IndexScans, scalar, vector_index_scans
 from harness.drivers.base import (
@@ -35,6 +38,7 @@ from harness.drivers.base import (
     NewUser,
     OwnTextQuery,
     OwnTextResult,
+    RefusedStart,
     Reply,
     RestartApp,
     UserSession,
@@ -43,6 +47,7 @@ from harness.http_clients import tls
 from harness.legacy_store import MigrationCounts
 from harness.target import Target, fill
 from harness.turn import Turn
+from harness.warm_start import popen
 
 
 def _check(resp: httpx.Response, what: str, promised: int = 200) -> dict:
@@ -63,6 +68,45 @@ ANSWERED = frozenset({200, 201, 204}) | frozenset(range(400, 500))
 
 # Records of a legacy load compared with the store's export; the replay's larger loads are for scale, checked by count.
 LEGACY_CHECKED_UP_TO = 10_000
+
+# memchat/README.md, migrate: the whole summary line its operators read, every count and both times in it.
+MIGRATED = re.compile(r"^migrated: read (\d+), written (\d+), skipped (\d+) \((\d+) already present, (\d+) deleted by "
+                      r"their owner, (\d+) with an unknown owner\), re-embedded (\d+); rows copied in (-?\d+\.\d) s, "
+                      r"index built in (-?\d+\.\d) s$", re.MULTILINE)
+# The fields memchat/README.md says `export` writes of each memory (its vector as base64 float32: --encoding base64).
+EXPORTED_FIELDS = frozenset({"id", "user_id", "conversation_id", "text", "embedding_f32", "embedder", "created_at",
+                             "expires_at"})
+REFUSED = 2  # memchat/cli.py, CliError: a tool refused in one line "memchat: ..." exits 2, as argparse's own refusals
+# Stores nobody answers at: a socket in a folder that does not exist.
+NOWHERE_PG = "postgresql://memtest@/none?host=/nonexistent/memtest"
+NOWHERE_REDIS = "unix:///nonexistent/memtest/redis.sock"
+
+
+def _check_summary(output: str, took_s: float) -> None:
+    """memchat migrate's summary, as memchat/README.md documents it, read as its operators read it: every memory read
+    is written or skipped, every skipped one counted once under its reason, and the two times its own (neither
+    negative, together no longer than the run the suite waited for, each rounded to a tenth of a second)."""
+    m = MIGRATED.search(output)
+    if m is None:
+        raise DriverError(f"memchat migrate's summary does not read as memchat/README.md documents it: "
+                          f"{output.strip()[-300:]!r}")
+    read, written, skipped, present, deleted, unknown = (int(g) for g in m.groups()[:6])
+    if skipped != present + deleted + unknown or read != written + skipped:
+        raise DriverError(f"memchat migrate's counts do not add up (read = written + skipped, skipped = already "
+                          f"present + deleted + unknown owner): {m[0]!r}")
+    copy_s, index_s = float(m[8]), float(m[9])
+    if copy_s < 0 or index_s < 0 or copy_s + index_s > took_s + 0.1:
+        raise DriverError(f"memchat migrate says it copied the rows in {copy_s} s and built the index in {index_s} s, "
+                          f"where the whole run took {took_s:.2f} s: {m[0]!r}")
+
+
+def _check_refusal(name: str, run: ToolRun) -> ToolRun:
+    """A tool run as it ended, once it ended as memchat's tools end: well (0), or refused with exit status 2."""
+    if run.returncode not in (0, REFUSED):
+        said = [line for line in run.stderr.splitlines() if line.strip()]
+        raise DriverError(f"memchat {name} ended with exit status {run.returncode}, where a refusal ends with "
+                          f"{REFUSED}; it said {said[-3:]}")
+    return run
 
 
 class MemchatSession(UserSession):
@@ -208,6 +252,16 @@ class MemchatDriver(AppDriver):
         process, health = start_process(self.target.name, command, log_path=log_path,
                                         env={**self.target.env, self.target.app["admin_token_env"]: token},
                                         health_url=base_url + self.target.health_path, warm=self.target.warm_start)
+        # What its operator reads as it starts (memchat/cli.py, serve), first: where it serves, and which faults are
+        # on (given its databases, it starts none of its own, and says nothing of them).
+        banner = (f"memchat {health.get('version')}: serving on {base_url} (faults: "
+                  f"{','.join(sorted(health.get('faults', []))) or 'none'})")
+        said = [line for line in log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+                if line.startswith("memchat")]
+        if said[:1] != [banner]:
+            stop_process(process)
+            raise DriverError(f"memchat serve, given its databases, started saying {said[:2]}, not {banner!r} first "
+                              f"(log: {log_path})")
         return RunningApp(base_url, health, token, pg_dsn, redis_url, dict(settings), True, log_path, process)
 
     def attach(self, base_url: str, admin_token: str | None) -> RunningApp:
@@ -239,6 +293,54 @@ class MemchatDriver(AppDriver):
         if not said.strip().startswith(f"deleted {account.email} ({account.id})"):
             raise DriverError(f"memchat users delete {account.email} said {said.strip()[-200:]!r}, not 'deleted "
                               f"{account.email} ({account.id}) ...'")
+
+    def try_add_user_by_tool(self, app: RunningApp, email: str, password: str) -> ToolRun:
+        return _check_refusal("users add", try_tool(self.target, "users_add", pg_dsn=str(app.pg_dsn), email=email,
+                                                    password=password, timeout=60))
+
+    def try_delete_user_by_tool(self, app: RunningApp, email: str) -> ToolRun:
+        return _check_refusal("users delete", try_tool(self.target, "users_delete", pg_dsn=str(app.pg_dsn),
+                                                       email=email, timeout=60))
+
+    def refused_starts(self, app: RunningApp) -> list[RefusedStart]:
+        """memchat serve as an operator may start it wrongly (memchat/cli.py: each a CliError, one line "memchat: ..."
+        and exit status 2): on a port another program listens on (it names the address and --port), with a
+        database or a Redis nobody answers at (a socket in a folder that does not exist: it names the one it cannot
+        reach), with a fault it does not know (it names it)."""
+        with socket.socket() as holder:
+            holder.bind(("127.0.0.1", 0))
+            holder.listen()
+            taken = holder.getsockname()[1]
+            return [self._refused_start(app, what, named, **values) for what, named, values in (
+                ("a port another program listens on", f"memchat: cannot listen on 127.0.0.1:{taken}: ",
+                 {"port": str(taken)}),
+                ("a database nobody answers at", f"memchat: cannot connect to PostgreSQL at {NOWHERE_PG}: ",
+                 {"pg_dsn": NOWHERE_PG}),
+                ("a Redis nobody answers at", f"memchat: cannot connect to Redis at {NOWHERE_REDIS}: ",
+                 {"redis_url": NOWHERE_REDIS}),
+                ("a fault it does not know", "no-such-fault", {"faults": "no-such-fault"}))]
+
+    def _refused_start(self, app: RunningApp, what: str, named: str, **values: str) -> RefusedStart:
+        given = {"port": str(free_port()), "pg_dsn": str(app.pg_dsn), "redis_url": str(app.redis_url)}
+        settings = {**app.settings, **{k: v for k, v in values.items() if k not in given}}
+        command = fill(self.target.start_command, **{**given, **{k: v for k, v in values.items() if k in given}})
+        for name, value in settings.items():
+            command += [f"--{name}", value]
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            process = popen(self.target.warm_start, command, cwd=ROOT, stdout=out, stderr=err)
+            try:
+                returncode = process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+                raise DriverError(f"memchat serve with {what} did not end within 60 s: it must refuse to "
+                                  "start") from None
+            err.seek(0)
+            said = tuple(line for line in err.read().decode(errors="replace").splitlines() if line.strip())
+        if returncode not in (0, REFUSED):
+            raise DriverError(f"memchat serve with {what} ended with exit status {returncode}, where a refusal ends "
+                              f"with {REFUSED}; it said {list(said[-3:])}")
+        return RefusedStart(what, named, returncode, said)
 
     def edge_answers(self, app: RunningApp, session: UserSession) -> list[EdgeAnswer]:
         """memchat/README.md, HTTP API: "Bodies over 64 KiB (the user import: 64 MiB) answer 413; malformed JSON or
@@ -619,7 +721,24 @@ class MemchatDriver(AppDriver):
             raise DriverError(f"no memory {memory_id} in the store to remove the vector of")
 
     def export_memories(self, app: RunningApp, path: Path) -> None:
-        run_tool(self.target, "export", store=str(app.pg_dsn), file=str(path), timeout=600)
+        self._export(str(app.pg_dsn), str(path))
+
+    def _export(self, store: str, file: str) -> str:
+        """memchat export of a store to a file ("-": its standard output, returned), which then holds as many records
+        as it says it exported ("exported N memories", on its error stream: the records are its output)."""
+        run = try_tool(self.target, "export", store=store, file=file, timeout=600)
+        if run.returncode != 0:
+            said = [line for line in run.stderr.splitlines() if line.strip()]
+            raise DriverError(f"memchat export of {store.split('@')[-1]} failed (exit status {run.returncode}): "
+                              f"{said[-1:] or 'it said nothing'}")
+        out = run.stdout if file == "-" else Path(file).read_text(encoding="utf-8")
+        written = out.count("\n")
+        if file != "-" and run.stdout:
+            raise DriverError(f"memchat export to {file} also wrote {run.stdout.strip()[-100:]!r} on its output")
+        if run.stderr != f"exported {written} memories\n":
+            raise DriverError(f"memchat export wrote {written} records and said {run.stderr.strip()[-200:]!r}, not "
+                              f"'exported {written} memories'")
+        return out
 
     def vector_index_scans(self, app: RunningApp) -> dict[str, IndexScans]:
         with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
@@ -651,20 +770,26 @@ class MemchatDriver(AppDriver):
 
         said = run_tool_fed(self.target, "redis_load", counted(), redis_url=str(app.redis_url), file="-",
                             embedder=embedder, timezone=timezone or "", timeout=900)
-        loaded = re.search(r"loaded (\d+) memories", said)
-        if loaded is None or int(loaded[1]) != fed:  # an operator reads this count: it must be the records given
-            raise DriverError(f"memchat's legacy loader was given {fed} records and said {said.strip()[-200:]!r}")
+        if said != f"loaded {fed} memories into {app.redis_url}\n":  # an operator reads this count: the records given
+            raise DriverError(f"memchat's legacy loader was given {fed} records and said {said.strip()[-200:]!r}, not "
+                              f"'loaded {fed} memories into {app.redis_url}'")
         if fed <= LEGACY_CHECKED_UP_TO:
             self._check_legacy_store(app, given)
+
+    def legacy_memory_ids(self, app: RunningApp) -> set[str]:
+        """Through memchat's export of its legacy store, as an operator checks a load."""
+        return {json.loads(line)["id"] for line in self._export(str(app.redis_url), "-").splitlines()}
 
     def _check_legacy_store(self, app: RunningApp, given: set[tuple[str, str, str]]) -> None:
         """The legacy store, as memchat's export reads it (as an operator checks a load), holds the records given:
         a replay that fails after the change is then the change's, not the load's."""
-        with tempfile.TemporaryDirectory(prefix="memtest-legacy-") as folder:
-            path = Path(folder) / "legacy.jsonl"
-            run_tool(self.target, "export", store=str(app.redis_url), file=str(path), timeout=600)
-            with path.open(encoding="utf-8") as lines:
-                held = {(r["id"], r["user_id"], r["text"]) for r in map(json.loads, lines)}
+        exported = self._export(str(app.redis_url), "-")  # to its standard output, where an operator reads it
+        records = [json.loads(line) for line in exported.splitlines()]
+        odd = next((r for r in records if set(r) != EXPORTED_FIELDS), None)
+        if odd is not None:
+            raise DriverError(f"memchat's export of its legacy store wrote a record with the fields {sorted(odd)}, "
+                              f"where memchat/README.md promises {sorted(EXPORTED_FIELDS)}")
+        held = {(r["id"], r["user_id"], r["text"]) for r in records}
         if held != given:
             missing, other = sorted(given - held), sorted(held - given)
             raise DriverError(f"memchat's export of its legacy store holds {len(held)} records where {len(given)} were "
@@ -672,15 +797,30 @@ class MemchatDriver(AppDriver):
                               f"(first: {other[:2]})")
 
     def migrate(self, app: RunningApp, batch_size: int, embedder: str) -> MigrationCounts:
+        started = time.perf_counter()
         output = run_tool(self.target, "migrate", **self._migration(app, batch_size, embedder), timeout=900)
+        _check_summary(output, time.perf_counter() - started)
+        # memchat/README.md, migrate: into an empty table it drops the owner index (memories_user) "and builds each
+        # once after loading": a migration that ended well leaves it, or every owner's read scans the whole table.
+        with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
+            if not scalar(conn, "SELECT count(*) FROM pg_indexes WHERE indexname = 'memories_user'"):
+                raise DriverError("memchat migrate ended well and left the store without its owner index "
+                                  "(memories_user)")
         return MigrationCounts.parse(output)
 
-    def try_load_legacy_store(self, app: RunningApp, records: str, embedder: str) -> ToolRun:
-        return try_tool(self.target, "redis_load", stdin=records, redis_url=str(app.redis_url), file="-",
-                        embedder=embedder, timezone="", timeout=300)
+    def try_load_legacy_store(self, app: RunningApp, records: str, embedder: str,
+                              extra: Sequence[str] = ()) -> ToolRun:
+        return _check_refusal("redis-load", try_tool(self.target, "redis_load", extra=extra, stdin=records,
+                                                     redis_url=str(app.redis_url), file="-", embedder=embedder,
+                                                     timezone="", timeout=300))
 
     def try_migrate(self, app: RunningApp, batch_size: int, embedder: str, extra: Sequence[str]) -> ToolRun:
-        return try_tool(self.target, "migrate", extra=extra, **self._migration(app, batch_size, embedder), timeout=900)
+        started = time.perf_counter()
+        run = _check_refusal("migrate", try_tool(self.target, "migrate", extra=extra,
+                                                 **self._migration(app, batch_size, embedder), timeout=900))
+        if run.returncode == 0:
+            _check_summary(run.stdout, time.perf_counter() - started)
+        return run
 
     def _migration(self, app: RunningApp, batch_size: int, embedder: str) -> dict[str, str]:
         return {"redis_url": str(app.redis_url), "pg_dsn": str(app.pg_dsn), "batch_size": str(batch_size),
@@ -704,9 +844,17 @@ class MemchatDriver(AppDriver):
     def change_embedding_model(self, app: RunningApp, model: str, restart: RestartApp) -> RunningApp:
         """The documented upgrade: stop, re-embed every memory with the new model, start on it."""
         def reembed() -> None:
+            with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
+                other = scalar(conn, "SELECT count(*) FROM memories WHERE embedder IS DISTINCT FROM %s", (model,))
             output = run_tool(self.target, "reembed", pg_dsn=str(app.pg_dsn), embedder=model,
                               index=str(app.health.get("index", "hnsw")), faults=app.settings.get("faults", ""))
             report.attach_text("re-embedding output", output)
+            # An operator reads this count: every memory the store held under another model, as memchat/README.md
+            # says (reembed: "re-embed rows written under another embedder").
+            if output != f"re-embedded {other} memories with {model}\n":
+                raise DriverError(f"memchat reembed, on a store of {other} memories written under another model than "
+                                  f"{model}, said {output.strip()[-200:]!r}, not 're-embedded {other} memories with "
+                                  f"{model}'")
         return restart(app, {**app.settings, "embedder": model}, reembed)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import secrets
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,11 @@ class ReplayHistory:
     app_ids: dict[str, str] = field(default_factory=dict)
     _run_ids: dict[str, str] = field(default_factory=dict)
     app_user_ids: dict[str, str] = field(default_factory=dict)  # likewise for owners, by the run's user id
+    # The model of each memory's vector as the legacy store's loading tool is given it, counted (given, or the
+    # loader's own where it embeds the text): a migration with another model embeds those again; "": a text left to
+    # the loader with nothing to embed (whether it is embedded again is the app's choice); memories given without a
+    # vector are not counted
+    legacy_models: Counter[str] = field(default_factory=Counter)
 
     def memory_id(self, snapshot_id: str) -> str:
         """The memory's id in the app."""
@@ -69,6 +75,13 @@ class ReplayHistory:
     def size(self) -> int:
         return len(self.ids)
 
+    def embedded_again_by(self, model: str) -> int | None:
+        """How many memories a migration with `model` must embed again (read from the legacy store with a vector of
+        another model); None where a text the loader had nothing to embed leaves it the app's to say."""
+        if self.legacy_models[""]:
+            return None
+        return sum(n for made_by, n in self.legacy_models.items() if made_by != model)
+
 
 def _legacy_line(history: ReplayHistory, m: HistoricalMemory, legacy_times: bool) -> str:
     """The memory as the loading tool takes it; with `legacy_times`, its creation time as the legacy store wrote
@@ -80,6 +93,10 @@ def _legacy_line(history: ReplayHistory, m: HistoricalMemory, legacy_times: bool
     if m.embedder is not None and (m.embedding is not None or not m.embeddable):
         line["embedder"] = m.embedder
         line["embedding_f32"] = base64.b64encode(m.embedding).decode() if m.embedding is not None else None
+        if m.embedding is not None:
+            history.legacy_models[m.embedder] += 1
+    else:  # the loader embeds it with the history's legacy model
+        history.legacy_models[history.header.legacy_embedder if m.embeddable else ""] += 1
     return json.dumps(line, ensure_ascii=False) + "\n"
 
 

@@ -19,6 +19,15 @@ Feature: Memory retention
     And Ana asks "What is my old phone PIN?"
     Then the assistant answers "I don't remember your old phone pin."
 
+  Scenario: A memory is kept for the whole retention period, and forgotten once it is over
+    Given Ana is signed in
+    And Ana told the assistant "My old phone PIN is 2718." just over the app's retention period ago, and "My bike lock code is 3141." just under it
+    When Ana starts a new conversation
+    And Ana asks "What is my bike lock code?"
+    Then the assistant answers "Your bike lock code is 3141."
+    When Ana asks "What is my old phone PIN?"
+    Then the assistant answers "I don't remember your old phone pin."
+
   Scenario: The retention its operators choose is kept: a memory within it is recalled, one past it is forgotten
     Given the app's operators keep memories for 30 days
     And Ana is signed in

@@ -132,6 +132,25 @@ def told_days_ago(world: World, talk: Talk, name: str, sentence: str, days: int)
     return talk.stored(name, Fact.parse(sentence))
 
 
+@given(parsers.re(f'^{NAME} told the assistant "(?P<past>.+)" just over the app\'s retention period ago, and '
+                  '"(?P<within>.+)" just under it$'), target_fixture="talk")
+def told_at_the_retention_edge(world: World, talk: Talk, name: str, past: str, within: str) -> Talk:
+    """Two memories stored through the app's API two minutes apart, then the app's clock moved on until the first is
+    a minute past the retention the target declares ([limits] retention_days) and the second a minute short of it."""
+    days = world.app.target.limits.retention_days
+    if days is None:
+        pytest.skip(f"{world.app.target.path.name} declares no retention period ([limits] retention_days): its "
+                    "memories are kept for good")
+    minute = 1 / (24 * 60)
+    actor = world.actors[name]
+    actor.session.remember([past])
+    world.app.advance_clock(2 * minute)
+    actor.session.remember([within])
+    world.app.advance_clock(days - minute)
+    actor.come_back()  # after so long she may have to sign in again
+    return talk.stored(name, Fact.parse(past), Fact.parse(within))
+
+
 @when(parsers.re(f"^{NAME} signs out$"), target_fixture="left_session")
 def signs_out(world: World, name: str) -> LeftSession:
     """Through the page's own control; what her browser held before is kept, as a copied cookie would be."""

@@ -99,3 +99,28 @@ class Listing:
 
     name: str
     ids: list[str]
+
+
+@dataclass(frozen=True)
+class TakenBack:
+    """What a user took back, as the app held it just before: memories (ids and texts) and conversations (ids and
+    turns), for the checks of what must be gone."""
+
+    name: str = ""
+    memory_ids: tuple[str, ...] = ()
+    texts: tuple[str, ...] = ()
+    conversation_ids: tuple[str, ...] = ()
+    turns: tuple[Turn, ...] = ()
+    edited_to: tuple[str, ...] = ()  # the new texts of the memories edited
+
+    def plus(self, name: str, memory_ids: tuple[str, ...] = (), texts: tuple[str, ...] = (),
+             conversation_ids: tuple[str, ...] = (), turns: tuple[Turn, ...] = (),
+             edited_to: tuple[str, ...] = ()) -> TakenBack:
+        return TakenBack(name, self.memory_ids + memory_ids, self.texts + texts,
+                         self.conversation_ids + conversation_ids, self.turns + turns, self.edited_to + edited_to)
+
+
+@pytest.fixture
+def taken_back() -> TakenBack:
+    """Nothing taken back yet; each step that takes something back hands on a new one (target_fixture)."""
+    return TakenBack()

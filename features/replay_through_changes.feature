@@ -126,6 +126,7 @@ Feature: Every memory survives each change the app goes through
     When Ana, one of the history's owners, deletes one of her memories
     And the app goes through the change "<change>" again
     Then what Ana took back is neither listed nor found, and the app's store holds nothing of it
+    And the change counted each memory Ana took back as deleted by its owner, and every other as already there
 
   @forgetting
   Scenario: A store its owners emptied stays empty when the change runs again
@@ -135,6 +136,7 @@ Feature: Every memory survives each change the app goes through
     When Ana, one of the history's owners, clears all her memories, as every other owner does
     And the app goes through the change "<change>" again
     Then what Ana took back is neither listed nor found, and the app's store holds nothing of it
+    And the change counted every memory as deleted by its owner
 
   @forgetting
   Scenario: Nothing of a deleted account comes back when the change runs again
@@ -144,3 +146,4 @@ Feature: Every memory survives each change the app goes through
     When Ana, one of the history's owners, has her account deleted
     And the app goes through the change "<change>" again
     Then the app's store holds nothing of what Ana took back
+    And the change counted each memory Ana took back as of an owner it does not know, and every other as already there

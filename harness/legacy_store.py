@@ -29,15 +29,23 @@ class MigrationCounts:
     already_present: int
     output: str
     reembedded: int | None = None  # memories it embedded again with its model, where it says ("re-embedded N")
+    # Why it skipped what it did not find already there, where it says so ("N deleted by their owner", "N with an
+    # unknown owner")
+    deleted_by_owner: int | None = None
+    unknown_owner: int | None = None
 
     @classmethod
     def parse(cls, output: str) -> MigrationCounts:
-        """From the tool's summary line: "read N, written N, skipped N (N already present, ...)", and "re-embedded N"
-        where it says so."""
+        """From the tool's summary line: "read N, written N, skipped N (N already present, ...)", and why it skipped
+        the others and "re-embedded N" where it says so."""
         m = re.search(r"read (\d+), written (\d+), skipped (\d+) \((\d+) already present", output)
         if not m:
             raise AssertionError(f"the migration printed no counts; it said: {output.strip()[-300:]!r}")
         read, written, skipped, present = (int(g) for g in m.groups())
-        reembedded = re.search(r"re-embedded (\d+)", output[m.end():])
+        rest = output[m.end():]
+        said = {what: re.search(rf"(\d+) {what}", rest) for what in ("deleted by their owner", "with an unknown owner")}
+        reembedded = re.search(r"re-embedded (\d+)", rest)
+        deleted, unknown = (int(n[1]) if n else None for n in said.values())
         return cls(read, written, skipped, present, output=output,
-                   reembedded=int(reembedded[1]) if reembedded else None)
+                   reembedded=int(reembedded[1]) if reembedded else None, deleted_by_owner=deleted,
+                   unknown_owner=unknown)

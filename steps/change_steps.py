@@ -36,7 +36,8 @@ from harness.snapshots.generate import stream_history
 from harness.snapshots.importer import import_history
 from harness.store_upgrade import by_pgvector_version
 from harness.suite_options import ROOT
-from steps.world import World
+from steps.records import TakenBack
+from steps.world import NAME, World
 
 NEEDS = {"migration": Capability.MIGRATION_TOOLS, "embedding-model": Capability.EMBEDDING_MODEL_CHANGE,
          "upgrade": Capability.APP_UPGRADE, "store-upgrade": Capability.DATABASE_ACCESS}
@@ -255,8 +256,8 @@ def runs_again(world: World, change_name: str) -> None:
                     "migration does (not applicable)")
 
 
-@when('the app goes through the change "<change>" again')
-def go_through_change_again(world: World, change_name: str, history: HeldHistory) -> None:
+@when('the app goes through the change "<change>" again', target_fixture="counted_again")
+def go_through_change_again(world: World, change_name: str, history: HeldHistory) -> MigrationCounts:
     """The same change once more, as an operator running it again does: it carries none of the history over again
     (each memory already there, or deleted by its owner since), so nothing its owners deleted comes back."""
     change = declared_change(world, change_name)
@@ -271,6 +272,27 @@ def go_through_change_again(world: World, change_name: str, history: HeldHistory
         f"running the change {change.name!r} again read {total} memories, wrote none and says it skipped "
         f"{counts.skipped}: its counts must account for every memory it read\n{counts.output.strip()[-300:]}")
     assert not (wrong := embedded_again_wrongly(change, counts, history)), wrong
+    return counts
+
+
+@then(parsers.re(f"^the change counted (?P<which>each memory {NAME} took back|every memory) as (?P<why>deleted by its "
+                 "owner|of an owner it does not know)(?P<others>, and every other as already there)?$"))
+def counted_again(counted_again: MigrationCounts, history: HeldHistory, taken_back: TakenBack, which: str, why: str,
+                  name: str | None, others: str | None) -> None:
+    """Running the change again, it says why it skipped each memory it read: the ones taken back (or every one) for
+    that reason, the others as already there; a tool that does not say why skips this check."""
+    counts, total = counted_again, history.history.size
+    if counts.deleted_by_owner is None or counts.unknown_owner is None:
+        pytest.skip("the change's tool does not say why it skipped what it skipped (deleted by their owner, of an "
+                    f"unknown owner): {counts.output.strip()[-200:]!r}")
+    taken = total if which == "every memory" else len(taken_back.memory_ids)
+    assert taken and (taken == total) != bool(others), f"{name or 'nobody'} took back {taken} of {total} memories"
+    deleted, unknown = (taken, 0) if why == "deleted by its owner" else (0, taken)
+    said = (counts.already_present, counts.deleted_by_owner, counts.unknown_owner)
+    assert said == (total - taken, deleted, unknown), (
+        f"running the change again, after {name or 'every owner'} took back {taken} of the {total} memories, it "
+        f"counted {said[0]} already present, {said[1]} deleted by their owner and {said[2]} of an unknown owner, "
+        f"where {total - taken}, {deleted} and {unknown} are what happened\n{counts.output.strip()[-300:]}")
 
 
 @given('an app of its own, as it is before the change "<change>"')

@@ -104,3 +104,32 @@ class Listing:
 
     name: str
     ids: list[str]
+
+
+@dataclass(frozen=True)
+class TakenBack:
+    """What a user took back, as the app held it just before: memories (ids and texts) and conversations (ids and
+    turns), for the checks of what must be gone."""
+
+    name: str = ""
+    memory_ids: tuple[str, ...] = ()
+    texts: tuple[str, ...] = ()
+    conversation_ids: tuple[str, ...] = ()
+    turns: tuple[Turn, ...] = ()
+    edits: tuple[tuple[str, str], ...] = ()  # each memory edited: (its old text, its new text)
+
+    def plus(self, name: str, memory_ids: tuple[str, ...] = (), texts: tuple[str, ...] = (),
+             conversation_ids: tuple[str, ...] = (), turns: tuple[Turn, ...] = (),
+             edits: tuple[tuple[str, str], ...] = ()) -> TakenBack:
+        return TakenBack(name, self.memory_ids + memory_ids, self.texts + texts,
+                         self.conversation_ids + conversation_ids, self.turns + turns, self.edits + edits)
+
+    @property
+    def edited_to(self) -> tuple[str, ...]:
+        return tuple(new for _, new in self.edits)
+
+
+@pytest.fixture
+def taken_back() -> TakenBack:
+    """Nothing taken back yet; each step that takes something back hands on a new one (target_fixture)."""
+    return TakenBack()

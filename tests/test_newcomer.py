@@ -41,7 +41,7 @@ LINE = next(n for n, line in enumerate((ROOT / "features" / "forgetting.feature"
 WHERE = f"(features/forgetting.feature:{LINE})"
 DELETES = f"'{STEP}'"
 NOT_HERS = ("Ana has no memory that reads 'My lock code is 5150.'; her memories: ['My locker code is 5150.', "
-            "'My gate code is 7731.']")
+            "'My gate code is 7731.', 'My bike lock is 2468.']")
 
 
 @dataclass

@@ -147,6 +147,9 @@ def describe(name: str, pattern: str) -> Param:
     if pattern in KNOWN_PATTERNS:
         description, sample = KNOWN_PATTERNS[pattern]
         return Param(name, pattern, description, sample)
+    choices = pattern.split("|")
+    if len(choices) > 1 and all(re.fullmatch(r"[\w' ]+", c) for c in choices):  # words, one of a few ways
+        return Param(name, pattern, "one of: " + "; ".join(f"`{c}`" for c in choices), choices[0])
     fitting = next((s for s in FALLBACK_SAMPLES if re.fullmatch(pattern, s)), None)
     return Param(name, pattern, f"text matching `{pattern}`", fitting)
 

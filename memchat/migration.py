@@ -179,7 +179,7 @@ def _read_ahead(client: redis.Redis, batches: list[list[str]]) -> Iterator[list[
 
 def migrate(client: redis.Redis, pool: Pool, settings: Settings, batch_size: int = 500) -> Counts:
     if batch_size < 1:
-        raise ValueError("--batch-size must be at least 1")
+        raise MigrationError("--batch-size must be at least 1")
     target = get_embedder(settings.embedder)
     counts = Counts()
     ids = legacy_store.all_ids(client)

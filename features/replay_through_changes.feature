@@ -7,7 +7,9 @@ Feature: Every memory survives each change the app goes through
   before. The history is generated, a team's own imported from outside, or captured from the running app; and what a
   user told the app before the change is asked again after it. Each app declares its changes and the kinds of index
   its searches can go through in its target file, and each is one test case, named after it; the target also says
-  which sizes of history it replays (an app whose every read goes through its API replays a few hundred memories).
+  which sizes of history it replays (an app whose every read goes through its API replays a few hundred memories),
+  and, by index kind, a history past the limits of that index's parameters, which the change must build the index
+  it promises for and that index answer as a full scan of each owner's memories does.
 
   Scenario Outline: Every memory of a history is recalled after the change, memory by memory
     Given a generated history of <size> memories, as the app holds it before the change "<change>"
@@ -47,7 +49,16 @@ Feature: Every memory survives each change the app goes through
     Then every historical memory is recalled for its owner and for nobody else
     And every historical memory keeps its conversation and its creation and expiry times
     And every golden question recalls the expected memories, in order, with the expected scores
+    And the app's store holds the vector index the app promises for the "<index kind>" index, and it is valid
     And every golden question was searched through the "<index kind>" index
+
+  Scenario: A history past the limits of an index's parameters is migrated, and answered through that index as a full scan answers
+    Given an app that searches every owner's memories through the "<index kind>" index it declares
+    And a history past the limits of the "<index kind>" index's parameters, as the app holds it before the change "<change>"
+    When the app goes through the change "<change>" as that history needs
+    And the app has restarted on its data, as a deploy restarts it
+    Then the app's store holds the vector index the app promises for the "<index kind>" index and that history, and it is valid
+    And every golden question, asked for as many memories as a search returns, recalls what a full scan of its owner's memories ranks, through the "<index kind>" index
 
   Scenario: The golden snapshot's questions keep the answers and scores recorded with it after the change
     Given the golden snapshot "household", as the app holds it before the change "<change>"

@@ -8,7 +8,8 @@ those scenarios with one line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import allure
@@ -19,7 +20,7 @@ from harness.app_factory import AppFactory
 from harness.app_launcher import RunningApp
 from harness.app_tools import ToolRun
 from harness.changes import RELEASE_COMMAND, Change, Edge, Mistake
-from harness.databases import IndexScans
+from harness.databases import HeldDatabase, IndexScans, VectorIndex, every_table_held
 from harness.drivers.base import (
     Account,
     AppDriver,
@@ -28,6 +29,7 @@ from harness.drivers.base import (
     NewUser,
     OwnTextQuery,
     OwnTextResult,
+    PromisedIndex,
     RefusedStart,
     UserSession,
 )
@@ -295,6 +297,32 @@ class AppHandle:
         self.require(Capability.DATABASE_ACCESS)
         return self.driver.vector_index_scans(self.running)
 
+    def vector_indexes(self) -> dict[str, VectorIndex]:
+        """Each vector index of the app's store, as its database holds it."""
+        self.require(Capability.DATABASE_ACCESS)
+        return self.driver.vector_indexes(self.running)
+
+    def promised_vector_indexes(self, given: Sequence[str] = ()) -> dict[str, PromisedIndex]:
+        """The vector indexes the app promises its store holds now, for its settings, the words `given` to the last
+        bulk load's tool and the memories the store holds."""
+        self.require(Capability.INDEX_PROMISES)
+        return self.driver.promised_vector_indexes(self.running, given)
+
+    def _database(self) -> str:
+        self.require(Capability.DATABASE_ACCESS)
+        if not self.running.pg_dsn:
+            pytest.skip("needs the app's PostgreSQL database: let the suite start the app, or give --pg-dsn with "
+                        "--base-url")
+        return str(self.running.pg_dsn)
+
+    @contextlib.contextmanager
+    def database_held(self) -> Iterator[HeldDatabase]:
+        """Every table of the app's database locked, as an operator's maintenance locks them, until the block ends:
+        the app's reads and writes wait meanwhile; what it yields tells how many connections the app holds there."""
+        with allure.step("hold every table of the app's database, as an operator's maintenance does"), \
+                every_table_held(self._database()) as held:
+            yield held
+
     # -- its own tools ---------------------------------------------------------------------------------------------
     def load_legacy_store(self, records: Iterable[str], embedder: str, what: str = "the records",
                           timezone: str | None = None) -> None:
@@ -324,11 +352,12 @@ class AppHandle:
         self.require_stores()
         return self.driver.legacy_memory_ids(self.running)
 
-    def migrate(self, batch_size: int, embedder: str) -> MigrationCounts:
+    def migrate(self, batch_size: int, embedder: str, extra: Sequence[str] = ()) -> MigrationCounts:
         self.require(Capability.MIGRATION_TOOLS)
         self.require_stores()
-        with allure.step(f"run the app's migration (batch size {batch_size}, {embedder})"):
-            counts = self.driver.migrate(self.running, batch_size, embedder)
+        with allure.step(f"run the app's migration (batch size {batch_size}, {embedder})"
+                         + (f" with {' '.join(extra)}" if extra else "")):
+            counts = self.driver.migrate(self.running, batch_size, embedder, extra)
             report.attach_text("migration output", counts.output)
         return counts
 
@@ -393,12 +422,13 @@ class AppHandle:
             raise AssertionError(f"the app still runs pgvector {before} after the store upgrade")
         return moved
 
-    def go_through(self, change: Change, newer_store: AppFactory | None = None) -> tuple[AppHandle,
-                                                                                        MigrationCounts | None]:
-        """The app after one of its declared changes, done the way the driver does it; a migration's counts."""
+    def go_through(self, change: Change, newer_store: AppFactory | None = None,
+                   extra: Sequence[str] = ()) -> tuple[AppHandle, MigrationCounts | None]:
+        """The app after one of its declared changes, done the way the driver does it; a migration's counts. `extra`:
+        words an operator adds to a migration's command."""
         with allure.step(f"the change {change.name!r} ({change.kind}): {change.description or change.options}"):
             if change.kind == "migration":
-                return self, self.migrate(int(change.options["batch_size"]), change.options["embedder"])
+                return self, self.migrate(int(change.options["batch_size"]), change.options["embedder"], extra)
             if change.kind == "upgrade":
                 return self.upgraded(), None
             if change.kind == "store-upgrade":

@@ -55,9 +55,11 @@ def _popen(target: Target, name: str, values: dict[str, str], extra: Sequence[st
     return popen(target.warm_start if own else None, command, cwd=ROOT, **stdio)
 
 
-def run_tool(target: Target, name: str, *, stdin: str | None = None, timeout: float = 300, **values: str) -> str:
-    """Run one tool; return its standard output. A non-zero exit fails with the tool's own last words."""
-    run = try_tool(target, name, stdin=stdin, timeout=timeout, **values)
+def run_tool(target: Target, name: str, *, extra: Sequence[str] = (), stdin: str | None = None, timeout: float = 300,
+             **values: str) -> str:
+    """Run one tool (with `extra` words after its command); return its standard output. A non-zero exit fails with
+    the tool's own last words."""
+    run = try_tool(target, name, extra=extra, stdin=stdin, timeout=timeout, **values)
     return _checked(target, name, run.returncode, run.stdout, run.stderr)
 
 

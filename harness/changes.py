@@ -26,6 +26,10 @@ operator to know what to fix (`named`), or the whole line it must be where the a
 And the settings at the edges of what its tool takes, `[changes."<name>".edges]`, each by what it is and the words an
 operator adds to the tool's command (`give`), with which the tool must still end well and carry every memory over,
 e.g. `"a graph of one row a part" = { give = ["--index-graph-rows", "1"] }`.
+And, by index kind, a history past the limits of that index's parameters, `[changes."<name>".volumes]`: how many
+memories it holds and the words an operator adds to the tool's command for it, with which the tool must build the
+index the app promises, and that index answer as a full scan does, e.g.
+`ivfflat = { memories = 32000 }` or `hnsw = { memories = 4200, give = ["--index-graph-rows", "2500"] }`.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ CHANGE_PLACEHOLDER = '"<change>"'  # in a step: the scenario runs once per decla
 REPLAY_OPTIONS = ("history_sizes", "index_kinds")  # any kind's, each a list
 MISTAKES = "mistakes"  # a migration's: what its operators may get wrong
 EDGES = "edges"  # a migration's: the settings at the edges of what its tool takes
+VOLUMES = "volumes"  # a migration's: by index kind, a history past the limits of that index's parameters
 RELEASE_COMMAND = "release_command"  # a setting: start this older release's command instead of the target's
 
 
@@ -77,6 +82,16 @@ class Edge:
 
 
 @dataclass(frozen=True)
+class Volume:
+    """A history past the limits of an index kind's parameters: how many memories, and the words an operator adds to
+    the change's command for it."""
+
+    index_kind: str
+    memories: int
+    give: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Change:
     name: str
     kind: str
@@ -86,6 +101,10 @@ class Change:
     index_kinds: tuple[str, ...] = ()  # the index kinds searched through after it, by name
     mistakes: tuple[Mistake, ...] = ()  # what its operators may get wrong, each refused in one line
     edges: tuple[Edge, ...] = ()  # settings at the edges of what its tool takes, each run to a good end
+    volumes: tuple[Volume, ...] = ()  # by index kind, a history past the limits of that index's parameters
+
+    def volume_for(self, index_kind: str) -> Volume | None:
+        return next((v for v in self.volumes if v.index_kind == index_kind), None)
 
     def replays_history_of(self, size: int) -> bool:
         return not self.history_sizes or size in self.history_sizes
@@ -161,6 +180,24 @@ def _edges(table: object, what: str) -> tuple[Edge, ...]:
     return tuple(edges)
 
 
+def _volumes(table: object, what: str, declared: Sequence[str]) -> tuple[Volume, ...]:
+    if not isinstance(table, dict):
+        raise ChangeError(f"{what} must be a table: each index kind by name = {{ memories = N, give = [words] }}")
+    volumes = []
+    for kind, volume in table.items():
+        entry = volume if isinstance(volume, dict) else {}
+        memories, give = entry.get("memories"), entry.get("give", [])
+        if (isinstance(memories, bool) or not isinstance(memories, int) or memories < 1 or not isinstance(give, list)
+                or any(not isinstance(w, str) for w in give) or set(entry) - {"memories", "give"}):
+            raise ChangeError(f'{what} "{kind}" needs memories (a whole number, at least 1) and may give words (a list '
+                              "of strings added to the command), nothing else")
+        if kind not in declared:
+            raise ChangeError(f"{what} names {kind!r}, which is not one of the target's [index_kinds]: "
+                              f"{', '.join(declared) or 'none declared'}")
+        volumes.append(Volume(str(kind), memories, tuple(give)))
+    return tuple(volumes)
+
+
 def parse_changes(tables: dict[str, Any], where: str, *, history_sizes: tuple[int, ...] = (),
                   index_kinds: Sequence[str] = ()) -> dict[str, Change]:
     """`[changes]` of a target file, each checked: a known kind with its options, or one line saying what to fix. A
@@ -174,7 +211,7 @@ def parse_changes(tables: dict[str, Any], where: str, *, history_sizes: tuple[in
         if kind not in KINDS:
             raise ChangeError(f'{where}: [changes."{name}"] kind = {kind!r} is not one of {", ".join(KINDS)}')
         options = {k: str(v) for k, v in table.items()
-                   if k not in ("kind", "description", MISTAKES, EDGES, *REPLAY_OPTIONS)}
+                   if k not in ("kind", "description", MISTAKES, EDGES, VOLUMES, *REPLAY_OPTIONS)}
         missing = [o for o in KINDS[kind] if o not in options]
         if missing:
             raise ChangeError(f'{where}: [changes."{name}"] ({kind}) needs {", ".join(missing)}')
@@ -191,6 +228,10 @@ def parse_changes(tables: dict[str, Any], where: str, *, history_sizes: tuple[in
         if EDGES in table and kind != "migration":
             raise ChangeError(f'{where}: [changes."{name}"] edges: only a migration\'s tool is run with them')
         edges = _edges(table[EDGES], f'{where}: [changes."{name}".edges]') if EDGES in table else ()
+        if VOLUMES in table and kind != "migration":
+            raise ChangeError(f'{where}: [changes."{name}"] volumes: only a migration\'s tool is run with them')
+        volumes = (_volumes(table[VOLUMES], f'{where}: [changes."{name}".volumes]', index_kinds) if VOLUMES in table
+                   else ())
         changes[str(name)] = Change(str(name), kind, options, str(table.get("description", "")), sizes, kinds,
-                                    mistakes, edges)
+                                    mistakes, edges, volumes)
     return changes

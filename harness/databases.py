@@ -691,3 +691,61 @@ def _start_redis(binary: Path, folder: Path, stack: contextlib.ExitStack) -> str
             raise ProviderError(f"embedded Redis exited with code {code} at start; see {log_path}")
     finally:
         client.close()
+
+
+@dataclass(frozen=True)
+class VectorIndex:
+    """One pgvector index of an app's store as PostgreSQL holds it: its access method, whether a query may use it
+    (valid and ready: a build that failed half way or is still going leaves it neither), its build options as
+    PostgreSQL keeps them (`lists` of an ivfflat index, `m` of an HNSW one, when given) and the condition of a
+    partial index (as PostgreSQL prints it, "" for an index of every row)."""
+
+    method: str
+    valid: bool
+    options: tuple[tuple[str, str], ...]
+    predicate: str
+
+    def option(self, name: str) -> str | None:
+        return dict(self.options).get(name)
+
+
+def vector_indexes(conn: psycopg.Connection) -> dict[str, VectorIndex]:
+    """Each pgvector index of the database, by name, with what a build made of it (pg_index, pg_class)."""
+    rows = conn.execute(
+        "SELECT c.relname, am.amname, i.indisvalid AND i.indisready, coalesce(c.reloptions, '{}'),"
+        " coalesce(pg_get_expr(i.indpred, i.indrelid), '') FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+        " JOIN pg_am am ON am.oid = c.relam WHERE am.amname IN ('hnsw', 'ivfflat')").fetchall()
+    return {name: VectorIndex(method, bool(valid), tuple(tuple(o.split("=", 1)) for o in options), predicate)
+            for name, method, valid, options, predicate in rows}
+
+
+class HeldDatabase:
+    """A database whose every table the suite holds locked, and what other clients hold connected to it meanwhile."""
+
+    def __init__(self, watcher: psycopg.Connection, holder: int) -> None:
+        self._watcher = watcher  # one connection for every look: a closed one's server process may linger a moment
+        self.holder = holder
+
+    def connections(self) -> int:
+        """The client connections to the database besides the suite's two (the holder and this watcher): what an app
+        holds there now (pg_stat_activity)."""
+        return int(scalar(self._watcher, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                                         " AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+                                         " AND pid <> %s", (self.holder,)))
+
+
+@contextlib.contextmanager
+def every_table_held(dsn: str) -> Iterator[HeldDatabase]:
+    """Every table of the database locked, as an operator's maintenance locks one (VACUUM FULL, ALTER TABLE), until
+    the block ends: whatever reads or writes them waits meanwhile."""
+    with psycopg.connect(dsn, connect_timeout=PG_CONNECT_TIMEOUT) as conn, \
+            psycopg.connect(dsn, connect_timeout=PG_CONNECT_TIMEOUT, autocommit=True) as watcher:
+        tables = [sql.Identifier(schema, table) for schema, table in conn.execute(
+            "SELECT schemaname, tablename FROM pg_tables"
+            " WHERE schemaname NOT IN ('pg_catalog', 'information_schema')").fetchall()]
+        if tables:
+            conn.execute(sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(sql.SQL(", ").join(tables)))
+        try:
+            yield HeldDatabase(watcher, int(scalar(conn, "SELECT pg_backend_pid()")))
+        finally:
+            conn.rollback()

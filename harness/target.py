@@ -59,6 +59,10 @@ class Limits:
     sign_in_failures_per: str = field(default=THROTTLE_KEYS[0], metadata={
         "doc": f"what the wrong passwords are counted by: {' or '.join(map(repr, THROTTLE_KEYS))}"})
     sign_in_lockout_minutes: float | None = _limit("how long a locked sign-in stays locked (by the app's clock)")
+    search_results: int | None = _limit("the most memories one search of a user's memory returns (absent: a search "
+                                        "for more than the app recalls for a question is not checked)")
+    database_connections: int | None = _limit("the most connections the app holds to its database at once, however "
+                                              "many users it serves (absent: not checked)")
 
     @property
     def longest_to_type(self) -> int:
@@ -348,6 +352,9 @@ def _limits(data: dict) -> Limits:
     if not isinstance(limits.get("sign_in_failures", 1), int) or limits.get("sign_in_failures") == 0:
         raise TargetError(f"[limits] sign_in_failures = {limits['sign_in_failures']!r} must be a whole number of wrong "
                           "passwords, at least 1")
+    for key in ("search_results", "database_connections"):
+        if key in limits and (not isinstance(limits[key], int) or limits[key] < 1):
+            raise TargetError(f"[limits] {key} = {limits[key]!r} must be a whole number, at least 1 ({LIMITS[key]})")
     if limits.get("ui_wait_s", 1) == 0:  # Playwright reads a timeout of 0 as none: a step would wait forever
         raise TargetError("[limits] ui_wait_s = 0 would let a step wait forever; give a number of seconds, like 15")
     return Limits(**limits)

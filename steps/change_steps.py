@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -20,8 +21,9 @@ from harness import report
 from harness.app_factory import AppFactory
 from harness.app_handle import AppHandle
 from harness.app_tools import ToolRun
-from harness.changes import Change, Edge, Mistake
+from harness.changes import Change, Edge, Mistake, Volume
 from harness.drivers.base import Capability
+from harness.index_use import promise_broken
 from harness.legacy_store import LegacyMemory, MigrationCounts
 from harness.replay.run import (
     Captured,
@@ -32,7 +34,7 @@ from harness.replay.run import (
     replay_checks,
 )
 from harness.snapshots import Header, read_history, snapshot_path, write_snapshot
-from harness.snapshots.generate import stream_history
+from harness.snapshots.generate import question_count, stream_history
 from harness.snapshots.importer import import_history
 from harness.store_upgrade import by_pgvector_version
 from harness.suite_options import ROOT
@@ -108,13 +110,17 @@ def _held_before(world: World, change: Change, snapshot: Path, workdir: Path) ->
 def generated_history(world: World, change_name: str, size: int, index_kind: IndexKind, tmp_path: Path,
                       request: pytest.FixtureRequest) -> HeldHistory:
     """Generates a history of that many memories (plus 3) and puts it into a fresh app as it is before the change."""
-    change = declared_change(world, change_name)
+    return _generated(world, declared_change(world, change_name), size, index_kind, tmp_path, request)
+
+
+def _generated(world: World, change: Change, size: int, index_kind: IndexKind, tmp_path: Path,
+               request: pytest.FixtureRequest, questions: int | None = None) -> HeldHistory:
     _history_goes_in(world, change)
     app = app_before(world, change, index_kind, request)
     embedders = list(dict.fromkeys((change.embedder_before, change.embedder_after)))
     with allure.step(f"generate {size:,} memories (+3) with {', '.join(embedders)}, seed {world.data.seed}"):
         generated = stream_history(app.target, nominal=size, seed=world.data.seed, embedders=embedders,
-                                   threshold=app.threshold, k=app.recall_k)
+                                   threshold=app.threshold, k=app.recall_k, probe_count=questions)
         path = tmp_path / "history.jsonl"
         write_snapshot(path, generated.header, generated.memories, generated.probes)
     return _held_before(world, change, path, tmp_path)
@@ -212,6 +218,38 @@ def chosen_index_kind(world: World, index_kind_name: str) -> IndexKind:
     return IndexKind(index_kind_name, MappingProxyType(dict(world.app.target.index_kinds[index_kind_name])))
 
 
+def declared_volume(world: World, change: Change, index_kind: IndexKind) -> Volume:
+    """The history past the limits of the index kind's parameters the change declares ([changes."<name>".volumes]);
+    a change without one for that kind skips."""
+    volume = change.volume_for(index_kind.name)
+    if volume is None:
+        pytest.skip(f'{world.app.target.path.name} declares no history past the limits of the {index_kind.name!r} '
+                    f'index for the change {change.name!r}: [changes."{change.name}".volumes]')
+    return volume
+
+
+@given('a history past the limits of the "<index kind>" index\'s parameters, as the app holds it before the change '
+       '"<change>"', target_fixture="history")
+def history_past_the_limits(world: World, change_name: str, index_kind: IndexKind, tmp_path: Path,
+                            request: pytest.FixtureRequest) -> HeldHistory:
+    """Generates the history the change declares past the limits of that index kind's parameters (its number of
+    memories, plus 3; as many golden questions as the smallest history has) and puts it into a fresh app, searching
+    through that index kind, as it is before the change."""
+    change = declared_change(world, change_name)
+    volume = declared_volume(world, change, index_kind)
+    return _generated(world, change, volume.memories, index_kind, tmp_path, request, question_count(0))
+
+
+@given('an app of its own that searches every owner\'s memories through the "<index kind>" index it declares',
+       target_fixture="index_kind")
+def own_app_of_index_kind(world: World, index_kind_name: str) -> IndexKind:
+    """A fresh app of the scenario's own, searching every owner's memories through that index kind (the target's
+    [index_kinds] settings for it), which the scenario may restart and stop."""
+    kind = chosen_index_kind(world, index_kind_name)
+    world.use_app(world.app.fresh(Capability.APP_SETTINGS, **kind.settings))
+    return kind
+
+
 @given('the app goes through the change "<change>"')
 @when('the app goes through the change "<change>"')
 def go_through_change(world: World, change_name: str, request: pytest.FixtureRequest) -> None:
@@ -220,9 +258,21 @@ def go_through_change(world: World, change_name: str, request: pytest.FixtureReq
     A change that reports what it carried over (a migration's counts) must have read and written every memory of the
     history in the store it read, and skipped none; when it did not, the replay's figures name the memories it left
     behind."""
+    _go_through(world, declared_change(world, change_name), request)
+
+
+@when('the app goes through the change "<change>" as that history needs')
+def go_through_change_for_volume(world: World, change_name: str, index_kind: IndexKind,
+                                 request: pytest.FixtureRequest) -> None:
+    """The declared change, with the words an operator adds for a history past the limits of the index kind's
+    parameters ([changes."<name>".volumes]); every memory carried over, as for any change."""
     change = declared_change(world, change_name)
+    _go_through(world, change, request, declared_volume(world, change, index_kind).give)
+
+
+def _go_through(world: World, change: Change, request: pytest.FixtureRequest, extra: Sequence[str] = ()) -> None:
     newer = request.getfixturevalue("store_servers").newer if change.kind == "store-upgrade" else None
-    app, counts = world.app.go_through(change, newer)
+    app, counts = world.app.go_through(change, newer, extra)
     world.use_app(app)
     if counts is not None:
         held: HeldHistory = request.getfixturevalue("history")
@@ -514,3 +564,15 @@ def stream_refused_after_its_chunks(chunk_and_one_more: ChunkAndOneMore) -> None
         f"the loader said {said!r}, and the store holds {len(given.held)} of the streamed records"
         + (" (the refused one among them)" if given.refused_id in given.held else "")
         + f", not the {given.chunk} before the refused one")
+
+
+@then('the app\'s store holds the vector index the app promises for the "<index kind>" index and that history, and it '
+      'is valid')
+def promised_index_for_history(world: World, change_name: str, index_kind: IndexKind) -> None:
+    """The vector indexes of the app's store are those the app promises for that index kind, the history it now holds
+    and the words the operator gave the change for it: each there, of its kind, usable by queries (valid), with the
+    build options and the condition of a partial index the app promises, and none besides."""
+    volume = declared_volume(world, declared_change(world, change_name), index_kind)
+    wrong = promise_broken(world.app, volume.give)
+    assert not wrong, (f"after the change with {' '.join(volume.give) or 'no words added'}, the app's store does not "
+                       f"hold the vector index it promises for {index_kind.name!r}:\n" + "\n".join(wrong))

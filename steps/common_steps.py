@@ -183,3 +183,11 @@ def memory_holds_generated(world: World, talk: Talk, name: str, count: int) -> T
     facts = [Fact(kind, values[i % len(values)]()) for i, kind in enumerate(FACT_KEYS[:count])]
     world.actors[name].session.remember([f.sentence for f in facts])
     return talk.stored(name, *facts)
+
+
+@given("the app has restarted on its data, as a deploy restarts it")
+@when("the app has restarted on its data, as a deploy restarts it")
+def restarted_on_its_data(world: World) -> None:
+    """The app (one of the scenario's own) stopped and started again on its own data, at the same address, with the
+    same settings."""
+    world.use_app(world.app.restarted())

@@ -13,9 +13,11 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness import report
+from harness.index_use import Asked, against_full_scan, asked, index_method, scans_during
+from harness.recall import assert_same_recall
 from harness.replay.capture import capture
 from harness.replay.checks import ReplayChecks
-from harness.replay.run import Captured, HeldHistory, replay_checks
+from harness.replay.run import Captured, HeldHistory, IndexKind, replay_checks
 from steps.records import Talk
 from steps.world import NAME, World
 
@@ -70,6 +72,46 @@ def golden_questions(replay: ReplayChecks) -> None:
     failing = replay.probes.failing
     assert not failing, (f"{len(failing)} of {len(replay.probes.outcomes)} golden questions recalled differently\n"
                          f"{replay.figures()}\nthe worst:\n{replay.probes.worst_as_text()}")
+
+
+@then('every golden question, asked for as many memories as a search returns, recalls what a full scan of its '
+      'owner\'s memories ranks, through the "<index kind>" index')
+def golden_questions_at_most(world: World, history: HeldHistory, index_kind: IndexKind) -> None:
+    """Every golden question asked again by its owner for the most memories one search returns (the target's [limits]
+    search_results), each compared with a full scan of the owner's memories in the app's store (ties in either
+    order); and the app's own index-scan counter shows each search went through an index of that kind (a kind without
+    an index: nothing to count). The app (the scenario's own) is stopped before the count is read: this step comes
+    last."""
+    app, replayed = world.app, history.history
+    most = app.target.limits.search_results
+    if most is None:
+        pytest.skip(f"{app.target.path.name} declares no [limits] search_results: the most memories a search returns")
+    by_owner: dict[str, list[str]] = {}
+    for probe in replayed.probes:
+        by_owner.setdefault(probe.owner, []).append(probe.query)
+    questions = [q for mine in by_owner.values() for q in mine]  # in the order they are asked
+    vectors = app.embed(questions)
+    searched = sum(1 for vector in vectors if vector is not None)  # one without content words has nothing to search
+    searches: list[Asked] = []
+
+    def ask() -> int:
+        for owner, mine in by_owner.items():
+            session = app.session(history.accounts[owner])
+            try:
+                searches.extend(asked(session, owner, replayed.user_id(owner), mine, most))
+            finally:
+                session.close()
+        return searched
+
+    method = index_method(index_kind)
+    with allure.step(f"ask {len(questions)} golden questions for {most} memories each"):
+        used, _ = scans_during(app, method, ask, f"{index_kind.name} index scans") if method else (0, ask())
+    with allure.step("scan each owner's memories for the same questions"):
+        comparisons = against_full_scan(app, searches, most, vectors)
+    assert_same_recall(comparisons, f"golden questions asked for {most} memories")
+    assert method is None or used >= searched, (
+        f"the {index_kind.name} index was scanned {used} times for the {searched} golden questions with words to "
+        "search for: not every search went through it")
 
 
 @when("one memory's vector is removed from the app's store by hand", target_fixture="removed")

@@ -1,7 +1,8 @@
 """Steps of replay_through_changes.feature about the index kinds an app declares ([index_kinds]: the settings that
 make every owner's search go through each kind): that the golden questions, compared by the replay with what a full
 scan ranks, really were searched through the index the app was given, proven by the index's own scan counter in the
-app's database (whatever SQL the app runs: an EXPLAIN of a query the suite guessed would not prove it)."""
+app's database (whatever SQL the app runs: an EXPLAIN of a query the suite guessed would not prove it); and that its
+store holds the vector index the app promises for that kind (lists_and_limits.feature's searches too)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,10 @@ import pytest
 from pytest_bdd import then
 
 from harness.drivers.base import Capability
-from harness.polling import Timeout, wait_until
+from harness.index_use import index_method, promise_broken, scans_during
 from harness.replay.checks import ReplayChecks
 from harness.replay.run import HeldHistory, IndexKind
 from steps.world import World
-
-# The vector index kinds pgvector offers, as PostgreSQL names their access methods: a kind whose settings name none
-# of them searches without a vector index.
-VECTOR_ACCESS_METHODS = ("hnsw", "ivfflat")
-# A server process reports its index scans when it goes idle, at most every 10 s (PostgreSQL 15+'s statistics), or
-# when it ends: once the app has stopped, they come within moments.
-STATS_FLUSH_S = 5
 
 
 @then('every golden question was searched through the "<index kind>" index')
@@ -34,39 +28,42 @@ def searched_through_index(world: World, index_kind: IndexKind, history: HeldHis
     did now, not when they next go idle: this step comes last."""
     app = world.app
     app.require(Capability.DATABASE_ACCESS)
-    method = next((value for value in index_kind.settings.values() if value in VECTOR_ACCESS_METHODS), None)
+    method = index_method(index_kind)
     indexes = app.vector_index_scans()
     others = {name: index.method for name, index in indexes.items() if index.method != method}
     assert not others, (f"the app was given {index_kind.name!r} ({method or 'no vector index'}), and its store has "
                         f"vector indexes of another kind after the change: {others}")
     if method is None:
         return
-
-    def scans() -> int:
-        return sum(index.scans for index in app.vector_index_scans().values())
-
-    before = scans()
-    asked = 0
     by_owner: dict[str, list[str]] = {}
     for outcome in replay.probes.outcomes:
         if outcome.comparison.actual:  # a question that recalled something was searched
             by_owner.setdefault(outcome.comparison.owner, []).append(outcome.comparison.query)
-    for owner, questions in by_owner.items():
-        session = app.session(history.accounts[owner])
-        try:
-            for question in questions:
-                session.search(question, k=app.recall_k)
-                asked += 1
-        finally:
-            session.close()
-    if not asked:
+
+    def ask() -> int:
+        asked = 0
+        for owner, questions in by_owner.items():
+            session = app.session(history.accounts[owner])
+            try:
+                for question in questions:
+                    session.search(question, k=app.recall_k)
+                    asked += 1
+            finally:
+                session.close()
+        return asked
+
+    if not by_owner:
         pytest.fail("no golden question recalled anything: nothing shows which index the searches went through")
-    app.stop()
-    try:
-        total = wait_until(scans, lambda n: n - before >= asked, timeout=STATS_FLUSH_S,
-                           what=f"the {index_kind.name} index scans counted")
-    except Timeout:
-        total = scans()
-    used = total - before
+    used, asked = scans_during(app, method, ask, f"{index_kind.name} index scans")
     assert used >= asked, (f"the {index_kind.name} index was scanned {used} times for {asked} golden questions that "
                            "recalled something: not every search went through it, so the replay did not test it")
+
+
+@then('the app\'s store holds the vector index the app promises for the "<index kind>" index, and it is valid')
+def promised_index(world: World, index_kind: IndexKind) -> None:
+    """The vector indexes of the app's store are those the app promises for that index kind and the memories it
+    holds: each there, of its kind, usable by queries (valid), with the build options the app promises, and none
+    besides."""
+    wrong = promise_broken(world.app)
+    assert not wrong, (f"the app's store does not hold the vector index the app promises for {index_kind.name!r}:\n"
+                       + "\n".join(wrong))

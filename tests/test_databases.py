@@ -106,6 +106,44 @@ def test_create_database_replaces_existing_even_with_open_connections(embedded: 
         drop_database(embedded.pg_admin_dsn, "test_recreate")
 
 
+def test_vector_indexes_are_read_with_their_options_condition_and_validity(embedded: DatabaseServers) -> None:
+    dsn = create_database(embedded.pg_admin_dsn, "test_vector_indexes")
+    try:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("CREATE TABLE items (id int PRIMARY KEY, owner text, embedding vector(3))")
+            conn.execute("INSERT INTO items SELECT n, 'o' || n % 2, ARRAY[n, 1, 0]::vector"
+                         " FROM generate_series(1, 20) n")
+            conn.execute("CREATE INDEX items_ivf ON items USING ivfflat (embedding vector_cosine_ops) WITH (lists = 2)")
+            conn.execute("CREATE INDEX items_part ON items USING hnsw (embedding vector_cosine_ops) WHERE owner = 'o1'")
+            conn.execute("CREATE INDEX items_owner ON items (owner)")  # no vector index: not listed
+            conn.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'items_part'::regclass")
+            held = databases.vector_indexes(conn)
+        assert set(held) == {"items_ivf", "items_part"}
+        assert (held["items_ivf"].method, held["items_ivf"].valid, held["items_ivf"].option("lists"),
+                held["items_ivf"].predicate) == ("ivfflat", True, "2", "")
+        assert (held["items_part"].method, held["items_part"].valid, held["items_part"].option("lists")) == (
+            "hnsw", False, None)
+        assert held["items_part"].predicate == "(owner = 'o1'::text)"
+    finally:
+        drop_database(embedded.pg_admin_dsn, "test_vector_indexes")
+
+
+def test_a_held_database_makes_every_reader_wait_and_counts_the_other_clients(embedded: DatabaseServers) -> None:
+    dsn = create_database(embedded.pg_admin_dsn, "test_held")
+    try:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("CREATE TABLE items (id int PRIMARY KEY)")
+        with psycopg.connect(dsn, autocommit=True) as other:
+            other.execute("SET lock_timeout = '200ms'")
+            with databases.every_table_held(dsn) as held:
+                assert held.connections() == 1  # `other`: neither the holder nor the watcher
+                with pytest.raises(psycopg.errors.LockNotAvailable):
+                    other.execute("SELECT count(*) FROM items")
+            assert other.execute("SELECT count(*) FROM items").fetchone() == (0,)  # free again
+    finally:
+        drop_database(embedded.pg_admin_dsn, "test_held")
+
+
 @pytest.mark.parametrize("name", ["", "Upper", "with-dash", "x; DROP DATABASE postgres", "a" * 64, "postgres"])
 def test_create_database_rejects_bad_names(embedded: DatabaseServers, name: str) -> None:
     with pytest.raises(ValueError):

@@ -47,7 +47,7 @@ def test_shipped_target_loads() -> None:
     assert target.recall == Recall(top_k=5, threshold=0.25, memory_listing="every statement")
     assert target.limits == Limits(retention_days=365, session_days=30, longest_message=4000, title_length=80,
                                    sign_in_failures=5, sign_in_failures_per="account and address",
-                                   sign_in_lockout_minutes=15)
+                                   sign_in_lockout_minutes=15, search_results=100, database_connections=8)
     assert (target.limits.ui_wait_s, target.limits.clock_resolution_s, target.limits.conversation_page) == (5, 0, None)
     assert target.index_kinds["hnsw"] == {"index": "hnsw", "ann-min-rows": "1"}
     assert set(target.index_kinds) >= {"no index", "hnsw", "ivfflat"}
@@ -226,7 +226,9 @@ def test_limits_are_numbers_the_suite_knows_and_retention_may_still_come_from_re
                       ('sign_in_failures = 5\nsign_in_lockout_minutes = 15\nsign_in_failures_per = "ip"',
                        "sign_in_failures_per = 'ip' must be one of: 'account and address', 'account', 'address'"),
                       ("sign_in_failures = 5", "sign_in_failures and sign_in_lockout_minutes go together"),
-                      ("sign_in_failures = 2.5\nsign_in_lockout_minutes = 15", "must be a whole number")):
+                      ("sign_in_failures = 2.5\nsign_in_lockout_minutes = 15", "must be a whole number"),
+                      ("search_results = 0", "search_results = 0 must be a whole number, at least 1"),
+                      ("database_connections = 7.5", "database_connections = 7.5 must be a whole number")):
         path = tmp_path / "bad.toml"
         path.write_text(base + f"\n[limits]\n{bad}\n", encoding="utf-8")
         with pytest.raises(TargetError, match=says):
@@ -286,6 +288,13 @@ def test_the_reference_app_declares_its_changes_by_name() -> None:
         ("--index-graph-rows", "0"), ("--index-graph-rows", "1"), ("--batch-size", "1"),
         ("--index-build-memory", "1MB"), ("--index-build-memory", "auto")]
     assert "edges" not in changes["redis-to-postgresql"].options
+    migration = changes["redis-to-postgresql"]
+    assert [(v.index_kind, v.memories, v.give) for v in migration.volumes] == [
+        ("ivfflat", 33000, ()), ("hnsw", 4200, ("--index-graph-rows", "2500")),
+        ("no index", 1000, ("--index-graph-rows", "300"))]
+    assert migration.volume_for("hnsw") is migration.volumes[1] and migration.volume_for("flat") is None
+    assert "volumes" not in migration.options
+    assert changes["embedding-model-v1-to-v2"].volumes == ()
 
 
 @pytest.mark.parametrize("name", ["open-webui", "open-webui-pgvector"])
@@ -326,6 +335,17 @@ def test_open_webui_declares_its_upgrade_and_its_embedding_model_change_on_both_
      '[changes."x".edges] "zero" needs give (the words added to the command, a list of strings) only'),
     ('[changes.x]\nkind = "embedding-model"\nfrom = "a"\nto = "b"\n[changes.x.edges]\n"zero" = { give = ["-x"] }',
      '[changes."x"] edges: only a migration\'s tool is run with them'),
+    ('[index_kinds]\nflat = { index = "none" }\n\n[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\n'
+     '[changes.x.volumes]\nflat = { memories = "many" }',
+     '[changes."x".volumes] "flat" needs memories (a whole number, at least 1) and may give words'),
+    ('[index_kinds]\nflat = { index = "none" }\n\n[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\n'
+     '[changes.x.volumes]\nflat = { memories = 10, lists = 3 }',
+     '[changes."x".volumes] "flat" needs memories (a whole number, at least 1) and may give words'),
+    ('[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\n[changes.x.volumes]\nhnsw = { memories = 10 }',
+     "[changes.\"x\".volumes] names 'hnsw', which is not one of the target's [index_kinds]: none declared"),
+    ('[index_kinds]\nflat = { index = "none" }\n\n[changes.x]\nkind = "embedding-model"\nfrom = "a"\nto = "b"\n'
+     '[changes.x.volumes]\nflat = { memories = 10 }',
+     '[changes."x"] volumes: only a migration\'s tool is run with them'),
 ])
 def test_a_change_declared_wrongly_is_refused_in_one_line(tmp_path: Path, table: str, message: str) -> None:
     assert message in _refusal(_write(tmp_path, MINIMAL + "\n" + table + "\n"))
@@ -380,7 +400,7 @@ def test_each_change_is_searched_through_the_index_kinds_it_names_else_every_one
     memchat = load_target()
     assert list(memchat.index_kinds) == ["no index", "hnsw", "ivfflat"]  # no fault switched on by a declaration
     assert memchat.changes["pgvector-upgrade"].index_kinds == ("no index", "hnsw", "ivfflat")
-    assert memchat.changes["redis-to-postgresql"].index_kinds == ("hnsw", "ivfflat")
+    assert memchat.changes["redis-to-postgresql"].index_kinds == ("hnsw", "ivfflat", "no index")
     assert memchat.searches_through("ivfflat", "redis-to-postgresql")
     assert not memchat.searches_through("hnsw", "embedding-model-v1-to-v2")
     assert load_target("open-webui").changes["embedding-model-v1-to-v2"].index_kinds == ()
@@ -418,7 +438,7 @@ def test_the_replay_runs_each_declared_change_at_the_sizes_its_target_replays(ta
 
 @pytest.mark.parametrize(("target", "cases"), [
     ("memchat", ["pgvector-upgrade-hnsw", "pgvector-upgrade-ivfflat", "pgvector-upgrade-no index",
-                 "redis-to-postgresql-hnsw", "redis-to-postgresql-ivfflat"]),
+                 "redis-to-postgresql-hnsw", "redis-to-postgresql-ivfflat", "redis-to-postgresql-no index"]),
     ("open-webui", ["embedding-model-v1-to-v2-no index kind declared",  # which skips in one line
                     "upgrade-0.11.4-to-0.12.4-no index kind declared"]),
     ("letta", ["no change declared-no index kind declared"]),
@@ -427,6 +447,14 @@ def test_a_scenario_per_change_and_index_kind_runs_the_kinds_each_change_is_sear
         target: str, cases: list[str]) -> None:
     collected = suite_runs.collect(["features", "--target", target, "-k", "through_each_index_kind"])
     assert collected == [f"{INDEXED}[{case}]" for case in cases]
+
+
+def test_only_the_reference_app_declares_how_much_one_search_returns_and_how_many_connections_it_holds() -> None:
+    limits = load_target("memchat-api").limits  # inherited by extends
+    assert (limits.search_results, limits.database_connections) == (100, 8)
+    for name in ("open-webui", "open-webui-pgvector", "letta"):
+        assert (load_target(name).limits.search_results, load_target(name).limits.database_connections) == (
+            None, None), name
 
 
 def test_only_the_reference_app_declares_sign_in_throttling() -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from harness.app_launcher import ROOT, RunningApp, attach_app, start_process
 from harness.app_tools import ToolRun, embed_texts_f32
-from harness.databases import IndexScans
+from harness.databases import IndexScans, VectorIndex
 from harness.legacy_store import MigrationCounts
 from harness.model_server.client import ModelServer
 from harness.recall import Hit
@@ -99,6 +99,9 @@ class Capability(StrEnum):
     MEMORY_REMAINS = "reading what the app's store keeps of a deleted memory"
     # remains_of alone, likewise: what the store keeps of a deleted account
     ACCOUNT_REMAINS = "reading what the app's store keeps of a deleted account"
+    # promised_vector_indexes: the vector indexes the app builds for its settings and the volume of its store, as its
+    # documentation says
+    INDEX_PROMISES = "the vector indexes it promises for its settings and the volume of its store"
     # edge_answers: the answers the app's API documents at the edges of its size limits and to malformed requests
     API_EDGES = "the answers its API documents at the edges of its size limits and to malformed requests"
     # add_user_by_tool, delete_user_by_tool: an operator's accounts, on the app's command line
@@ -179,6 +182,16 @@ class OwnTextResult:
 
 # What a replay compares of each memory beyond its owner, text and vector, where the app keeps it (kept_fields).
 MEMORY_FIELDS = ("conversation", "created_at", "expires_at")
+
+
+@dataclass(frozen=True)
+class PromisedIndex:
+    """A vector index an app promises: its kind ("hnsw" or "ivfflat"), the build options it promises (e.g. an
+    ivfflat index's `lists`), and the condition of a partial one, as PostgreSQL prints it ("" for every row)."""
+
+    method: str
+    options: tuple[tuple[str, str], ...] = ()
+    predicate: str = ""
 
 
 @dataclass(frozen=True)
@@ -488,6 +501,16 @@ class AppDriver(ABC):
         app's own searches went through an index of the kind it was given. Needs DATABASE_ACCESS."""
         raise DriverError(f"the {self.name} driver cannot read the app's index statistics")
 
+    def vector_indexes(self, app: RunningApp) -> dict[str, VectorIndex]:
+        """Each vector index of the app's store by name, as its database holds it: its kind, whether queries may use
+        it, its build options and the condition of a partial one. Needs DATABASE_ACCESS."""
+        raise DriverError(f"the {self.name} driver cannot read the app's indexes")
+
+    def promised_vector_indexes(self, app: RunningApp, given: Sequence[str] = ()) -> dict[str, PromisedIndex]:
+        """With INDEX_PROMISES: the vector indexes, by name, the app's documentation promises its store holds now, for
+        the settings it runs with, the words `given` to the last bulk load's tool and the memories the store holds."""
+        raise DriverError(f"the {self.name} driver knows no vector indexes the app promises")
+
     # -- the app's own tools (MIGRATION_TOOLS) ---------------------------------------------------------------------
     def load_legacy_store(self, app: RunningApp, records: Iterable[str], embedder: str,
                           timezone: str | None = None) -> None:
@@ -501,8 +524,9 @@ class AppDriver(ABC):
         """The id of every memory the app's legacy store holds, as its own tools read it back."""
         raise DriverError(f"the {self.name} driver cannot read the app's legacy store")
 
-    def migrate(self, app: RunningApp, batch_size: int, embedder: str) -> MigrationCounts:
-        """Run the app's migration from its legacy store into its store, with this batch size and embedding model."""
+    def migrate(self, app: RunningApp, batch_size: int, embedder: str, extra: Sequence[str] = ()) -> MigrationCounts:
+        """Run the app's migration from its legacy store into its store, with this batch size and embedding model
+        (and `extra` words an operator adds to its command)."""
         raise DriverError(f"the {self.name} driver has no migration tool")
 
     def try_load_legacy_store(self, app: RunningApp, records: str, embedder: str,

@@ -4,6 +4,7 @@ and every optional capability (requested ids, a settable clock, its migration an
 from __future__ import annotations
 
 import json
+import math
 import re
 import secrets
 import socket
@@ -23,7 +24,7 @@ from pgvector.psycopg import register_vector
 from harness import report
 from harness.app_launcher import ROOT, RunningApp, attach_app, free_port, start_process, stop_process
 from harness.app_tools import ToolRun, run_tool, run_tool_fed, try_tool
-from harness.databases import IndexScans, scalar, vector_index_scans
+from harness.databases import IndexScans, VectorIndex, scalar, vector_index_scans, vector_indexes
 from harness.drivers.base import (
     MEMORY_FIELDS,
     NEAR_TIE,
@@ -38,6 +39,7 @@ from harness.drivers.base import (
     NewUser,
     OwnTextQuery,
     OwnTextResult,
+    PromisedIndex,
     RefusedStart,
     Reply,
     RestartApp,
@@ -744,6 +746,39 @@ class MemchatDriver(AppDriver):
         with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
             return vector_index_scans(conn)
 
+    def vector_indexes(self, app: RunningApp) -> dict[str, VectorIndex]:
+        with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
+            return vector_indexes(conn)
+
+    # The rows of one HNSW graph, unless the bulk load was given --index-graph-rows (memchat/README.md, migrate).
+    GRAPH_ROWS = 100_000
+
+    def promised_vector_indexes(self, app: RunningApp, given: Sequence[str] = ()) -> dict[str, PromisedIndex]:
+        """As of the app's last start or bulk load (`given`: the words given to the bulk load's tool), on the memories
+        its store holds. memchat/README.md: `--index hnsw` keeps one graph, `memories_embedding_hnsw`, up to
+        `--index-graph-rows` memories with a vector (100,000), and a bulk load builds more in parts of at most about
+        that many, one partial index `memories_embedding_hnsw_<part>_of_<parts>` each, owners split by
+        `mod(hashtext(user_id) & 2147483647, parts)`; `--index none` builds none. `--index ivfflat`
+        (memchat/memory_store.py, _build_ivfflat) builds `memories_embedding_ivfflat` once the store holds memories,
+        with pgvector's recommended lists: one per 1,000 memories with a vector (at least one), the square root of
+        their number past a million."""
+        index = str(app.health.get("index", "hnsw"))
+        with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
+            rows = int(scalar(conn, "SELECT count(*) FROM memories WHERE embedding IS NOT NULL"))
+        if index == "ivfflat":
+            lists = max(1, int(math.sqrt(rows)) if rows > 1_000_000 else rows // 1000)
+            return {"memories_embedding_ivfflat": PromisedIndex("ivfflat", (("lists", str(lists)),))} if rows else {}
+        if index != "hnsw":
+            return {}
+        words = list(given)
+        graph_rows = (int(words[words.index("--index-graph-rows") + 1]) if "--index-graph-rows" in words[:-1]
+                      else self.GRAPH_ROWS)
+        parts = max(1, -(-rows // max(1, graph_rows)))
+        if parts == 1:
+            return {"memories_embedding_hnsw": PromisedIndex("hnsw")}
+        return {f"memories_embedding_hnsw_{part}_of_{parts}": PromisedIndex(
+            "hnsw", predicate=f"(mod((hashtext(user_id) & 2147483647), {parts}) = {part})") for part in range(parts)}
+
     # -- the app's own tools -------------------------------------------------------------------------------------
     def load_legacy_store(self, app: RunningApp, records: Iterable[str], embedder: str,
                           timezone: str | None = None) -> None:
@@ -796,9 +831,10 @@ class MemchatDriver(AppDriver):
                               f"loaded: {len(missing)} missing (first: {missing[:2]}), {len(other)} not given "
                               f"(first: {other[:2]})")
 
-    def migrate(self, app: RunningApp, batch_size: int, embedder: str) -> MigrationCounts:
+    def migrate(self, app: RunningApp, batch_size: int, embedder: str, extra: Sequence[str] = ()) -> MigrationCounts:
         started = time.perf_counter()
-        output = run_tool(self.target, "migrate", **self._migration(app, batch_size, embedder), timeout=900)
+        output = run_tool(self.target, "migrate", extra=extra, **self._migration(app, batch_size, embedder),
+                          timeout=900)
         _check_summary(output, time.perf_counter() - started)
         # memchat/README.md, migrate: into an empty table it drops the owner index (memories_user) "and builds each
         # once after loading": a migration that ended well leaves it, or every owner's read scans the whole table.

@@ -203,11 +203,17 @@ def _questions(rng: random.Random, by_owner: dict[str, list[int]], texts: list[s
 PROGRESS_EVERY = 50_000  # memories written between two progress lines
 
 
+def question_count(nominal: int) -> int:
+    """The golden questions a history of `nominal` memories gets: one per 50 memories, from 40 to 1,000."""
+    return max(40, min(1000, nominal // 50))
+
+
 def stream_history(target: Target, *, nominal: int, seed: int, embedders: list[str], threshold: float, k: int,
-                   progress: Callable[[str], None] = lambda _: None, chunk: int = STREAM_BLOCK) -> History:
-    """`nominal + 3` memories and their probes, with vectors from the target's own `embed` tool; the memories an
-    iterator, embedded as they are read (blocks of `chunk` texts, on every core), so that a million never sit in
-    memory at once.
+                   progress: Callable[[str], None] = lambda _: None, chunk: int = STREAM_BLOCK,
+                   probe_count: int | None = None) -> History:
+    """`nominal + 3` memories and their probes (`probe_count` of them, default question_count), with vectors from the
+    target's own `embed` tool; the memories an iterator, embedded as they are read (blocks of `chunk` texts, on every
+    core), so that a million never sit in memory at once.
 
     The probes come first: only the asked owners' memories (at most 50 owners) are embedded for their exact
     expectations; every memory is embedded again, in order, as the history is streamed. Same seed, same history,
@@ -222,7 +228,7 @@ def stream_history(target: Target, *, nominal: int, seed: int, embedders: list[s
     for i, (owner, _, _) in enumerate(rows):
         by_owner[owner].append(i)
     ids = memory_ids(len(rows))
-    questions = _questions(rng, by_owner, texts, max(40, min(1000, nominal // 50)))
+    questions = _questions(rng, by_owner, texts, probe_count or question_count(nominal))
     asked = sorted({owner for owner, _, _ in questions})
     needed = [i for o in asked for i in by_owner[o]]  # the asked owners' memories: all an expectation reads
     query_vectors = embed_texts_f32(target, [q for _, q, _ in questions], legacy)

@@ -194,12 +194,16 @@ class Searched:
     scans: int = 0
 
 
+def declared_limit(world: World, key: str, what: str) -> int:
+    """The target's `[limits] key`; a target that declares none skips, saying what the scenario needs."""
+    value = getattr(world.app.target.limits, key)
+    if value is None:
+        pytest.skip(f"needs {what}: {world.app.target.path.name} has no [limits] {key}")
+    return int(value)
+
+
 def most_results(world: World) -> int:
-    most = world.app.target.limits.search_results
-    if most is None:
-        pytest.skip(f"needs the most memories one search returns: {world.app.target.path.name} has no [limits] "
-                    "search_results")
-    return most
+    return declared_limit(world, "search_results", "the most memories one search returns")
 
 
 def tell_each(world: World, name: str, memories: list[str]) -> None:
@@ -272,11 +276,7 @@ def own_app_for_many(world: World) -> None:
 
 
 def declared_connections(world: World) -> int:
-    most = world.app.target.limits.database_connections
-    if most is None:
-        pytest.skip(f"needs the most connections the app holds to its database: {world.app.target.path.name} has no "
-                    "[limits] database_connections")
-    return most
+    return declared_limit(world, "database_connections", "the most connections the app holds to its database")
 
 
 # Users searching at once beyond the connections the app declares: enough to fill them, and to wait for them.

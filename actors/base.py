@@ -4,6 +4,7 @@ turns they sent (what an app that writes memories later may still be writing fro
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -82,6 +83,9 @@ class ActorBase:
         has nothing to wait for, and no API session is signed in for it)."""
         if self.app.writes_memories_later and self._turns_sent:
             self.app.settle(self.session, self._turns_sent)
+
+    def back_after_app_restart(self) -> AbstractContextManager[None]:
+        return nullcontext()  # no page open: nothing of the user's is in touch with the app between requests
 
     # -- what users take back, through the app's API (the calls its settings page makes) ----------------------------
     def _memory_id(self, text: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from harness.actor import Exchange
 from harness.turn import Turn
 from pages.chat_page import ChatPage, RecalledMemory
 from pages.conversation_list import ConversationList
+from pages.live_connection import back_after
 from pages.login_page import LoginPage
 from pages.memories_page import MemoriesPage, NotShown
 from pages.network_failures import dropped_after_answer, refused_by_server
@@ -47,6 +49,14 @@ class BrowserActor(ActorBase):
     @property
     def memories(self) -> MemoriesPage:
         return MemoriesPage(self._open_page(), self.app.base_url, self.app.target.locators, self.app.target.api)
+
+    def back_after_app_restart(self) -> AbstractContextManager[None]:
+        """A page that keeps a live socket to the app (the target's `[api] live_socket`) is back once it has
+        reconnected; any other page asks the app afresh with each request."""
+        socket = self.app.target.api.get("live_socket")
+        if self.page is None or not socket:
+            return nullcontext()
+        return back_after(self.page, socket, self.app.target.limits.ui_wait_s, self.name)
 
     # -- signing in and out ----------------------------------------------------------------------------------------
     def sign_in(self) -> None:

@@ -11,6 +11,7 @@ step learns from acting (a reply, what was recalled for it) is handed back as a 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -258,6 +259,9 @@ class Actor(Protocol):
     # -- the app's own writes, and leaving -------------------------------------------------------------------------
     def settle(self) -> None:
         """Let the app finish the memory writes it makes on its own after this user's turns."""
+
+    def back_after_app_restart(self) -> AbstractContextManager[None]:
+        """Around a restart of the app under the user's open page: the page back in touch with the app after it."""
 
     def drop_api_session(self) -> None:
         """Forget the user's API session (time passed; the next read signs in anew)."""

@@ -16,6 +16,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -565,8 +566,12 @@ class SessionRunner:
 
     def _restart_app(self) -> None:
         """The app stopped and started on its data, at the same address; every page stays open. A settable clock
-        starts again at today: it is moved on by the days the session has passed, as a real clock never goes back."""
-        self.app = self.app.restarted()
+        starts again at today: it is moved on by the days the session has passed, as a real clock never goes back.
+        A page that keeps a live connection to the app is back in touch with it before anyone acts again."""
+        with ExitStack() as pages_back:
+            for member in self.members.values():
+                pages_back.enter_context(member.actor.back_after_app_restart())
+            self.app = self.app.restarted()
         if self.model.day:
             self.app.advance_clock(self.model.day)
         if self.use_app is not None:

@@ -558,9 +558,16 @@ class MemchatDriver(AppDriver):
         if resp.status_code == 200:
             return ""
         try:
-            return str(resp.json().get("error", resp.text))
+            said = str(resp.json().get("error", resp.text))
         except ValueError:
-            return resp.text[:300]
+            said = resp.text[:300]
+        # memchat/README.md, POST /api/login: 401 on bad credentials, 429 while sign-in is locked (its words then:
+        # "Too many wrong passwords...", memchat/sign_ins.py): a client or an operator's alerting keys on the status.
+        promised = 429 if said.startswith("Too many wrong passwords") else 401
+        if resp.status_code != promised:
+            raise DriverError(f"signing in as {email}: memchat answered {resp.status_code} {said!r}, where it promises "
+                              f"{promised} for that refusal")
+        return said
 
     def browser_state(self, app: RunningApp, session: UserSession) -> dict:
         assert isinstance(session, MemchatSession)

@@ -114,11 +114,7 @@ def movable_clock(world: World) -> None:
 def operators_keep_memories(world: World, days: int) -> None:
     """The app started with the retention its operators chose, through the setting its target declares for it
     ([operator_settings] retention_days), on data of its own; a target that declares none skips."""
-    setting = world.app.target.operator_settings.get("retention_days")
-    if setting is None:
-        pytest.skip(f"{world.app.target.path.name} declares no setting its operators keep memories for a number of "
-                    "days with ([operator_settings] retention_days)")
-    world.use_app(world.app.with_settings(Capability.APP_SETTINGS, **{setting: str(days)}))
+    world.use_operator_setting("retention_days", str(days), "keep memories for a number of days")
 
 
 @given(parsers.re(f'^{NAME} told the assistant "(?P<sentence>.+)" (?P<days>\\d+) days ago$'),

@@ -13,6 +13,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import httpx
@@ -70,6 +71,8 @@ ANSWERED = frozenset({200, 201, 204}) | frozenset(range(400, 500))
 
 # Records of a legacy load compared with the store's export; the replay's larger loads are for scale, checked by count.
 LEGACY_CHECKED_UP_TO = 10_000
+
+CLOCK_SET_WITHIN = timedelta(seconds=5)  # a clock set answers the time set, a moment later at most (it keeps running)
 
 # memchat/README.md, migrate: the whole summary line its operators read, every count and both times in it.
 MIGRATED = re.compile(r"^migrated: read (\d+), written (\d+), skipped (\d+) \((\d+) already present, (\d+) deleted by "
@@ -908,8 +911,20 @@ class MemchatDriver(AppDriver):
         return {}
 
     def advance_clock(self, app: RunningApp, days: float) -> None:
+        """Moved on by `days`; then set to the time it answered, as a naive time and as the same time at another
+        offset: memchat/README.md, POST /api/admin/clock `{"now": ISO-8601}` answers `{"now": ...}`, the time set
+        (time keeps running from there: a moment later at most), a naive time taken as UTC (memchat/clock.py)."""
+        path = self.target.api["admin_clock"]
         with self._admin(app) as admin:
-            _check(admin.post(self.target.api["admin_clock"], json={"advance_days": days}), "moving the app's clock")
+            moved = datetime.fromisoformat(_check(admin.post(path, json={"advance_days": days}),
+                                                  "moving the app's clock")["now"])
+            for sent in (moved.astimezone(UTC).replace(tzinfo=None), moved.astimezone(timezone(timedelta(hours=2)))):
+                answer = _check(admin.post(path, json={"now": sent.isoformat()}), "setting the app's clock")["now"]
+                now = datetime.fromisoformat(answer)
+                if now.tzinfo is None or not moved <= now <= moved + CLOCK_SET_WITHIN:
+                    raise DriverError(f"setting memchat's clock to {sent.isoformat()!r} (the {moved.isoformat()} it "
+                                      f"had just answered{', a naive time: UTC' if sent.tzinfo is None else ''}), it "
+                                      f"answered {answer!r}, not that time")
 
     def change_embedding_model(self, app: RunningApp, model: str, restart: RestartApp) -> RunningApp:
         """The documented upgrade: stop, re-embed every memory with the new model, start on it."""

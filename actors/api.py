@@ -189,6 +189,12 @@ class ApiActor(ActorBase):
         if self.current == conversation_id:
             self.current = None  # as a client leaves the conversation it deleted: the next message starts a new one
 
+    def delete_conversation_refused(self, conversation_id: str) -> str:
+        self._needs_a_page("a deletion of a conversation that the app refuses")
+
+    def change_errors_shown(self) -> list[str]:
+        self._needs_a_page("what the page says of a change the app refused")
+
     def conversation_titles_shown(self) -> dict[str, str]:
         return self.session.conversation_titles()
 

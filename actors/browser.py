@@ -419,6 +419,19 @@ class BrowserActor(ActorBase):
         self._deletions += 1  # as for memories: the second click after the answer, then before it, and so on
         self.sidebar.delete(conversation_id, second_click_after_answer=self._deletions % 2 == 1)
 
+    def delete_conversation_refused(self, conversation_id: str) -> str:
+        missing = [name for name in ("delete_conversation", "memories_error") if name not in self.app.target.locators]
+        if missing:
+            pytest.skip(f"a conversation's deletion the app refuses, told on the page, needs the "
+                        f"{self.app.target.name} target's locators {', '.join(missing)}")
+        if not self._open_page().url.startswith(self.app.base_url):
+            self.chat.open_new()
+        self._chat_open()
+        return self.sidebar.delete_refused(conversation_id)
+
+    def change_errors_shown(self) -> list[str]:
+        return self.sidebar.change_errors()
+
     # -- leaving ---------------------------------------------------------------------------------------------------
     def leave(self) -> None:
         self.close_browser()

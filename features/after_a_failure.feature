@@ -2,8 +2,8 @@
 Feature: After a failure
   A message the app could not answer, a reply lost on its way, or a restart of the app costs the user nothing she says
   afterwards in the same page: it is answered, remembered once, and the conversation keeps each message once (the
-  failed one once or not at all, as the app stored it). A start its operators get wrong is refused in one line that
-  says what to fix.
+  failed one once or not at all, as the app stored it). A deletion the app refused is told, and once it goes through
+  nothing says it failed. A start its operators get wrong is refused in one line that says what to fix.
 
   Scenario: After a message the app refused, what Ana tells next in the same page is remembered, once
     Given Ana is signed in
@@ -33,6 +33,18 @@ Feature: After a failure
     Then Ana is told what she said was not remembered
     When Ana tells the assistant "My parking spot is B-7."
     Then her long-term memory holds exactly these facts, in the order she told them
+
+  Scenario: A deletion of a conversation the app refused is told to Ana, and once she deletes it again nothing says it failed
+    Given Ana is signed in
+    And Ana starts a new conversation
+    And Ana tells the assistant "My locker code is 5150."
+    And Ana starts a new conversation
+    And Ana tells the assistant "My gate code is 7731."
+    When Ana deletes the conversation in which she said "My locker code is 5150.", and the app refuses it
+    Then Ana is told the conversation was not deleted, and it is still hers, with every turn
+    When Ana deletes the conversation in which she said "My locker code is 5150."
+    Then Ana's page no longer says anything failed
+    And the conversation Ana deleted is gone from her list, from its address and from every read of the app's API
 
   Scenario: After the app restarts mid-conversation, Ana's next message in the same page is answered and remembered
     Given an app of its own that the test can restart

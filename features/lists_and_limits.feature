@@ -35,6 +35,12 @@ Feature: Lists, messages and searches of every size
     Then the app's store holds the vector index the app promises for the "<index kind>" index, and it is valid
     And each of them gets what a full scan of their own memories ranks, in order, with the same scores, through the "<index kind>" index
 
+  Scenario: A search finds only the memories as similar to what is asked as the app's operators require
+    Given the app's operators recall only memories at least 0.6 similar to what is asked
+    And Ana has told the app more about her gate codes than a search returns at once
+    When each of them searches their memory for as many memories as a search returns
+    Then each of them gets what a full scan of their own memories ranks as similar as the app's operators require, in order, with the same scores
+
   Scenario: However many users search at once, the app holds no more connections to its database than it declares
     Given an app of its own that many users search at once
     And more users than the app holds connections to its database have each told it their gate code

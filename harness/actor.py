@@ -244,6 +244,15 @@ class Actor(Protocol):
     def delete_conversation(self, conversation_id: str) -> None:
         """Delete one of the user's conversations from their list."""
 
+    def delete_conversation_refused(self, conversation_id: str) -> str:
+        """Through the page's own delete control, its request answered by a server error in the app's place; what
+        the page then says (the conversation still listed)."""
+        ...
+
+    def change_errors_shown(self) -> list[str]:
+        """What the page says now of changes the app refused (a deletion, an edit): none once one went through."""
+        ...
+
     def turn_memory(self, on: bool) -> None:
         """Turn the user's memory on or off in the app's settings."""
 

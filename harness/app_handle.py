@@ -95,8 +95,11 @@ class AppHandle:
 
     @property
     def threshold(self) -> float:
-        """The similarity below which the app recalls nothing (target [recall] threshold)."""
-        return self.target.recall.threshold
+        """The similarity below which the app recalls nothing: what its operators set where this instance was started
+        with their setting ([operator_settings] recall_threshold), else the target's [recall] threshold."""
+        setting = self.target.operator_settings.get("recall_threshold")
+        chosen = self.chosen.get(setting) if setting else None
+        return float(chosen) if chosen is not None else self.target.recall.threshold
 
     def describe(self) -> dict[str, str]:
         return self.driver.describe(self.running)

@@ -141,7 +141,9 @@ class KnownDefect:
 # The promises of [limits] an app's operators may set otherwise ([operator_settings]: each by the app setting that
 # sets it, `--<setting> <value>` at its start): the suite starts it with another value and checks that one instead.
 OPERATOR_SETTINGS = {"retention_days": "how many days memories are kept (the app setting that takes a number of "
-                                       "days)"}
+                                       "days)",
+                     "recall_threshold": "the least similarity to what is asked a memory needs to be recalled or "
+                                         "found ([recall] threshold; the app setting that takes that number)"}
 
 
 def _operator_settings(data: dict) -> dict[str, str]:

@@ -6,6 +6,7 @@ from playwright.sync_api import Locator, expect
 
 from pages.base import BasePage
 from pages.impatient import click_twice
+from pages.network_failures import once, refused_by_server
 
 
 class ConversationList(BasePage):
@@ -81,10 +82,31 @@ class ConversationList(BasePage):
         row = self.el("conversation_row").filter(has=link).first
 
         def gone() -> None:
-            expect(item).to_have_count(0)
+            expect(item, "the conversation is still listed after its deletion was clicked").to_have_count(0)
 
         click_twice(self.page, self.el("delete_conversation", within=row), gone, second_click_after_answer,
                     self.urls_of("conversation"), "DELETE")
+
+    def delete_refused(self, conversation_id: str) -> str:
+        """Through the item's own delete control, clicked once, its request answered by a server error in the app's
+        place (pages.network_failures); returns what the page then says, once it says it, the item still listed."""
+        self.reveal("conversation_list")
+        link = self.page.locator(f'[href$="/{conversation_id}"]')
+        row = self.el("conversation_row").filter(has=link).first
+        requests, handler = self.urls_of("conversation"), once(refused_by_server, "DELETE")
+        self.page.route(requests, handler)
+        try:
+            self.el("delete_conversation", within=row).click()
+            alert = self.el("memories_error")
+            expect(alert, "the page said nothing of the deletion the app refused").to_have_count(1)
+        finally:
+            self.page.unroute(requests, handler)
+        expect(self._items().and_(link), "the page let the conversation the app did not delete go").to_have_count(1)
+        return alert.inner_text()
+
+    def change_errors(self) -> list[str]:
+        """What the page says now of changes the app refused (a deletion), as it is."""
+        return self.el("memories_error").all_inner_texts()
 
     def start_new(self) -> None:
         """Through the app's own control; returns once the browser is at the app's start address."""

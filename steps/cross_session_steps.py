@@ -114,11 +114,7 @@ def movable_clock(world: World) -> None:
 def operators_keep_memories(world: World, days: int) -> None:
     """The app started with the retention its operators chose, through the setting its target declares for it
     ([operator_settings] retention_days), on data of its own; a target that declares none skips."""
-    setting = world.app.target.operator_settings.get("retention_days")
-    if setting is None:
-        pytest.skip(f"{world.app.target.path.name} declares no setting its operators keep memories for a number of "
-                    "days with ([operator_settings] retention_days)")
-    world.use_app(world.app.with_settings(Capability.APP_SETTINGS, **{setting: str(days)}))
+    world.use_operator_setting("retention_days", str(days), "keep memories for a number of days")
 
 
 @given(parsers.re(f'^{NAME} told the assistant "(?P<sentence>.+)" (?P<days>\\d+) days ago$'),
@@ -171,6 +167,7 @@ def old_session_refused(world: World, left_session: LeftSession, name: str) -> N
 # -- a sign-in's lifetime, where it is kept, one person on two browsers, a restart ---------------------------------
 WORKING_DAY = timedelta(hours=8)  # the least users expect a sign-in to last
 SLACK = timedelta(minutes=5)  # the seconds between the app granting a session and the suite reading it, and more
+SKEW = timedelta(minutes=1)  # the app's clock ahead of the suite's (a token's expiry is the app's time), and rounding
 
 
 @dataclass(frozen=True)
@@ -196,7 +193,8 @@ def promised_session(world: World) -> timedelta | None:
 
 @then(parsers.re(f"^the sign-in the app gave {NAME} lasts at least a working day, and as long as the app promises$"))
 def sign_in_lasts(world: World, name: str) -> None:
-    """The lifetime of the cookie or token her browser holds: at least 8 hours, and the app's [limits] session_days."""
+    """The lifetime of the cookie or token her browser holds: at least 8 hours, and the app's [limits] session_days,
+    no more (granted just before: its lifetime from now is at most the promised one, as the app's clock reads it)."""
     actor = world.actors[name]
     lifetime = HeldSession.of(actor.held_session(), world.app.base_url).lifetime(datetime.now(UTC))
     promised = promised_session(world)
@@ -207,6 +205,9 @@ def sign_in_lasts(world: World, name: str) -> None:
     assert lifetime >= needed - SLACK, (
         f"{name}'s sign-in lasts {lifetime} from now (its cookie or token), less than "
         + (f"the {promised} the app promises" if promised else "a working day"))
+    assert promised is None or lifetime <= promised + SKEW, (
+        f"{name}'s sign-in lasts {lifetime} from now (its cookie or token, granted just before), longer than the "
+        f"{promised} the app promises: her browser keeps it {lifetime - promised} more")
 
 
 @then(parsers.re(f"^{NAME}'s session is kept out of the page's address and out of reach of its scripts$"))

@@ -131,6 +131,53 @@ def _keeps_each_once(world: World, talk: Talk, failure: Failure, name: str) -> N
         f"once.\nexpected: {expected}\nshown:    {shown}")
 
 
+# -- a change the app refused, told on the page, and done again --------------------------------------------------------
+@dataclass(frozen=True)
+class RefusedDeletion:
+    """A conversation whose deletion the app refused: whose, its turns just before, what the page said."""
+
+    name: str
+    conversation_id: str
+    turns: tuple[Turn, ...]
+    shown: str
+
+
+@when(parsers.re(f'^{NAME} deletes the conversation in which (?:she|he|they) said "(?P<text>.+)", and the app '
+                 "refuses it$"), target_fixture="refused_deletion")
+def deletion_refused(world: World, name: str, text: str) -> RefusedDeletion:
+    """From the conversation list, one click, the deletion's request answered by a server error in the app's place
+    (the app never sees it)."""
+    actor = world.actors[name]
+    actor.settle()
+    found = [cid for cid in actor.session.conversation_ids() if Turn("user", text) in actor.session.turns(cid)]
+    assert len(found) == 1, f"{name} has {len(found)} conversations in which she said {text!r}"
+    turns = tuple(actor.session.turns(found[0]))
+    return RefusedDeletion(name, found[0], turns, actor.delete_conversation_refused(found[0]))
+
+
+@then(parsers.re(f"^{NAME} is told the conversation was not deleted, and it is still hers, with every turn$"))
+def told_not_deleted(world: World, refused_deletion: RefusedDeletion, name: str) -> None:
+    """The page said so, and the app's API still lists the conversation with the turns it had."""
+    assert refused_deletion.name == name, f"{refused_deletion.name}'s deletion was refused, not {name}'s"
+    assert refused_deletion.shown.strip(), (f"{name} deleted a conversation, the app refused it, and the page showed "
+                                            "her no error: she believes it is gone")
+    session = world.actors[name].session
+    listed = refused_deletion.conversation_id in session.conversation_ids()
+    turns = tuple(session.turns(refused_deletion.conversation_id)) if listed else ()
+    now = f"changed: its turns are {list(turns)}, not {list(refused_deletion.turns)}" if listed else "no longer listed"
+    assert listed and turns == refused_deletion.turns, (
+        f"the app refused {name}'s deletion of a conversation, yet it is {now}")
+
+
+@then(parsers.re(f"^{NAME}'s page no longer says anything failed$"))
+def no_failure_shown(world: World, refused_deletion: RefusedDeletion, name: str) -> None:
+    """Once a change went through, the page shows no error of one the app refused before: a stale error reads as if
+    the change that went through had failed."""
+    shown = world.actors[name].change_errors_shown()
+    assert not shown, (f"{name}'s page still says {shown} after her deletion went through (the app had refused it "
+                       f"once before, and the page said {refused_deletion.shown!r} then)")
+
+
 # -- a start its operators get wrong ---------------------------------------------------------------------------------
 @when("the app's operators start it with each mistake they are warned of", target_fixture="refused_starts")
 def starts_with_mistakes(world: World) -> list[RefusedStart]:

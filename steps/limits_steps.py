@@ -214,6 +214,14 @@ def tell_each(world: World, name: str, memories: list[str]) -> None:
         list(pool.map(lambda memory: session.remember([memory]), memories))
 
 
+@given(parsers.re(r"^the app's operators recall only memories at least (?P<similarity>0\.\d+) similar to what is "
+                  "asked$"), converters={"similarity": float})
+def operators_set_threshold(world: World, similarity: float) -> None:
+    """The app started with the least similarity its operators chose, through the setting its target declares for it
+    ([operator_settings] recall_threshold), on data of its own; a target that declares none skips."""
+    world.use_operator_setting("recall_threshold", str(similarity), "choose the least similarity of a recalled memory")
+
+
 @given(parsers.re(f"^{NAME} has told the app more about {HER} gate codes than a search returns at once$"),
        target_fixture="questions")
 def told_many_gate_codes(world: World, questions: Questions, name: str) -> Questions:
@@ -253,6 +261,17 @@ def each_searches_for_the_most(world: World, questions: Questions, index_kind: I
         return Searched(tuple(searches), most, vectors)
     scans, _ = scans_during(app, method, ask, f"{index_kind.name} index scans")
     return Searched(tuple(searches), most, vectors, method, scans)
+
+
+@then("each of them gets what a full scan of their own memories ranks as similar as the app's operators require, in "
+      "order, with the same scores")
+def as_a_full_scan_at_threshold(world: World, searched: Searched) -> None:
+    """Every search returned what a full scan of the user's memories in the app's store ranks for the question at or
+    above the similarity the app's operators set (ties in either order): none less similar, none as similar left
+    out."""
+    assert_same_recall(against_full_scan(world.app, list(searched.searches), searched.k, list(searched.vectors)),
+                       f"searches for {searched.k} memories on an app whose operators recall only memories at least "
+                       f"{world.app.threshold} similar to what is asked")
 
 
 @then('each of them gets what a full scan of their own memories ranks, in order, with the same scores, through the '

@@ -4,13 +4,14 @@ of that area (see steps/records.py), never kept here."""
 
 from __future__ import annotations
 
+import pytest
 from faker import Faker
 
 from actors import AppStage, actor_for
 from harness.actor import Actor
 from harness.app_handle import AppHandle
 from harness.browser_sessions import BrowserSessions
-from harness.drivers.base import Account
+from harness.drivers.base import Account, Capability
 from harness.test_data import TestData
 
 # A user in the Gherkin: a capitalised first name ("Ana", "Ben").
@@ -37,6 +38,15 @@ class World:
         """The scenario goes on with this app (other settings, fresh data, or the app after a change)."""
         self.app = app
         return app
+
+    def use_operator_setting(self, promise: str, value: str, what: str) -> AppHandle:
+        """The app started with `value` for a promise its operators may set ([operator_settings] `promise`, by the
+        app setting that sets it), on data of its own; a target that declares no such setting skips, saying `what`."""
+        setting = self.app.target.operator_settings.get(promise)
+        if setting is None:
+            pytest.skip(f"{self.app.target.path.name} declares no setting its operators {what} with "
+                        f"([operator_settings] {promise})")
+        return self.use_app(self.app.with_settings(Capability.APP_SETTINGS, **{setting: value}))
 
     def new_actor(self, name: str, account: Account, through_api: bool = False) -> Actor:
         """Another actor of an account (the same person on a second browser, a stranger at the sign-in page, a

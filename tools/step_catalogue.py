@@ -44,6 +44,7 @@ KNOWN_PATTERNS = {
     r'[^"]+': ("text without double quotes", "ana@example.com"),
     r'[^"]*': ("text without double quotes, or nothing", "note"),
     r"[A-Za-z ]+": ("a word or words in Latin letters", "Chinese"),
+    r"0\.\d+": ("a number between 0 and 1, a decimal point and its digits", "0.6"),
 }
 # parse's field types (`{count:d}`); no type: any text.
 KNOWN_PARSE_TYPES = {"": ("any text", "Your order number is 4417."), "d": ("a whole number", "3"),

@@ -13,6 +13,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import httpx
@@ -70,6 +71,8 @@ ANSWERED = frozenset({200, 201, 204}) | frozenset(range(400, 500))
 
 # Records of a legacy load compared with the store's export; the replay's larger loads are for scale, checked by count.
 LEGACY_CHECKED_UP_TO = 10_000
+
+CLOCK_SET_WITHIN = timedelta(seconds=5)  # a clock set answers the time set, a moment later at most (it keeps running)
 
 # memchat/README.md, migrate: the whole summary line its operators read, every count and both times in it.
 MIGRATED = re.compile(r"^migrated: read (\d+), written (\d+), skipped (\d+) \((\d+) already present, (\d+) deleted by "
@@ -389,8 +392,33 @@ class MemchatDriver(AppDriver):
             resp = http.post(path, content=pieces(), headers={"Content-Type": "application/json"}, timeout=300)
             return EdgeAnswer(what, promised, resp.status_code, resp.text[:300])
 
+        def titled(http: httpx.Client, what: str, title: str, shown: str) -> EdgeAnswer:
+            """A conversation created with `title`: the title its create answers and the one its list gives (the page
+            names it by that list) are both `shown`, where the app cuts titles to [limits] title_length."""
+            resp = http.post(api["conversations"], json={"title": title}, timeout=30)
+            if resp.status_code != 201:
+                return EdgeAnswer(what, 201, resp.status_code, resp.text[:300])
+            made = resp.json()["conversation"]
+            listed = session.conversation_titles().get(made["id"], "(not listed)")
+            seen = (f"titled {len(made['title'])} and {len(listed)} characters: created as {made['title']!r}, listed "
+                    f"as {listed!r}")
+            return EdgeAnswer(what, 201, resp.status_code, seen,
+                              says=f"titled {len(shown)} and {len(shown)} characters: created as {shown!r}, listed as "
+                                   f"{shown!r}")
+
         http = session.http
+        cut = int(self.target.limits.title_length or 80)
+        title = "My trip plans " + "".join(chr(ord("a") + n % 26) for n in range(cut + 1))[:cut + 1 - 14]
+        conversation_id = next(iter(session.conversation_ids()), "c_0")
         answers = [
+            # A field the documentation requires, left out, is malformed (400), never taken as empty; an optional one
+            # given is kept: a title as long as the list shows whole, and one character more, cut to that length.
+            answer(http, "a turn with no text", 400, "POST",
+                   self.target.path_of("messages", conversation_id=conversation_id), body={}),
+            answer(http, "a memory edited with no text", 400, "PUT",
+                   self.target.path_of("memory", memory_id=memory_id), body={}),
+            titled(http, f"a conversation created with a title of {cut} characters", title[:cut], title[:cut]),
+            titled(http, f"a conversation created with a title of {cut + 1} characters", title, title[:cut]),
             answer(http, f"a memory write of exactly {limit} bytes", 201, "POST", api["memories"],
                    content=padded({"items": [note]}, limit), kept=note),
             answer(http, f"a memory write of {limit + 1} bytes", 413, "POST", api["memories"],
@@ -441,6 +469,8 @@ class MemchatDriver(AppDriver):
         with httpx.Client(verify=tls(), base_url=app.base_url, timeout=30) as stranger:
             answers.append(answer(stranger, "a memory write signed in as nobody", 401, "POST", api["memories"],
                                   body={"items": ["My stray note is here."]}))
+            answers.append(answer(stranger, f"a sign-in as {mine.email} with no password", 400, "POST", api["login"],
+                                  body={"email": mine.email}))
         with httpx.Client(verify=tls(), base_url=app.base_url, timeout=30,
                           headers={"Authorization": "Bearer not-the-admin-token"}) as impostor:
             answers.append(answer(impostor, "a user created with a wrong admin token", 401, "POST", api["admin_users"],
@@ -531,9 +561,16 @@ class MemchatDriver(AppDriver):
         if resp.status_code == 200:
             return ""
         try:
-            return str(resp.json().get("error", resp.text))
+            said = str(resp.json().get("error", resp.text))
         except ValueError:
-            return resp.text[:300]
+            said = resp.text[:300]
+        # memchat/README.md, POST /api/login: 401 on bad credentials, 429 while sign-in is locked (its words then:
+        # "Too many wrong passwords...", memchat/sign_ins.py): a client or an operator's alerting keys on the status.
+        promised = 429 if said.startswith("Too many wrong passwords") else 401
+        if resp.status_code != promised:
+            raise DriverError(f"signing in as {email}: memchat answered {resp.status_code} {said!r}, where it promises "
+                              f"{promised} for that refusal")
+        return said
 
     def browser_state(self, app: RunningApp, session: UserSession) -> dict:
         assert isinstance(session, MemchatSession)
@@ -874,8 +911,20 @@ class MemchatDriver(AppDriver):
         return {}
 
     def advance_clock(self, app: RunningApp, days: float) -> None:
+        """Moved on by `days`; then set to the time it answered, as a naive time and as the same time at another
+        offset: memchat/README.md, POST /api/admin/clock `{"now": ISO-8601}` answers `{"now": ...}`, the time set
+        (time keeps running from there: a moment later at most), a naive time taken as UTC (memchat/clock.py)."""
+        path = self.target.api["admin_clock"]
         with self._admin(app) as admin:
-            _check(admin.post(self.target.api["admin_clock"], json={"advance_days": days}), "moving the app's clock")
+            moved = datetime.fromisoformat(_check(admin.post(path, json={"advance_days": days}),
+                                                  "moving the app's clock")["now"])
+            for sent in (moved.astimezone(UTC).replace(tzinfo=None), moved.astimezone(timezone(timedelta(hours=2)))):
+                answer = _check(admin.post(path, json={"now": sent.isoformat()}), "setting the app's clock")["now"]
+                now = datetime.fromisoformat(answer)
+                if now.tzinfo is None or not moved <= now <= moved + CLOCK_SET_WITHIN:
+                    raise DriverError(f"setting memchat's clock to {sent.isoformat()!r} (the {moved.isoformat()} it "
+                                      f"had just answered{', a naive time: UTC' if sent.tzinfo is None else ''}), it "
+                                      f"answered {answer!r}, not that time")
 
     def change_embedding_model(self, app: RunningApp, model: str, restart: RestartApp) -> RunningApp:
         """The documented upgrade: stop, re-embed every memory with the new model, start on it."""

@@ -121,9 +121,12 @@ def _settings(args: argparse.Namespace, pg: str, redis_url: str = "") -> Setting
         faults = parse_faults(getattr(args, "faults", ""))
     except UnknownFault as e:
         raise CliError(str(e)) from None
+    index = getattr(args, "index", "hnsw")
+    if index not in INDEX_KINDS:  # argparse checks the choices of --index, not a default MEMCHAT_INDEX gave
+        raise CliError(f"MEMCHAT_INDEX '{index}' is not an index kind; give one of {', '.join(INDEX_KINDS)}")
     return Settings(
         pg_dsn=pg, redis_url=redis_url, faults=faults,
-        embedder=getattr(args, "embedder", DEFAULT_EMBEDDER), index=getattr(args, "index", "hnsw"),
+        embedder=getattr(args, "embedder", DEFAULT_EMBEDDER), index=index,
         threshold=getattr(args, "threshold", 0.25), top_k=getattr(args, "top_k", 5),
         ann_min_rows=getattr(args, "ann_min_rows", 100_000), ttl_days=getattr(args, "ttl_days", 365.0),
         settable_clock=getattr(args, "clock", "wall") == "settable",

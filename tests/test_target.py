@@ -274,6 +274,8 @@ def test_the_reference_app_declares_its_changes_by_name() -> None:
             ("a-vector-holding-infinity", "embedding holds a value that is not a finite number"),
             ("a-record-with-both-vectors", "give either embedding or embedding_f32, not both"),
             ("a-vector-of-words", "embedding must be a list of numbers or null"),
+            ("a-vector-quoted-as-text", "embedding must be a list of numbers or null"),
+            ("a-vector-of-one-number-lists", "embedding must be a list of numbers or null"),
             ("a-record-without-its-owner", '"id" and "user_id" must be strings ("user_id" is missing)'),
             ("a-record-of-an-unknown-model", "embedder 'hash-ngram-v9' is unknown; known: hash-ngram-v1, "
                                              "hash-ngram-v2"),

@@ -3,6 +3,7 @@ and every optional capability (requested ids, a settable clock, its migration an
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import re
@@ -761,11 +762,40 @@ class MemchatDriver(AppDriver):
 
     def export_memories(self, app: RunningApp, path: Path) -> None:
         self._export(str(app.pg_dsn), str(path))
+        self._check_json_export(path, self._export(str(app.pg_dsn), "-", ("--encoding", "json")))
 
-    def _export(self, store: str, file: str) -> str:
+    # memchat/records.py: its JSON export writes each float32 of a vector rounded to 7 decimals (the default encoding,
+    # the one an operator gets without --encoding): read back, each is within half a unit of the 7th decimal.
+    JSON_EXPORT_DECIMALS = 7
+
+    def _check_json_export(self, exact: Path, json_lines: str) -> None:
+        """The export in memchat's default encoding (JSON numbers) holds the records of the exact one (base64 of the
+        stored float32 values), each vector as the store holds it to the decimals it is rounded to."""
+        exact_records = {r["id"]: r for r in map(json.loads, exact.read_text(encoding="utf-8").splitlines())}
+        worst: tuple[float, str] = (0.0, "")
+        for record in map(json.loads, json_lines.splitlines()):
+            other = exact_records.pop(record.get("id"), None)
+            numbers, packed = record.pop("embedding", None), other.pop("embedding_f32", None) if other else None
+            if other is None or record != other or (numbers is None) != (packed is None):
+                raise DriverError(f"memchat export --encoding json wrote {str(record)[:300]} where its base64 export "
+                                  f"wrote {str(other)[:300]} (the same record, its vector as numbers)")
+            if numbers is not None and packed is not None:
+                gap = float(np.max(np.abs(np.asarray(numbers, dtype=np.float64)
+                                          - np.frombuffer(base64.b64decode(packed), dtype="<f4"))))
+                worst = max(worst, (gap, record["id"]))
+        if exact_records:
+            raise DriverError(f"memchat export --encoding json left out {len(exact_records)} records its base64 export "
+                              f"wrote (first: {sorted(exact_records)[:2]})")
+        if worst[0] > 0.5 * 10.0 ** -self.JSON_EXPORT_DECIMALS * (1 + 1e-6):
+            raise DriverError(f"memchat export --encoding json wrote the vector of {worst[1]} {worst[0]:.1e} away from "
+                              f"the float32 values its store holds (its base64 export), where rounding to "
+                              f"{self.JSON_EXPORT_DECIMALS} decimals keeps each within "
+                              f"{0.5 * 10.0 ** -self.JSON_EXPORT_DECIMALS:.0e}")
+
+    def _export(self, store: str, file: str, extra: Sequence[str] = ()) -> str:
         """memchat export of a store to a file ("-": its standard output, returned), which then holds as many records
         as it says it exported ("exported N memories", on its error stream: the records are its output)."""
-        run = try_tool(self.target, "export", store=store, file=file, timeout=600)
+        run = try_tool(self.target, "export", extra=extra, store=store, file=file, timeout=600)
         if run.returncode != 0:
             said = [line for line in run.stderr.splitlines() if line.strip()]
             raise DriverError(f"memchat export of {store.split('@')[-1]} failed (exit status {run.returncode}): "

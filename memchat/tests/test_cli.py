@@ -35,8 +35,9 @@ from memchat.tests.helpers import (
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 
-def run_cli(*args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCHAT_")}
+def run_cli(*args: str, stdin: str | None = None, timeout: float = 60,
+            env_given: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCHAT_")} | (env_given or {})
     return subprocess.run([sys.executable, "-m", "memchat", *args], input=stdin, capture_output=True, text=True,
                           timeout=timeout, cwd=REPO_ROOT, env=env)
 
@@ -52,6 +53,14 @@ def test_serve_refuses_an_unknown_fault_naming_the_known_ones() -> None:
     assert done.returncode == 2 and done.stdout == ""  # nothing was started
     line = one_line(done.stderr)
     assert "'nope'" in line and all(name in line for name in CATALOG)
+
+
+def test_an_index_kind_misspelt_in_the_environment_is_refused_before_anything_starts() -> None:
+    for command in (["serve", "--port", "0"], ["reembed", "--pg", "postgresql://nobody@127.0.0.1:1/x"]):
+        done = run_cli(*command, timeout=30, env_given={"MEMCHAT_INDEX": "hnws"})
+        assert done.returncode == 2 and done.stdout == "", (command, done)
+        assert one_line(done.stderr) == ("memchat: MEMCHAT_INDEX 'hnws' is not an index kind; give one of hnsw, "
+                                         "ivfflat, none"), (command, done.stderr)
 
 
 def test_serve_with_unreachable_databases_exits_2_with_one_line() -> None:

@@ -12,12 +12,17 @@ Feature: Memory retention
     And Ana asks "What is my bike lock code?"
     Then the assistant answers "Your bike lock code is 3141."
 
-  Scenario: A memory older than the retention period is forgotten
+  Scenario Outline: A memory older than the retention period is forgotten, however her question is worded
     Given Ana is signed in
-    And Ana told the assistant "My old phone PIN is 2718." 400 days ago
+    And Ana told the assistant "<statement>" 400 days ago
     When Ana starts a new conversation
-    And Ana asks "What is my old phone PIN?"
-    Then the assistant answers "I don't remember your old phone pin."
+    And Ana asks "<question>"
+    Then the assistant answers "<answer>"
+
+    Examples:
+      | statement                         | question                  | answer                                |
+      | My old phone PIN is 2718.         | What is my old phone PIN? | I don't remember your old phone pin. |
+      | My will is with the notary Smith. | What is my will?          | I don't remember your will.           |
 
   Scenario: A memory is kept for the whole retention period, and forgotten once it is over
     Given Ana is signed in

@@ -146,6 +146,9 @@ class ApiActor(ActorBase):
     def say_then_open(self, text: str, conversation_id: str) -> None:
         self._needs_a_page("clicking another conversation before an answer shows")
 
+    def say_before_answer(self, first: str, second: str) -> tuple[Exchange, Exchange]:
+        self._needs_a_page("sending a message before the last one is answered")
+
     def say_with_memory_write_refused(self, text: str) -> str:
         self._needs_a_page("a memory write of the page that fails")
 

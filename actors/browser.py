@@ -262,10 +262,19 @@ class BrowserActor(ActorBase):
         self._talking = True
         return self._met_error(shown)
 
-    def say_then_open(self, text: str, conversation_id: str) -> None:
+    def _can_hold_answers(self) -> None:
         if "messages" not in self.app.target.api:
             pytest.skip(f"holding an answer back needs the {self.app.target.name} target's [api] messages (the address "
                         "the page sends a turn to): the suite has not built it for this app")
+
+    def say_before_answer(self, first: str, second: str) -> tuple[Exchange, Exchange]:
+        self._can_hold_answers()
+        answers = self._chat_to_send().send_before_answer(first, second)
+        self._talking = True
+        return self._heard(first, *answers[0]), self._heard(second, *answers[1])
+
+    def say_then_open(self, text: str, conversation_id: str) -> None:
+        self._can_hold_answers()
         if not self._open_page().url.startswith(self.app.base_url):
             self.chat.open_new()
         self._chat_to_send().send_then(text, lambda: self.sidebar.click_open(conversation_id))

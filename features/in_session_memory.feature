@@ -119,6 +119,13 @@ Feature: In-session memory
     Then the assistant answers "Your locker code is 3141."
     And her long-term memory holds exactly these facts, in the order she told them
 
+  Scenario: What Ana sends before her last message is answered is answered after it, and both are remembered in her order
+    When Ana tells the assistant "My locker code is 5150." and, before the answer shows, sends "My gate code is 7731." as well
+    Then the history shows every turn of the conversation in order
+    And her long-term memory holds exactly these facts, in the order she told them
+    When Ana asks "What is my locker code?"
+    Then the assistant answers "Your locker code is 5150."
+
   Scenario: A message typed with an input method is sent only when Ana sends it
     When Ana types "My home city is ", composes "東京" from "とうきょう" with an input method and confirms it, types "." and sends the message
     Then the history shows every turn of the conversation in order

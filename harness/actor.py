@@ -164,6 +164,11 @@ class Actor(Protocol):
         list; returns once that conversation is open. On a page only (else the scenario skips)."""
         ...
 
+    def say_before_answer(self, first: str, second: str) -> tuple[Exchange, Exchange]:
+        """The user sends `first` and, before its answer shows (a slow model), `second` as well, as one who does not
+        wait; both exchanges once both answers show. On a page only (else the scenario skips)."""
+        ...
+
     def say_dropped(self, text: str) -> str:
         """The user sends `text`; the app gets it and answers, but the connection drops before the answer reaches
         the page; what the page then says. The user stays in the same page, to go on typing."""

@@ -233,6 +233,23 @@ class ChatPage(BasePage):
         with held_back(self.page, self._chat_requests(), "POST", send):
             leave()
 
+    def send_before_answer(self, first: str, second: str) -> list[tuple[str, list[RecalledMemory]]]:
+        """Send one turn and, while its answer is still on its way (held back, as a slow model holds it), the next,
+        as a person who does not wait; then let the answer through. Both answers as the page shows them, in order (a
+        page may send the second at once or once the first is answered)."""
+        replies = self._replies()
+        before = replies.count()
+
+        def send() -> None:
+            self.el("message_input").fill(first)
+            self.el("send").click()
+
+        with held_back(self.page, self._chat_requests(), "POST", send):
+            self.el("message_input").fill(second)
+            self.el("send").click()
+        expect(replies).to_have_count(before + 2)
+        return [self._read_reply(replies.nth(before)), self._read_reply(replies.nth(before + 1))]
+
     def send_with_write_failing(self, text: str, failure: Failure) -> str:
         """Send one turn and wait for its answer while the page's write of what it taught (a POST to the target's
         `memories`) meets `failure` once; returns the error the page then shows (the one new alert)."""

@@ -40,6 +40,15 @@ def tells_then_reopens(world: World, talk: Talk, name: str, text: str) -> Talk:
     return talk.stored(name, Fact.parse(text))
 
 
+@when(parsers.re(f'^{NAME} tells the assistant "(?P<first>[^"]+)" and, before the answer shows, '
+                 'sends "(?P<second>[^"]+)" as well$'), target_fixture="talk")
+def tells_two_without_waiting(world: World, talk: Talk, name: str, first: str, second: str) -> Talk:
+    """The first answer held back (a slow model) while she sends the second: the page may send it at once or once
+    the first is answered; either way each is answered, in the order she sent them."""
+    one, two = world.actors[name].say_before_answer(first, second)
+    return talk.after(one, Fact.parse(first)).after(two, Fact.parse(second))
+
+
 @then("the history shows every turn of the conversation in order")
 def history_in_order(world: World, talk: Talk) -> None:
     """The open conversation as shown, exactly the turns said and answered in it, in order."""

@@ -77,8 +77,20 @@ def respond(text: str, history: list[Message], recalled: list[Recalled], setting
     return Turn("Noted.", remember)
 
 
+def _newest_of_each_fact(recalled: list[Recalled]) -> list[Recalled]:
+    """The recalled memories a model is given: of each fact only its newest statement (as `_from_memory` picks it),
+    in recall order. A model is not told when each was said: given a correction and the value it corrects, it could
+    not tell which one is newer."""
+    newest: dict[str, Recalled] = {}
+    for r in recalled:
+        if r.fact_key and (r.fact_key not in newest or (r.created_at, r.id) > (newest[r.fact_key].created_at,
+                                                                                newest[r.fact_key].id)):
+            newest[r.fact_key] = r
+    return [r for r in recalled if not r.fact_key or newest[r.fact_key] is r]
+
+
 def _ask_model(text: str, context: list[Message], recalled: list[Recalled], settings: Settings) -> str:
-    memory = "\n".join(f"- {r.text}" for r in recalled) or "- (nothing relevant)"
+    memory = "\n".join(f"- {r.text}" for r in _newest_of_each_fact(recalled)) or "- (nothing relevant)"
     messages = [{"role": "system", "content": "You are a helpful assistant. What you remember about the user:\n"
                  + memory}]
     messages += [{"role": m.role, "content": m.text} for m in context]

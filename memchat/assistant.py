@@ -18,6 +18,7 @@ from memchat.memory_store import Recalled
 from memchat.settings import Settings
 
 CONTEXT_TURNS = 20  # the window of the fault long-conversation-forgets
+DEFAULT_MODEL = "gpt-4o-mini"  # the model client's model when MEMCHAT_LLM_MODEL is not set
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,13 @@ def respond(text: str, history: list[Message], recalled: list[Recalled], setting
     return Turn("Noted.", remember)
 
 
+def described(settings: Settings) -> str:
+    """Which assistant answers, as /healthz tells its operators: "built-in", or the model and where it is asked."""
+    if not settings.llm_base_url:
+        return "built-in"
+    return f"{settings.llm_model or DEFAULT_MODEL} at {settings.llm_base_url}"
+
+
 def _newest_of_each_fact(recalled: list[Recalled]) -> list[Recalled]:
     """The recalled memories a model is given: of each fact only its newest statement (as `_from_memory` picks it),
     in recall order. A model is not told when each was said: given a correction and the value it corrects, it could
@@ -97,6 +105,6 @@ def _ask_model(text: str, context: list[Message], recalled: list[Recalled], sett
     messages.append({"role": "user", "content": text})
     headers = {"Authorization": f"Bearer {settings.llm_api_key}"} if settings.llm_api_key else {}
     resp = httpx.post(settings.llm_base_url.rstrip("/") + "/chat/completions", headers=headers, timeout=60,
-                      json={"model": settings.llm_model or "gpt-4o-mini", "messages": messages})
+                      json={"model": settings.llm_model or DEFAULT_MODEL, "messages": messages})
     resp.raise_for_status()
     return resp.json()["choices"][0]["message"]["content"]

@@ -23,7 +23,7 @@ import redis
 from pgvector.psycopg import register_vector
 
 from harness import report
-from harness.app_launcher import ROOT, RunningApp, attach_app, free_port, start_process, stop_process
+from harness.app_launcher import ROOT, AppLaunchError, RunningApp, attach_app, free_port, start_process, stop_process
 from harness.app_tools import ToolRun, run_tool, run_tool_fed, try_tool
 from harness.databases import IndexScans, VectorIndex, scalar, vector_index_scans, vector_indexes
 from harness.drivers.base import (
@@ -275,11 +275,18 @@ class MemchatDriver(AppDriver):
         said = [line for line in log_path.read_text(encoding="utf-8", errors="replace").splitlines()
                 if line.startswith("memchat")]
         if said[:1] != [banner]:
-            stop_process(process)
-            if model:
-                model.stop()
+            for started in (process, *(model.processes if model else [])):
+                stop_process(started)
             raise DriverError(f"memchat serve, given its databases, started saying {said[:2]}, not {banner!r} first "
                               f"(log: {log_path})")
+        # Given a model, its health names it and where it is asked (memchat/README.md, GET /healthz): an app that
+        # answers with its built-in assistant instead (the same words) would pass every scenario untested.
+        answering = f"{env['MEMCHAT_LLM_MODEL']} at {model.base_url}" if model else "built-in"
+        if health.get("assistant") != answering:
+            for started in (process, *(model.processes if model else [])):
+                stop_process(started)
+            raise AppLaunchError(f"memchat, started with {'the model ' + answering if model else 'no model'}, says "
+                                 f"its assistant is {health.get('assistant')!r} (GET /healthz; log: {log_path})")
         return RunningApp(base_url, health, token, pg_dsn, redis_url, dict(settings), True, log_path, process,
                           companions=model.processes if model else [], model_url=model.base_url if model else None)
 

@@ -97,11 +97,14 @@ $(GCL):
 	@mkdir -p .tools/gitlab-ci-local
 	npm install --prefix .tools/gitlab-ci-local --no-audit --no-fund --silent gitlab-ci-local@$(GCL_VERSION)
 
-# The project's own tests: the reference app's, the support package's, and the acceptance suite on the clean app.
+# The project's own tests: the reference app's, the support package's, and the acceptance suite on the clean app;
+# then its smoke and in-session scenarios with its model client on (memchat-model: about 35 s here), the only run of
+# that client's code.
 test: setup $(BROWSER_SERVER)
 	$(PYTEST) memchat/tests -q -p no:cacheprovider -n $(N)
 	$(PYTEST) tests -q -p no:cacheprovider -n $(N)
 	$(PYTEST) features -q -n $(N) --alluredir=reports/allure-results --clean-alluredir --junitxml=reports/junit.xml
+	$(PYTEST) features -q -p no:cacheprovider -n $(N) -m "smoke or in_session" --target memchat-model
 
 # The main job: the acceptance suite against the reference app, then its Allure report (built even when red), of
 # this run only; SELECT="features/x.feature -k word" runs what those pytest arguments select instead.

@@ -18,6 +18,7 @@ from memchat.memory_store import Recalled
 from memchat.settings import Settings
 
 CONTEXT_TURNS = 20  # the window of the fault long-conversation-forgets
+DEFAULT_MODEL = "gpt-4o-mini"  # the model client's model when MEMCHAT_LLM_MODEL is not set
 
 
 @dataclass(frozen=True)
@@ -77,14 +78,33 @@ def respond(text: str, history: list[Message], recalled: list[Recalled], setting
     return Turn("Noted.", remember)
 
 
+def described(settings: Settings) -> str:
+    """Which assistant answers, as /healthz tells its operators: "built-in", or the model and where it is asked."""
+    if not settings.llm_base_url:
+        return "built-in"
+    return f"{settings.llm_model or DEFAULT_MODEL} at {settings.llm_base_url}"
+
+
+def _newest_of_each_fact(recalled: list[Recalled]) -> list[Recalled]:
+    """The recalled memories a model is given: of each fact only its newest statement (as `_from_memory` picks it),
+    in recall order. A model is not told when each was said: given a correction and the value it corrects, it could
+    not tell which one is newer."""
+    newest: dict[str, Recalled] = {}
+    for r in recalled:
+        if r.fact_key and (r.fact_key not in newest or (r.created_at, r.id) > (newest[r.fact_key].created_at,
+                                                                                newest[r.fact_key].id)):
+            newest[r.fact_key] = r
+    return [r for r in recalled if not r.fact_key or newest[r.fact_key] is r]
+
+
 def _ask_model(text: str, context: list[Message], recalled: list[Recalled], settings: Settings) -> str:
-    memory = "\n".join(f"- {r.text}" for r in recalled) or "- (nothing relevant)"
+    memory = "\n".join(f"- {r.text}" for r in _newest_of_each_fact(recalled)) or "- (nothing relevant)"
     messages = [{"role": "system", "content": "You are a helpful assistant. What you remember about the user:\n"
                  + memory}]
     messages += [{"role": m.role, "content": m.text} for m in context]
     messages.append({"role": "user", "content": text})
     headers = {"Authorization": f"Bearer {settings.llm_api_key}"} if settings.llm_api_key else {}
     resp = httpx.post(settings.llm_base_url.rstrip("/") + "/chat/completions", headers=headers, timeout=60,
-                      json={"model": settings.llm_model or "gpt-4o-mini", "messages": messages})
+                      json={"model": settings.llm_model or DEFAULT_MODEL, "messages": messages})
     resp.raise_for_status()
     return resp.json()["choices"][0]["message"]["content"]

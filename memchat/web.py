@@ -207,7 +207,7 @@ def build_app(state: AppState) -> Starlette:
     def healthz(request: Request) -> Response:
         return JSONResponse({"app": "memchat", "version": __version__, **state.versions(),
                              "embedder": settings.embedder, "index": settings.index,
-                             "faults": sorted(settings.faults)})
+                             "assistant": assistant.described(settings), "faults": sorted(settings.faults)})
 
     def api_login(request: Request, _: None, body: bytes) -> Response:
         data = parse_json(body)

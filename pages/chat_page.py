@@ -102,7 +102,14 @@ class ChatPage(BasePage):
 
         def answered() -> Locator:
             reply = self._newest_reply(replies, id_attribute, previous) if id_attribute else replies.nth(before)
-            expect(reply).to_be_visible()
+            try:
+                expect(reply).to_be_visible()
+            except AssertionError as missing:  # the same failure, said as a user sees it where the page says why
+                said = self.errors_shown()
+                if said:
+                    raise AssertionError(f"no reply came to {text[:80]!r}: the page says "
+                                         f"{' | '.join(said)!r}") from missing
+                raise
             return reply
 
         return answered

@@ -479,6 +479,36 @@ def test_unknown_embedding_model_is_404(base_url: str) -> None:
     assert "\n" not in message and "hash-ngram-v1" in message and "hash-ngram-v2" in message
 
 
+def test_an_unknown_chat_model_is_404_and_the_names_an_app_is_configured_with_are_answered() -> None:
+    from starlette.testclient import TestClient
+
+    messages = [{"role": "user", "content": "My pin is 0042."}]
+    plain = TestClient(build_app())
+    resp = plain.post("/v1/chat/completions", json={"model": "gpt-4o-mini", "messages": messages})
+    assert resp.status_code == 404 and resp.json()["error"]["code"] == "model_not_found"
+    assert "'gpt-4o-mini'" in resp.json()["error"]["message"] and "memtest-assistant" in resp.json()["error"]["message"]
+    assert plain.post("/v1/chat/completions", json={"messages": messages}).status_code == 200  # none: its own
+    khoj = TestClient(build_app(chat_models=("gpt-4o-mini",)))
+    for name in ("gpt-4o-mini", "memtest-assistant"):
+        assert khoj.post("/v1/chat/completions", json={"model": name, "messages": messages}).status_code == 200
+    assert "gpt-4o-mini" in {m["id"] for m in khoj.get("/v1/models").json()["data"]}
+
+
+def test_started_with_a_key_it_answers_only_requests_bearing_it() -> None:
+    from starlette.testclient import TestClient
+
+    client = TestClient(build_app(api_key="k3y"))
+    body = {"model": "memtest-assistant", "messages": [{"role": "user", "content": "My pin is 0042."}]}
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "k3y"}):
+        for resp in (client.post("/v1/chat/completions", json=body, headers=headers),
+                     client.post("/v1/embeddings", json={"model": "hash-ngram-v1", "input": "x"}, headers=headers),
+                     client.get("/v1/models", headers=headers)):
+            assert resp.status_code == 401 and resp.json()["error"]["code"] == "invalid_api_key", (headers, resp.text)
+    ok = client.post("/v1/chat/completions", json=body, headers={"Authorization": "Bearer k3y"})
+    assert ok.status_code == 200 and ok.json()["choices"][0]["message"]["content"].startswith("Got it.")
+    assert client.get("/health").status_code == 200  # the suite's own routes need no key
+
+
 def test_openai_named_embeddings_have_openais_size_and_honour_dimensions(base_url: str) -> None:
     body = {"model": "text-embedding-3-small", "input": ["my favourite colour"], "encoding_format": "base64"}
     one = httpx.post(f"{base_url}/embeddings", json=body, timeout=10).json()["data"][0]["embedding"]

@@ -19,6 +19,7 @@ from tools.mutation.mutant_test import (
     AROUND,
     NO_START,
     NOT_PYTHON,
+    area_for,
     change_key,
     changed_lines,
     compile_error,
@@ -185,6 +186,32 @@ def test_each_part_of_the_app_runs_the_features_that_reach_it() -> None:
         assert (ROOT / name).exists(), name
     with pytest.raises(SystemExit, match="in no area"):
         features_for("harness/recall.py")
+
+
+def test_the_model_clients_lines_run_the_chat_features_on_the_target_that_turns_it_on() -> None:
+    assistant = (ROOT / "memchat" / "assistant.py").read_text(encoding="utf-8")
+    held = assistant.splitlines()
+    asking = next(i for i, line in enumerate(held, 1) if "/chat/completions" in line)  # in _ask_model
+    choosing = next(i for i, line in enumerate(held, 1) if line.startswith("def _newest("))  # the built-in's
+    model = area_for("memchat/assistant.py", [asking], assistant)
+    assert model.target == "memchat-model" and model.features[0] == "features/in_session_memory.feature"
+    assert (ROOT / "targets" / "memchat-model.toml").exists()
+    assert area_for("memchat/assistant.py", [choosing], assistant).target is None
+    assert area_for("memchat/assistant.py").target is None  # without its lines: the file's own area
+    cli = (ROOT / "memchat" / "cli.py").read_text(encoding="utf-8")
+    lines = cli.splitlines()
+    setting = next(i for i, line in enumerate(lines, 1) if '"MEMCHAT_LLM_MODEL"' in line)
+    assert area_for("memchat/cli.py", [setting], cli).target == "memchat-model"
+    assert area_for("memchat/cli.py", [setting - 1], cli) == area_for("memchat/cli.py")  # the admin token's line
+    assert "features/replay_through_changes.feature" in features_for("memchat/cli.py")
+
+
+def test_a_feature_measured_on_another_target_runs_only_there() -> None:
+    by_line = {"memchat/assistant.py": {"88": ["in_session_memory@memchat-model"], "60": ["in_session_memory"]}}
+    ordered = ["features/in_session_memory.feature", "features/forgetting.feature"]
+    assert features_running(by_line, "memchat/assistant.py", [88], ordered, "memchat-model") == ordered[:1]
+    assert features_running(by_line, "memchat/assistant.py", [88], ordered) == []
+    assert features_running(by_line, "memchat/assistant.py", [60], ordered, "memchat-model") == []
 
 
 def test_a_python_mutant_runs_only_the_features_that_ran_its_lines() -> None:

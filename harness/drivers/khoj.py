@@ -383,7 +383,7 @@ class KhojDriver(AppDriver):
         folder = data_dir or Path(tempfile.mkdtemp(prefix="memtest-khoj-", dir="/tmp"))
         (folder / "home").mkdir(parents=True, exist_ok=True)
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        model = start_model_server(log_path.with_suffix(".model.log"))
+        model = start_model_server(log_path.with_suffix(".model.log"), chat_models=(CHAT_MODEL_NAME,))
         try:
             env = self._env(folder, pg_dsn, model.base_url)
             if "secret-key-per-start" in faults:

@@ -427,8 +427,10 @@ class LettaDriver(AppDriver):
         (folder / "letta").mkdir(exist_ok=True)
         # Letta stores the model server's address in every agent's model settings: a restart keeps the port.
         model_port = folder / "model-port"
+        # The model server answers the chat model the agents are configured with (a handle: provider/name).
         model = start_model_server(log_path.with_suffix(".model.log"),
-                                   int(model_port.read_text()) if model_port.exists() else None)
+                                   int(model_port.read_text()) if model_port.exists() else None,
+                                   chat_models=(self.model.partition("/")[2] or self.model,))
         model_port.write_text(str(urlsplit(model.base_url).port))
         try:
             env = self._env(folder, pg_dsn, model.base_url, faults)

@@ -24,7 +24,7 @@ import redis
 from pgvector.psycopg import register_vector
 
 from harness import report
-from harness.app_launcher import ROOT, RunningApp, attach_app, free_port, start_process, stop_process
+from harness.app_launcher import ROOT, AppLaunchError, RunningApp, attach_app, free_port, start_process, stop_process
 from harness.app_tools import ToolRun, run_tool, run_tool_fed, try_tool
 from harness.databases import IndexScans, VectorIndex, scalar, vector_index_scans, vector_indexes
 from harness.drivers.base import (
@@ -49,6 +49,7 @@ from harness.drivers.base import (
 )
 from harness.http_clients import tls
 from harness.legacy_store import MigrationCounts
+from harness.model_server.client import ModelServer, start_model_server
 from harness.target import Target, fill
 from harness.turn import Turn
 from harness.warm_start import popen
@@ -255,9 +256,19 @@ class MemchatDriver(AppDriver):
             command += [f"--{name}", value]
         token = secrets.token_urlsafe(24)
         base_url = f"http://127.0.0.1:{port}"
-        process, health = start_process(self.target.name, command, log_path=log_path,
-                                        env={**self.target.env, self.target.app["admin_token_env"]: token},
-                                        health_url=base_url + self.target.health_path, warm=self.target.warm_start)
+        env = {**self.target.env, self.target.app["admin_token_env"]: token}
+        model = self._model_server(log_path)
+        if model:  # its model client (memchat/README.md: MEMCHAT_LLM_*) asks the suite's model server, with a key
+            env |= {"MEMCHAT_LLM_BASE_URL": model.base_url, "MEMCHAT_LLM_MODEL": self.target.app["chat_model"],
+                    "MEMCHAT_LLM_API_KEY": model.api_key or ""}
+        try:
+            process, health = start_process(self.target.name, command, log_path=log_path, env=env,
+                                            health_url=base_url + self.target.health_path,
+                                            warm=self.target.warm_start)
+        except BaseException:
+            if model:
+                model.stop()
+            raise
         # What its operator reads as it starts (memchat/cli.py, serve), first: where it serves, and which faults are
         # on (given its databases, it starts none of its own, and says nothing of them).
         banner = (f"memchat {health.get('version')}: serving on {base_url} (faults: "
@@ -265,10 +276,30 @@ class MemchatDriver(AppDriver):
         said = [line for line in log_path.read_text(encoding="utf-8", errors="replace").splitlines()
                 if line.startswith("memchat")]
         if said[:1] != [banner]:
-            stop_process(process)
+            for started in (process, *(model.processes if model else [])):
+                stop_process(started)
             raise DriverError(f"memchat serve, given its databases, started saying {said[:2]}, not {banner!r} first "
                               f"(log: {log_path})")
-        return RunningApp(base_url, health, token, pg_dsn, redis_url, dict(settings), True, log_path, process)
+        # Given a model, its health names it and where it is asked (memchat/README.md, GET /healthz): an app that
+        # answers with its built-in assistant instead (the same words) would pass every scenario untested.
+        answering = f"{env['MEMCHAT_LLM_MODEL']} at {model.base_url}" if model else "built-in"
+        if health.get("assistant") != answering:
+            for started in (process, *(model.processes if model else [])):
+                stop_process(started)
+            raise AppLaunchError(f"memchat, started with {'the model ' + answering if model else 'no model'}, says "
+                                 f"its assistant is {health.get('assistant')!r} (GET /healthz; log: {log_path})")
+        return RunningApp(base_url, health, token, pg_dsn, redis_url, dict(settings), True, log_path, process,
+                          companions=model.processes if model else [], model_url=model.base_url if model else None)
+
+    def _model_server(self, log_path: Path) -> ModelServer | None:
+        """The suite's model server for its model client, where the target names the chat model memchat is to ask
+        (memchat-model.toml): started as the app's companion, answering that model only, for a fresh random key,
+        and as a chat model that calls no tools (memchat offers none: the memory under test is memchat's own)."""
+        name = self.target.app.get("chat_model")
+        if not name:
+            return None
+        return start_model_server(log_path.with_suffix(".model.log"), use_tools=False, chat_models=(str(name),),
+                                  api_key=secrets.token_urlsafe(24))
 
     def attach(self, base_url: str, admin_token: str | None) -> RunningApp:
         return attach_app(self.target.name, base_url, self.target.health_path, admin_token)

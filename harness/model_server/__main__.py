@@ -20,6 +20,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="type of the memories Open WebUI's memory review adds (default: context)")
     parser.add_argument("--tools", choices=("use", "ignore"), default="use",
                         help="call the tools an app offers (default) or answer as a chat model that ignores them")
+    parser.add_argument("--chat-model", action="append", default=[], metavar="NAME",
+                        help="a chat model name it answers besides memtest-assistant (repeatable); any other: 404")
+    parser.add_argument("--api-key", default=None, metavar="KEY",
+                        help="require this key as the bearer of every /v1 request (else 401), as OpenAI does")
     args = parser.parse_args(argv)
     # Bind (and listen) before printing: the printed port is then real, and a client that connects at once
     # waits in the backlog until uvicorn accepts.
@@ -34,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     sock.listen(128)
     host = f"[{args.host}]" if family == socket.AF_INET6 else args.host
     print(f"model server: http://{host}:{sock.getsockname()[1]}/v1", flush=True)
-    app = build_app(args.memory_type, use_tools=args.tools == "use")
+    app = build_app(args.memory_type, use_tools=args.tools == "use", chat_models=tuple(args.chat_model),
+                    api_key=args.api_key)
     config = uvicorn.Config(app, log_level="warning", access_log=False)
     # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal with the handlers it found; these
     # no-op handlers make a requested stop exit with 0 instead of dying by the signal.

@@ -17,6 +17,7 @@ from harness.warm_start import ForkedProcess
 @dataclass
 class ModelServer:
     base_url: str  # ends in /v1, as OpenAI-compatible clients expect
+    api_key: str | None = field(default=None, repr=False)  # the bearer it requires, if it was started with one
     process: subprocess.Popen | ForkedProcess | None = field(default=None, repr=False)
 
     @classmethod
@@ -25,7 +26,8 @@ class ModelServer:
         return cls(app.model_url) if app.model_url else None
 
     def reply(self, text: str) -> str:
-        resp = httpx.post(self.base_url + "/chat/completions", verify=tls(), timeout=30,
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        resp = httpx.post(self.base_url + "/chat/completions", verify=tls(), timeout=30, headers=headers,
                           json={"model": "memtest-assistant", "messages": [{"role": "user", "content": text}]})
         resp.raise_for_status()
         return resp.json()["choices"][0]["message"]["content"]
@@ -47,12 +49,17 @@ class ModelServer:
         return [self.process] if self.process is not None else []
 
 
-def start_model_server(log_path: Path, port: int | None = None, use_tools: bool = True) -> ModelServer:
+def start_model_server(log_path: Path, port: int | None = None, use_tools: bool = True,
+                       chat_models: tuple[str, ...] = (), api_key: str | None = None) -> ModelServer:
     """A model server on a free port, or on `port`: an app restarted on its data may have stored the server's
-    address (Letta keeps it in each agent's model settings). `use_tools` False: it ignores the tools apps offer."""
+    address (Letta keeps it in each agent's model settings). `use_tools` False: it ignores the tools apps offer.
+    `chat_models`: the chat model names the app is configured with besides memtest-assistant (any other is answered
+    404); `api_key`: the bearer it then requires of every request (else 401)."""
     port = port or free_port()
     command = [sys.executable, "-m", "harness.model_server", "--host", "127.0.0.1", "--port", str(port),
                "--tools", "use" if use_tools else "ignore"]
+    command += [arg for name in chat_models for arg in ("--chat-model", name)]
+    command += ["--api-key", api_key] if api_key else []
     process, _ = start_process("the model server", command, env={}, log_path=log_path, timeout=30,
                                health_url=f"http://127.0.0.1:{port}/health")
-    return ModelServer(f"http://127.0.0.1:{port}/v1", process)
+    return ModelServer(f"http://127.0.0.1:{port}/v1", api_key, process)

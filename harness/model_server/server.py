@@ -1,6 +1,11 @@
 """The HTTP side: OpenAI's /v1/models, /v1/chat/completions (plain and SSE, content or a tool call where the app
 offers tools: see `agent`) and /v1/embeddings.
 
+As OpenAI does, it answers a chat model it does not serve with 404 `model_not_found` (it serves `memtest-assistant`
+and the names an app's driver starts it with: the model names that app is configured with), and, started with an API
+key, a request without that key as its bearer with 401 `invalid_api_key`: an app that asks for another model than
+its settings say, or forgets its key, is told so, as it would be in production.
+
 Stateless: every answer derives from the request alone, so apps can be restarted, migrated or run in parallel
 against one server and the same conversation always gets the same reply. The one thing it keeps is a log of the
 memory reviews it answered (GET /memtest/reviews?user_id=...), which no answer reads: apps write memories after a
@@ -11,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import json
 import time
 from collections.abc import AsyncIterator
@@ -77,9 +83,9 @@ def _pieces(text: str) -> list[str]:
     return out or [""]
 
 
-async def models(_: Request) -> JSONResponse:
+async def models(request: Request) -> JSONResponse:
     data = [{"id": name, "object": "model", "created": 0, "owned_by": "memtest"}
-            for name in (CHAT_MODEL, *embeddings.MODELS)]
+            for name in (*request.app.state.chat_models, *embeddings.MODELS)]
     return JSONResponse({"object": "list", "data": data})
 
 
@@ -99,13 +105,16 @@ async def chat_completions(request: Request) -> Response:
     body = await _json_body(request)
     if body is None or not isinstance(body.get("messages"), list):
         return _error(400, "the body must be a JSON object with a list of messages", "invalid_request")
+    model = str(body.get("model") or CHAT_MODEL)
+    if model not in request.app.state.chat_models:
+        known = ", ".join(request.app.state.chat_models)
+        return _error(404, f"The model {model!r} does not exist; known: {known}", "model_not_found")
     messages = [m for m in body["messages"] if isinstance(m, dict)]
     offered = body.get("tools") if isinstance(body.get("tools"), list) else None
     tools = offered if request.app.state.use_tools else None
     step = answer(messages, tools, request.app.state.memory_type)
     text, call = step.content or "", step.call
     _log_review(request, messages, text)
-    model = str(body.get("model") or CHAT_MODEL)
     # Deterministic id: the same request gets the same response, byte for byte apart from `created`.
     digest = hashlib.blake2b(json.dumps(messages, sort_keys=True).encode(), digest_size=12).hexdigest()
     ident, created = f"chatcmpl-{digest}", int(time.time())
@@ -201,10 +210,29 @@ async def create_embeddings(request: Request) -> JSONResponse:
                          "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
 
-def build_app(memory_type: str = "context", use_tools: bool = True) -> Starlette:
+class _KeyCheck:
+    """401 `invalid_api_key` for an OpenAI route (/v1/...) asked without `Authorization: Bearer <key>`."""
+
+    def __init__(self, app: Any, key: str) -> None:
+        self.app, self.key = app, key
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("/v1/"):
+            given = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+            if not hmac.compare_digest(given.encode(), f"Bearer {self.key}".encode()):
+                said = "a missing API key" if not given else "an incorrect API key"
+                await _error(401, f"You gave {said}: send Authorization: Bearer <the key>", "invalid_api_key")(
+                    scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def build_app(memory_type: str = "context", use_tools: bool = True, chat_models: tuple[str, ...] = (),
+              api_key: str | None = None) -> Starlette:
     """The server's app; `memory_type`: the type ("context" or "user") of memories a review adds in Open WebUI;
     `use_tools` False: a chat model that never calls the tools an app offers (the memory under test is then the
-    app's own, not written by the model's calls)."""
+    app's own, not written by the model's calls); `chat_models`: the names it answers besides `CHAT_MODEL`;
+    `api_key`: the bearer every /v1 route then requires."""
     if memory_type not in MEMORY_TYPES:
         raise ValueError(f"memory_type must be one of {MEMORY_TYPES}, not {memory_type!r}")
     app = Starlette(routes=[
@@ -216,5 +244,8 @@ def build_app(memory_type: str = "context", use_tools: bool = True) -> Starlette
     ])
     app.state.memory_type = memory_type
     app.state.use_tools = use_tools
+    app.state.chat_models = tuple(dict.fromkeys((CHAT_MODEL, *chat_models)))
     app.state.reviews = []
+    if api_key:
+        app.add_middleware(_KeyCheck, key=api_key)
     return app

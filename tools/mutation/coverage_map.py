@@ -6,7 +6,9 @@ of the areas (tools/mutation/areas.toml) runs once, as the mutants' runs do, wit
 of memchat the suite starts (the server and each tool): started by a `sitecustomize` on their PYTHONPATH
 (coverage's own subprocess support, COVERAGE_PROCESS_START), each writing its own data file, with the warm start off
 (a process forked from a warm interpreter would not start coverage). The map is
-`{"module": {"line": ["feature", ...]}}`, the features in the areas' order, written to the work folder.
+`{"module": {"line": ["feature", ...]}}`, the features in the areas' order (`feature@target` for a feature an area
+runs on another target than the default: the model client's lines run only on memchat-model), written to the work
+folder.
 """
 
 from __future__ import annotations
@@ -59,8 +61,15 @@ def _lines_run(path: Path, executed: set[int]) -> list[int]:
     return sorted(executed | {line for line, head in heads.items() if head in executed})
 
 
-def measure(root: Path, features: list[str], work: Path, timeout_s: float) -> dict[str, dict[str, list[str]]]:
-    """Run each feature on the unmutated app in `root` under coverage; the lines of memchat each one ran."""
+def run_name(feature: str, target: str | None = None) -> str:
+    """A feature's run in the map: its name, and `@target` when it ran on a target other than the default."""
+    return Path(feature).stem + (f"@{target}" if target else "")
+
+
+def measure(root: Path, features: list[str] | list[tuple[str, str | None]], work: Path,
+            timeout_s: float) -> dict[str, dict[str, list[str]]]:
+    """Run each feature (or each (feature, target) pair: on that target, None the default) on the unmutated app in
+    `root` under coverage; the lines of memchat each one ran."""
     import coverage  # (only the measuring run needs it)
 
     folder = work / "coverage"
@@ -68,8 +77,9 @@ def measure(root: Path, features: list[str], work: Path, timeout_s: float) -> di
     (folder / "startup").mkdir(parents=True)
     (folder / "startup" / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
     by_line: dict[str, dict[str, list[str]]] = {}
-    for feature in features:
-        name = Path(feature).stem
+    for run in features:
+        feature, target = run if isinstance(run, tuple) else (run, None)
+        name = run_name(feature, target)
         data = folder / name / ".coverage"
         data.parent.mkdir()
         rc = folder / name / "coveragerc"
@@ -77,13 +87,15 @@ def measure(root: Path, features: list[str], work: Path, timeout_s: float) -> di
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(folder / "startup")]),
                "COVERAGE_PROCESS_START": str(rc), "MEMTEST_WARM_START": "0", "PYTHONDONTWRITEBYTECODE": "1"}
         started = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "pytest", feature, "-q", "-n", "2", "-p", "no:cacheprovider",
+        proc = subprocess.run([sys.executable, "-m", "pytest", feature, *(["--target", target] if target else []),
+                               "-q", "-n", "2", "-p", "no:cacheprovider",
                                "-p", "no:randomly", "--alluredir", str(folder / name / "allure"),
                                "--output", str(folder / name / "playwright")],
                               cwd=root, env=env, capture_output=True, text=True, timeout=timeout_s)
         if proc.returncode != 0:
             tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
-            raise SystemExit(f"the unmutated app's run of {feature} under coverage failed (exit {proc.returncode}): "
+            raise SystemExit(f"the unmutated app's run of {feature}{f' on --target {target}' if target else ''} "
+                             f"under coverage failed (exit {proc.returncode}): "
                              f"{tail}; a mutant cannot be judged against a run that fails without it")
         combined = coverage.Coverage(data_file=str(data))
         combined.combine([str(data.parent)], keep=False)
@@ -92,7 +104,7 @@ def measure(root: Path, features: list[str], work: Path, timeout_s: float) -> di
             module = str(Path(path).resolve().relative_to(root.resolve()))
             for line in _lines_run(Path(path), set(measured.lines(path) or [])):
                 by_line.setdefault(module, {}).setdefault(str(line), []).append(name)
-        print(f"mutation: coverage of the unmutated app under {feature}: "
+        print(f"mutation: coverage of the unmutated app under {feature}{f' on {target}' if target else ''}: "
               f"{sum(len(measured.lines(p) or []) for p in measured.measured_files())} lines of "
               f"{len(measured.measured_files())} modules ({time.perf_counter() - started:.0f} s)", flush=True)
     (work / MAP_FILE).write_text(json.dumps(by_line, sort_keys=True), encoding="utf-8")
@@ -100,7 +112,8 @@ def measure(root: Path, features: list[str], work: Path, timeout_s: float) -> di
 
 
 def features_running(by_line: dict[str, dict[str, list[str]]], module: str, lines: list[int],
-                     ordered: list[str]) -> list[str]:
-    """The features (of `ordered`, in its order) that ran any of `lines` of `module`."""
+                     ordered: list[str], target: str | None = None) -> list[str]:
+    """The features (of `ordered`, in its order) that ran any of `lines` of `module` on `target` (None: the
+    default)."""
     ran = {name for line in lines for name in by_line.get(module, {}).get(str(line), [])}
-    return [feature for feature in ordered if Path(feature).stem in ran]
+    return [feature for feature in ordered if run_name(feature, target) in ran]

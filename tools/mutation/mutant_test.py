@@ -3,7 +3,8 @@
 Which mutant is active: StrykerJS names it in $__STRYKER_ACTIVE_MUTANT__ (a mutant of the page's script; the suite's
 browsers hand it to the page, harness.browser); cosmic-ray writes it into a module, which `git diff` of the scratch
 copy shows. The run is the default acceptance run narrowed to the features that can reach the mutated file
-(tools/mutation/areas.toml) and, for a Python mutant, to those of them that ran its lines on the unmutated app
+(tools/mutation/areas.toml), on the target its area names (the model client's lines: memchat-model), and, for a
+Python mutant, to those of them that ran its lines on the unmutated app
 (tools.mutation.coverage_map; none: it survives unrun), stopped at its first failure, within a deadline. What
 happened is appended to the work folder's outcomes.jsonl, keyed by the mutant, an error with its cause; the exit
 status is what the tools count (0: survived, 1: not). `--baseline` runs one scenario on the unmutated app instead: did
@@ -24,10 +25,12 @@ import subprocess
 import sys
 import time
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tools.mutation.coverage_map import MAP_FILE, features_running
+from tools.mutation.population import enclosing_definition
 
 if TYPE_CHECKING:
     from tools.suite_runs import RunResults, SuiteRun
@@ -41,12 +44,36 @@ TIMEOUT_ENV = "MEMTEST_MUTANT_TIMEOUT_S"
 DEFAULT_TIMEOUT_S = 420.0
 
 
-def features_for(path: str) -> list[str]:
-    """The feature files a mutant of `path` runs, from the first area whose pattern matches."""
+@dataclass(frozen=True)
+class Area:
+    """What a mutant runs: feature files, on a target of targets/ (None: the default run's)."""
+
+    features: list[str]
+    target: str | None = None
+
+
+def area_for(path: str, lines: list[int] | None = None, source: str | None = None) -> Area:
+    """The area of a mutant of `path`: the first whose pattern matches and, where it names `functions` or
+    `lines_with`, one of whose `lines` of the unmutated `source` lies in one of those functions or holds one of those
+    texts (an area that names neither takes every line; without lines or source, only such an area)."""
     for area in tomllib.loads(AREAS.read_text(encoding="utf-8"))["area"]:
-        if any(fnmatch.fnmatch(path, pattern) for pattern in area["files"]):
-            return [f"features/{name}.feature" for name in area["features"]]
+        if not any(fnmatch.fnmatch(path, pattern) for pattern in area["files"]):
+            continue
+        functions, texts = area.get("functions", []), area.get("lines_with", [])
+        if functions or texts:
+            if lines is None or source is None:
+                continue
+            held = source.splitlines()
+            if not any(enclosing_definition(source, line) in functions
+                       or any(text in held[line - 1] for text in texts if 0 < line <= len(held)) for line in lines):
+                continue
+        return Area([f"features/{name}.feature" for name in area["features"]], area.get("target"))
     raise SystemExit(f"{path} is in no area of {AREAS.relative_to(ROOT)}: add it there (which features reach it)")
+
+
+def features_for(path: str, lines: list[int] | None = None, source: str | None = None) -> list[str]:
+    """The feature files a mutant of `path` runs (`area_for`)."""
+    return area_for(path, lines, source).features
 
 
 def python_mutant() -> tuple[str, str]:
@@ -123,22 +150,31 @@ def verdict(results: RunResults, returncode: int | None, tail: str) -> tuple[str
     return "error", PYTEST_EXIT, f"pytest exited {returncode}: {tail}"
 
 
+def unmutated_source(path: str) -> str | None:
+    """`path` as the scratch copy's commit holds it, before any mutant was written (None: not there)."""
+    shown = subprocess.run(["git", "show", f"HEAD:{path}"], cwd=ROOT, capture_output=True, text=True)
+    return shown.stdout if shown.returncode == 0 else None
+
+
 def run(key: str, tool: str, path: str, lines: list[int] | None = None) -> int:
-    """Run the features that reach `path` (and, where the coverage map is measured, run `lines` of it); record and
-    return the outcome (0 survived, 1 killed or error)."""
-    features = features_for(path)
+    """Run the features that reach `path` (and, where the coverage map is measured, run `lines` of it), on their
+    area's target; record and return the outcome (0 survived, 1 killed or error)."""
+    area = area_for(path, lines, unmutated_source(path) if lines is not None else None)
+    features = area.features
     coverage = WORK / MAP_FILE
     if lines is not None and coverage.exists():
-        features = features_running(json.loads(coverage.read_text(encoding="utf-8")), path, lines, features)
+        features = features_running(json.loads(coverage.read_text(encoding="utf-8")), path, lines, features,
+                                    area.target)
         if not features:
+            on = f" on --target {area.target}" if area.target else ""
             return record({"key": key, "tool": tool, "module": path, "status": "survived", "seconds": 0.0,
                            "reason": f"no feature runs line {', '.join(map(str, sorted(set(lines))))} of {path} on "
-                                     "the unmutated app (coverage): not run", "log": ""})
+                                     f"the unmutated app{on} (coverage): not run", "log": ""})
     # Fresh byte code for the mutated file: two mutants of one line written within a second would share the
     # timestamp and size Python checks a cached .pyc by.
     shutil.rmtree(ROOT / "memchat" / "__pycache__", ignore_errors=True)
     label = hashlib.sha1(key.encode()).hexdigest()[:12]
-    suite = _suite_run(label, [*features, "-x"])
+    suite = _suite_run(label, [*features, *(["--target", area.target] if area.target else []), "-x"])
     deadline = float(os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT_S))
     started = time.perf_counter()
     try:

@@ -45,8 +45,8 @@ from tools.mutation.mutant_test import (
     NOT_RUN,
     TIMEOUT_ENV,
     UNDER_STRYKER_ENV,
+    area_for,
     change_key,
-    features_for,
 )
 from tools.mutation.population import (
     ANNOTATION,
@@ -367,8 +367,9 @@ def mutate(scratch: Path, args: argparse.Namespace, equivalents: list[Equivalent
         keep.write_text(json.dumps([m.ref for m in python]))
         cosmic_ray("memtest-cr-session", "keep", str(session), str(keep), cwd=scratch)
         if args.coverage == "always" or (args.coverage == "auto" and len(python) >= COVERAGE_PAYS):
-            features = list(dict.fromkeys(f for m in python for f in features_for(m.module)))
-            coverage_map.measure(scratch, features, work, args.timeout)
+            areas = [area_for(m.module, [m.line], (scratch / m.module).read_text(encoding="utf-8")) for m in python]
+            runs = list(dict.fromkeys((f, area.target) for area in areas for f in area.features))
+            coverage_map.measure(scratch, runs, work, args.timeout)
             measured = True
             (ROOT / "reports").mkdir(exist_ok=True)
             shutil.copy2(work / coverage_map.MAP_FILE, ROOT / "reports" / "mutation-coverage.json")

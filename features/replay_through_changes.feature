@@ -126,6 +126,7 @@ Feature: Every memory survives each change the app goes through
     And the memories imported from "snapshots/examples/import", as the app holds them before the change "<change>"
     When the operator runs the change "<change>" with each of those settings
     Then each run ends well and accounts for every memory of the history
+    And after each run the store holds exactly the vector indexes the app promises for its setting
     And every historical memory is recalled for its owner and for nobody else
     And every historical memory keeps its conversation and its creation and expiry times
 

@@ -427,20 +427,43 @@ def edges_declared(world: World, change_name: str) -> None:
     listed_with_change(world, change_name, "edges")
 
 
+@dataclass(frozen=True)
+class EdgeRun:
+    """A run of the change's tool with a setting at its edge: what the tool said, and what its store then lacked or
+    had besides the vector indexes the app promises for that setting (read before the next run rebuilds them)."""
+
+    edge: Edge
+    run: ToolRun
+    indexes_wrong: list[str]
+
+
 @when('the operator runs the change "<change>" with each of those settings', target_fixture="edge_runs")
-def runs_at_edges(world: World, change_name: str) -> list[tuple[Edge, ToolRun]]:
+def runs_at_edges(world: World, change_name: str) -> list[EdgeRun]:
     """One run per setting, in the order listed, on the same stores: the change's tool with the setting's words."""
     change = declared_change(world, change_name)
-    return [(edge, world.app.try_change_at_edge(change, edge)) for edge in change.edges]
+    runs = []
+    for edge in change.edges:
+        run = world.app.try_change_at_edge(change, edge)
+        runs.append(EdgeRun(edge, run, promise_broken(world.app, edge.give) if run.returncode == 0 else []))
+    return runs
+
+
+@then("after each run the store holds exactly the vector indexes the app promises for its setting")
+def edge_runs_keep_index_promise(edge_runs: list[EdgeRun]) -> None:
+    """As its documentation promises for the setting (an HNSW graph in as many parts as --index-graph-rows makes,
+    one row a part included): read after each run, not only the last."""
+    wrong = [f"{e.edge.name} ({' '.join(e.edge.give)}):\n" + "\n".join(e.indexes_wrong)
+             for e in edge_runs if e.indexes_wrong]
+    assert not wrong, "a run of the change with a setting at its edge left other vector indexes than the app " \
+                      "promises:\n" + "\n".join(wrong)
 
 
 @then("each run ends well and accounts for every memory of the history")
-def edge_runs_end_well(world: World, change_name: str, edge_runs: list[tuple[Edge, ToolRun]],
-                       history: HeldHistory) -> None:
+def edge_runs_end_well(world: World, change_name: str, edge_runs: list[EdgeRun], history: HeldHistory) -> None:
     """Exit status 0, and counts that read every memory and wrote each, or found it already there (and embedded again
     those read with a vector of another model, where the tool says)."""
     change, total, wrong = declared_change(world, change_name), history.history.size, []
-    for edge, run in edge_runs:
+    for edge, run in ((e.edge, e.run) for e in edge_runs):
         what = f"{edge.name} ({' '.join(edge.give)})"
         if run.returncode != 0:
             wrong.append(f"{what}: exit status {run.returncode}; it said {run.stderr.strip().splitlines()[-3:]}")

@@ -279,6 +279,11 @@ class AppHandle:
             self.require(Capability.DATABASE_ACCESS)
         return self.driver.memory_remains(self.running, memory_ids)
 
+    def conversation_remains(self, conversation_id: str) -> dict[str, int]:
+        """What the app's store still holds of this conversation (its row and its messages, by kind)."""
+        self.require(Capability.CONVERSATION_REMAINS)
+        return self.driver.conversation_remains(self.running, conversation_id)
+
     def recall_by_own_text(self, queries: list[OwnTextQuery]) -> list[OwnTextResult]:
         if not self.offers(Capability.HISTORY_IMPORT):  # a driver that imports a history also reads it back
             self.require(Capability.DATABASE_ACCESS)

@@ -265,7 +265,8 @@ def store_holds_nothing_taken_back(world: World, taken_back: TakenBack, name: st
 @then(parsers.re(f"^the conversation {NAME} deleted is gone from {HER} list, from its address and from every read of "
                  "the app's API$"))
 def conversation_gone(world: World, taken_back: TakenBack, name: str) -> None:
-    """Not listed (on the page and by the API); its address shows none of its turns; the API refuses it."""
+    """Not listed (on the page and by the API); its address shows none of its turns; the API refuses it; and, where
+    the driver reads the app's store, nothing of it is left there."""
     assert taken_back.name == name and taken_back.conversation_ids, f"{name} deleted no conversation"
     actor, gone = world.actors[name], taken_back.conversation_ids[0]
     listed = actor.conversations_listed()
@@ -278,6 +279,12 @@ def conversation_gone(world: World, taken_back: TakenBack, name: str) -> None:
     answer = actor.session.ask_for_conversation(gone)
     assert answer.refused, f"the app's API answers {name}'s deleted conversation with HTTP {answer.status}"
     actor.reload()
+    if not world.app.offers(Capability.CONVERSATION_REMAINS):
+        report.attach_text("not checked", f"the {world.app.name} driver does not read what the app's store keeps of "
+                                          "a deleted conversation")
+        return
+    left = {kind: n for kind, n in world.app.conversation_remains(gone).items() if n}
+    assert not left, f"after {name} deleted her conversation {gone}, the app's store still holds {left}"
 
 
 @then(parsers.re(f"^{HER} other conversation is still listed, with every turn$"))

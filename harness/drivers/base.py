@@ -97,6 +97,8 @@ class Capability(StrEnum):
     # memory_remains alone, for a driver that reads no more of the app's store than what users took back (without
     # DATABASE_ACCESS, which promises every store read of the replay and of deleted accounts)
     MEMORY_REMAINS = "reading what the app's store keeps of a deleted memory"
+    # conversation_remains: what the store keeps of a deleted conversation (its row, its messages)
+    CONVERSATION_REMAINS = "reading what the app's store keeps of a deleted conversation"
     # remains_of alone, likewise: what the store keeps of a deleted account
     ACCOUNT_REMAINS = "reading what the app's store keeps of a deleted account"
     # promised_vector_indexes: the vector indexes the app builds for its settings and the volume of its store, as its
@@ -406,6 +408,11 @@ class AppDriver(ABC):
         wherever the app keeps them (a vector store apart, or a column of the row). Needs DATABASE_ACCESS or
         MEMORY_REMAINS."""
         raise DriverError(f"the {self.name} driver cannot read what the store holds of a memory")
+
+    def conversation_remains(self, app: RunningApp, conversation_id: str) -> dict[str, int]:
+        """How many rows of each kind the app's store still holds of this conversation (the conversation, its
+        messages). Needs CONVERSATION_REMAINS."""
+        raise DriverError(f"the {self.name} driver cannot read what the store holds of a conversation")
 
     def settle(self, app: RunningApp, session: UserSession, turns_sent: int) -> None:  # noqa: B027
         """Wait until the memory writes the app makes on its own after a user's turns have landed (apps that write

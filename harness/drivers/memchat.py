@@ -639,6 +639,14 @@ class MemchatDriver(AppDriver):
                     "vectors": scalar(conn, "SELECT count(*) FROM memories WHERE id = ANY(%s) AND embedding IS NOT "
                                             "NULL", (memory_ids,))}
 
+    def conversation_remains(self, app: RunningApp, conversation_id: str) -> dict[str, int]:
+        """memchat deletes a conversation's row and, with it, its messages (memchat/README.md)."""
+        with psycopg.connect(str(app.pg_dsn), connect_timeout=10) as conn:
+            return {"conversation rows": scalar(conn, "SELECT count(*) FROM conversations WHERE id = %s",
+                                                (conversation_id,)),
+                    "messages": scalar(conn, "SELECT count(*) FROM messages WHERE conversation_id = %s",
+                                       (conversation_id,))}
+
     def import_users(self, app: RunningApp, users: list[NewUser]) -> dict[str, str]:
         with self._admin(app) as admin:
             for start in range(0, len(users), 50_000):

@@ -75,6 +75,7 @@ ANSWERED = frozenset({200, 201, 204}) | frozenset(range(400, 500))
 LEGACY_CHECKED_UP_TO = 10_000
 
 CLOCK_SET_WITHIN = timedelta(seconds=5)  # a clock set answers the time set, a moment later at most (it keeps running)
+TITLE_TAKEN = 200  # memchat/README.md, POST /api/conversations: the longest title a create takes
 
 # memchat/README.md, migrate: the whole summary line its operators read, every count and both times in it.
 MIGRATED = re.compile(r"^migrated: read (\d+), written (\d+), skipped (\d+) \((\d+) already present, (\d+) deleted by "
@@ -441,6 +442,7 @@ class MemchatDriver(AppDriver):
         http = session.http
         cut = int(self.target.limits.title_length or 80)
         title = "My trip plans " + "".join(chr(ord("a") + n % 26) for n in range(cut + 1))[:cut + 1 - 14]
+        title_taken = (title * (TITLE_TAKEN // len(title) + 1))[:TITLE_TAKEN]
         conversation_id = next(iter(session.conversation_ids()), "c_0")
         answers = [
             # A field the documentation requires, left out, is malformed (400), never taken as empty; an optional one
@@ -451,6 +453,11 @@ class MemchatDriver(AppDriver):
                    self.target.path_of("memory", memory_id=memory_id), body={}),
             titled(http, f"a conversation created with a title of {cut} characters", title[:cut], title[:cut]),
             titled(http, f"a conversation created with a title of {cut + 1} characters", title, title[:cut]),
+            # The longest title a create takes (memchat/README.md), kept cut; one character more is refused.
+            titled(http, f"a conversation created with a title of {TITLE_TAKEN} characters", title_taken,
+                   title_taken[:cut]),
+            answer(http, f"a conversation created with a title of {TITLE_TAKEN + 1} characters", 400, "POST",
+                   api["conversations"], body={"title": title_taken + "z"}),
             answer(http, f"a memory write of exactly {limit} bytes", 201, "POST", api["memories"],
                    content=padded({"items": [note]}, limit), kept=note),
             answer(http, f"a memory write of {limit + 1} bytes", 413, "POST", api["memories"],

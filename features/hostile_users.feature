@@ -21,6 +21,14 @@ Feature: Hostile users
     When someone types wrong passwords for Ana's address, one fewer than the app locks sign-in after, from her network address
     Then Ana signs in with her own password
 
+  Scenario: Wrong passwords another typed count no more once Ana has signed in
+    Given the app locks sign-in after too many wrong passwords, and forgets them once the user signs in
+    And Ana has an account
+    When someone types wrong passwords for Ana's address, one fewer than the app locks sign-in after, from her network address
+    Then Ana signs in with her own password
+    When someone types wrong passwords for Ana's address, one fewer than the app locks sign-in after, from her network address
+    Then Ana signs in with her own password
+
   Scenario: A user locked out by wrong passwords is let in once the declared lockout has passed
     Given the app locks sign-in after too many wrong passwords
     And an app whose clock the test can move

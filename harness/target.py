@@ -29,6 +29,8 @@ UI_WAIT_S = 5.0  # Playwright's own expect timeout
 MEMORY_LISTINGS = ("every statement", "newest per fact", "newest per fact, as a new memory")
 # What an app counts wrong passwords by before it locks sign-in ([limits] sign_in_failures_per).
 THROTTLE_KEYS = ("account and address", "account", "address")
+# What makes an app forget the wrong passwords it counted ([limits] sign_in_failures_forgotten_after).
+FORGETTING_FAILURES = ("the lockout", "a right password")
 
 
 def _limit(doc: str, default: float | None = None) -> Any:
@@ -58,6 +60,9 @@ class Limits:
                                           "no sign-in throttling)")
     sign_in_failures_per: str = field(default=THROTTLE_KEYS[0], metadata={
         "doc": f"what the wrong passwords are counted by: {' or '.join(map(repr, THROTTLE_KEYS))}"})
+    sign_in_failures_forgotten_after: str = field(default=FORGETTING_FAILURES[0], metadata={
+        "doc": "what makes the app forget the wrong passwords it counted: "
+               f"{' or '.join(map(repr, FORGETTING_FAILURES))} (which also clears them; absent: the lockout only)"})
     sign_in_lockout_minutes: float | None = _limit("how long a locked sign-in stays locked (by the app's clock)")
     search_results: int | None = _limit("the most memories one search of a user's memory returns (absent: a search "
                                         "for more than the app recalls for a question is not checked)")
@@ -341,6 +346,11 @@ def _limits(data: dict) -> Limits:
     for key, value in limits.items():
         if key not in LIMITS:
             raise TargetError(f"[limits] {key} is not a limit the suite knows; known: {', '.join(LIMITS)}")
+        if key == "sign_in_failures_forgotten_after":
+            if value not in FORGETTING_FAILURES:
+                raise TargetError(f"[limits] sign_in_failures_forgotten_after = {value!r} must be one of: "
+                                  f"{', '.join(map(repr, FORGETTING_FAILURES))}")
+            continue
         if key == "sign_in_failures_per":
             if value not in THROTTLE_KEYS:
                 raise TargetError(f"[limits] sign_in_failures_per = {value!r} must be one of: "

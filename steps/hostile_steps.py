@@ -9,7 +9,7 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.hostile import Breach, Holdings, cannot_tamper, kinds_of, same_words
-from harness.target import Limits
+from harness.target import FORGETTING_FAILURES, Limits
 from steps.world import NAME, World
 
 OTHER = r"(?P<other>[A-Z][a-z]+)"
@@ -82,6 +82,17 @@ def exactly_as_before(world: World, tampering: Tampering, name: str) -> None:
 def app_throttles(world: World) -> None:
     """The target declares its sign-in throttling; a target that declares none skips the scenario."""
     declared_throttle(world)
+
+
+@given("the app locks sign-in after too many wrong passwords, and forgets them once the user signs in")
+def app_forgets_failures_at_sign_in(world: World) -> None:
+    """The target declares its sign-in throttling and that a right password clears the wrong ones counted before
+    it ([limits] sign_in_failures_forgotten_after); a target that declares either otherwise skips."""
+    limits = declared_throttle(world)
+    if limits.sign_in_failures_forgotten_after != FORGETTING_FAILURES[1]:
+        pytest.skip(f"the {world.app.target.name} target forgets wrong passwords after "
+                    f"{limits.sign_in_failures_forgotten_after!r}, not after {FORGETTING_FAILURES[1]!r} "
+                    "([limits] sign_in_failures_forgotten_after)")
 
 
 def wrong_passwords_typed(world: World, name: str, fewer: int) -> WrongPasswords:

@@ -47,7 +47,8 @@ def test_shipped_target_loads() -> None:
     assert target.recall == Recall(top_k=5, threshold=0.25, memory_listing="every statement")
     assert target.limits == Limits(retention_days=365, session_days=30, longest_message=4000, title_length=80,
                                    sign_in_failures=5, sign_in_failures_per="account and address",
-                                   sign_in_lockout_minutes=15, search_results=100, database_connections=8)
+                                   sign_in_failures_forgotten_after="a right password", sign_in_lockout_minutes=15,
+                                   search_results=100, database_connections=8)
     assert (target.limits.ui_wait_s, target.limits.clock_resolution_s, target.limits.conversation_page) == (5, 0, None)
     assert target.index_kinds["hnsw"] == {"index": "hnsw", "ann-min-rows": "1"}
     assert set(target.index_kinds) >= {"no index", "hnsw", "ivfflat"}
@@ -225,6 +226,8 @@ def test_limits_are_numbers_the_suite_knows_and_retention_may_still_come_from_re
                       ("ui_wait_s = 0", "would let a step wait forever"),
                       ('sign_in_failures = 5\nsign_in_lockout_minutes = 15\nsign_in_failures_per = "ip"',
                        "sign_in_failures_per = 'ip' must be one of: 'account and address', 'account', 'address'"),
+                      ('sign_in_failures = 5\nsign_in_lockout_minutes = 15\nsign_in_failures_forgotten_after = "a day"',
+                       "sign_in_failures_forgotten_after = 'a day' must be one of: 'the lockout', 'a right password'"),
                       ("sign_in_failures = 5", "sign_in_failures and sign_in_lockout_minutes go together"),
                       ("sign_in_failures = 2.5\nsign_in_lockout_minutes = 15", "must be a whole number"),
                       ("search_results = 0", "search_results = 0 must be a whole number, at least 1"),

@@ -463,7 +463,8 @@ def edge_runs_end_well(world: World, change_name: str, edge_runs: list[EdgeRun],
     """Exit status 0, and counts that read every memory and wrote each, or found it already there (and embedded again
     those read with a vector of another model, where the tool says)."""
     change, total, wrong = declared_change(world, change_name), history.history.size, []
-    for edge, run in ((e.edge, e.run) for e in edge_runs):
+    for edge_run in edge_runs:
+        edge, run = edge_run.edge, edge_run.run
         what = f"{edge.name} ({' '.join(edge.give)})"
         if run.returncode != 0:
             wrong.append(f"{what}: exit status {run.returncode}; it said {run.stderr.strip().splitlines()[-3:]}")

@@ -147,12 +147,9 @@ class RefusedDeletion:
 def deletion_refused(world: World, name: str, text: str) -> RefusedDeletion:
     """From the conversation list, one click, the deletion's request answered by a server error in the app's place
     (the app never sees it)."""
-    actor = world.actors[name]
-    actor.settle()
-    found = [cid for cid in actor.session.conversation_ids() if Turn("user", text) in actor.session.turns(cid)]
-    assert len(found) == 1, f"{name} has {len(found)} conversations in which she said {text!r}"
-    turns = tuple(actor.session.turns(found[0]))
-    return RefusedDeletion(name, found[0], turns, actor.delete_conversation_refused(found[0]))
+    conversation_id, turns = world.conversation_in_which(name, text)
+    shown = world.actors[name].delete_conversation_refused(conversation_id)
+    return RefusedDeletion(name, conversation_id, turns, shown)
 
 
 @then(parsers.re(f"^{NAME} is told the conversation was not deleted, and it is still hers, with every turn$"))

@@ -15,7 +15,6 @@ from harness.drivers.base import Capability, Memory
 from harness.facts import Fact
 from harness.order import Span, exactly_but_ties
 from harness.replay.run import HeldHistory
-from harness.turn import Turn
 from steps.records import TakenBack, Talk
 from steps.world import HER, NAME, World
 
@@ -131,15 +130,9 @@ def clears_memories(world: World, taken_back: TakenBack, name: str) -> TakenBack
       target_fixture="taken_back")
 def deletes_conversation(world: World, taken_back: TakenBack, name: str, text: str) -> TakenBack:
     """From the conversation list (or through the app's API): the user's conversation that has a turn saying so."""
-    actor = world.actors[name]
-    actor.settle()
-    session = actor.session
-    every = [(cid, session.turns(cid)) for cid in session.conversation_ids()]
-    found = [(cid, turns) for cid, turns in every if Turn("user", text) in turns]
-    assert len(found) == 1, f"{name} has {len(found)} conversations in which she said {text!r}"
-    conversation_id, turns = found[0]
-    actor.delete_conversation(conversation_id)
-    return taken_back.plus(name, conversation_ids=(conversation_id,), turns=tuple(turns))
+    conversation_id, turns = world.conversation_in_which(name, text)
+    world.actors[name].delete_conversation(conversation_id)
+    return taken_back.plus(name, conversation_ids=(conversation_id,), turns=turns)
 
 
 @when(parsers.re(f"^{NAME} deletes the conversation (?:she|he|they) (?:is|are) in$"), target_fixture="taken_back")

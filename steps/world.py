@@ -13,6 +13,7 @@ from harness.app_handle import AppHandle
 from harness.browser_sessions import BrowserSessions
 from harness.drivers.base import Account, Capability
 from harness.test_data import TestData
+from harness.turn import Turn
 
 # A user in the Gherkin: a capitalised first name ("Ana", "Ben").
 NAME = r"(?P<name>[A-Z][a-z]+)"
@@ -38,6 +39,17 @@ class World:
         """The scenario goes on with this app (other settings, fresh data, or the app after a change)."""
         self.app = app
         return app
+
+    def conversation_in_which(self, name: str, text: str) -> tuple[str, tuple[Turn, ...]]:
+        """The one conversation of `name`'s in which she said `text`, and its turns, through the app's API once the
+        app has written what her turns make."""
+        actor = self.actors[name]
+        actor.settle()
+        session = actor.session
+        every = [(cid, tuple(session.turns(cid))) for cid in session.conversation_ids()]
+        found = [(cid, turns) for cid, turns in every if Turn("user", text) in turns]
+        assert len(found) == 1, f"{name} has {len(found)} conversations in which she said {text!r}"
+        return found[0]
 
     def use_operator_setting(self, promise: str, value: str, what: str) -> AppHandle:
         """The app started with `value` for a promise its operators may set ([operator_settings] `promise`, by the

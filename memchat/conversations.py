@@ -90,6 +90,13 @@ class Conversations:
         msgs = [Message(*r) for r in rows]
         return msgs[-last:] if last else msgs
 
+    def told_at(self, conversation_id: str, message_id: int) -> datetime | None:
+        """When the user's turn `message_id` of this conversation was told, or None if it has no such turn."""
+        with self.pool.connection() as conn:
+            row = conn.execute("SELECT created_at FROM messages WHERE id = %s AND conversation_id = %s"
+                               " AND role = 'user'", (message_id, conversation_id)).fetchone()
+        return row[0] if row else None
+
     def add(self, conversation: Conversation, role: str, text: str, now: datetime) -> Message:
         with self.pool.transaction() as conn:
             row = conn.execute("INSERT INTO messages (conversation_id, role, text, created_at)"

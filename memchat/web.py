@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hmac
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -288,11 +288,29 @@ def build_app(state: AppState) -> Starlette:
             conv = state.conversations.get(owner, cid) if isinstance(cid, str) else None
             if conv is None or conv.user_id != owner:
                 return error(404, "conversation not found")
+        told = told_when(data, cid)
+        if told is None:
+            return error(404, "turn not found in this conversation")
         # Refused while memory is off, e.g. a page's write of a turn told before it was turned off.
         if not writes_allowed(state.accounts.memory_enabled(owner)):
             return error(409, "memory is off: nothing is remembered until it is turned on again")
-        ids = state.memories.write(owner, cid, texts, state.clock.now())
+        ids = state.memories.write(owner, cid, texts, told)
         return JSONResponse({"stored": ids}, status_code=201)
+
+    def told_when(data: dict, cid: str | None) -> datetime | None:
+        """When a write's items were told: now, or, for a write naming its turn, the turn's time plus the position of
+        its first item in the turn's `remember`. A page's writes leave one after the other, but the one a beacon takes
+        at pagehide may overtake the fetch still on its way: dated by arrival, a long message's facts would be
+        listed out of the order they were told in."""
+        turn, first = data.get("turn"), data.get("first", 0)
+        if turn is None:
+            return state.clock.now()
+        # A message of MAX_TEXT characters teaches fewer facts than it has characters.
+        if type(turn) is not int or type(first) is not int or not 0 <= first < MAX_TEXT or cid is None:
+            raise BadRequest(400, f"'turn' must be a message id of 'conversation_id' and 'first' an integer"
+                                  f" from 0 to {MAX_TEXT - 1}")
+        told_at = state.conversations.told_at(cid, turn)
+        return None if told_at is None else told_at + timedelta(microseconds=first)
 
     def list_memories(request: Request, user: User, body: bytes) -> Response:
         return JSONResponse({"memories": state.memories.list(user.id, state.clock.now())})

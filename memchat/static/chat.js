@@ -22,20 +22,28 @@
   let writesPaused = false; // fault writes-stall-after-error: a failed send pauses the writes, and nothing resumes them
   const outbox = []; // fault failed-send-resent: messages whose request failed on the network, sent again later
 
-  function queueMemories(texts) {
+  // Each fact waits as { text, turn, index }: the user's message that told it and its place in that turn's list.
+  function queueMemories(texts, turn) {
     if (!texts.length) return;
-    if (cfg.writeQueue === "latest-only") pending = texts.slice(); // fault write-race: the newer turn replaces
-    else pending.push(...texts);
+    const facts = texts.map((text, index) => ({ text, turn, index }));
+    if (cfg.writeQueue === "latest-only") pending = facts; // fault write-race: the newer turn replaces
+    else pending.push(...facts);
     if (!cfg.holdWrites) flush("fetch");
   }
 
-  // The pending writes as request bodies the server takes: at most cfg.writeBatch items each (the fault
-  // many-facts-lost sends them all in one, which the server refuses above its limit).
+  // The pending writes as request bodies the server takes: one turn's facts each, at most cfg.writeBatch of them
+  // (the fault many-facts-lost sends them all in one, which the server refuses above its limit). Each names its turn
+  // and the place of its first fact, which date its memories: a beacon at pagehide may reach the server before the
+  // fetch it follows.
   function takePending() {
     const size = cfg.writeBatch || pending.length || 1;
     const bodies = [];
-    for (let i = 0; i < pending.length; i += size) {
-      bodies.push(JSON.stringify({ conversation_id: conversationId, items: pending.slice(i, i + size) }));
+    let i = 0;
+    while (i < pending.length) {
+      const { turn, index } = pending[i];
+      const items = [];
+      while (i < pending.length && pending[i].turn === turn && items.length < size) items.push(pending[i++].text);
+      bodies.push(JSON.stringify({ conversation_id: conversationId, items, turn, first: index }));
     }
     pending = [];
     return bodies;
@@ -137,7 +145,7 @@
   async function sendTurn(text) {
     const data = await api(`/api/conversations/${conversationId}/messages`, { text });
     append("assistant", data.reply.text, data.recalled);
-    queueMemories(data.remember || []);
+    queueMemories(data.remember || [], data.message.id);
   }
 
   async function send(text) {

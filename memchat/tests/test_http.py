@@ -151,6 +151,12 @@ def bad_requests(cid: str) -> list[tuple[str, str, dict, int]]:
         ("POST", "/api/memories", {"json": {"conversation_id": cid, "items": ["ok fact", ""]}}, 400),
         ("POST", "/api/memories", {"json": {"conversation_id": cid, "items": ["fact"] * 51}}, 400),
         ("POST", "/api/memories", {"json": {"conversation_id": 7, "items": ["My shoe size is 42."]}}, 404),
+        ("POST", "/api/memories", {"json": {"conversation_id": cid, "items": ["ok fact"], "turn": "1"}}, 400),
+        ("POST", "/api/memories", {"json": {"conversation_id": cid, "items": ["ok fact"], "turn": 1, "first": -1}}, 400),
+        ("POST", "/api/memories", {"json": {"conversation_id": cid, "items": ["ok fact"], "turn": 1, "first": 4000}},
+         400),
+        ("POST", "/api/memories", {"json": {"items": ["ok fact"], "turn": 1}}, 400),
+        ("POST", "/api/memories", {"json": {"conversation_id": cid, "items": ["ok fact"], "turn": 10 ** 9}}, 404),
         ("POST", "/api/memories", {"json": {"conversation_id": cid, "items": [BIG[:5000]]}}, 400),
         ("POST", "/api/memories", {"content": json.dumps({"conversation_id": cid, "items": [BIG]}).encode(),
                                    "headers": {"content-type": "application/json"}}, 413),
@@ -304,6 +310,32 @@ def test_memories_are_listed_oldest_first_with_their_expiry(make_app) -> None:
     listed = client.get("/api/memories").json()["memories"]
     assert [m["id"] for m in listed] == a["stored"] + b["stored"]
     assert listed[0]["expires_at"].startswith("2026-03-11T00:00") and listed[0]["embedder"] == "hash-ngram-v1"
+
+
+def test_a_write_naming_its_turn_is_dated_by_that_turn_whenever_it_arrives(make_app) -> None:
+    """The page's last write of a long message may leave as a beacon and overtake the one before it: the memories
+    keep the order the user told them in, and another user's turn, or an answer of the assistant, dates nothing."""
+    app = make_app(settable_clock=True)
+    _, client = app.user("u1")
+    _, other = app.user("u2")
+    cid = client.post("/api/conversations", json={}).json()["conversation"]["id"]
+    first = client.post(f"/api/conversations/{cid}/messages", json={"text": "My shoe size is 42."}).json()
+    client.post("/api/admin/clock", json={"advance_days": 1}, headers=app.admin)
+    late = client.post("/api/memories", json={"conversation_id": cid, "items": ["My tail fact is C."],
+                                              "turn": first["message"]["id"], "first": 2}).json()
+    early = client.post("/api/memories", json={"conversation_id": cid, "items": ["My head fact is A.",
+                                                                                "My middle fact is B."],
+                                               "turn": first["message"]["id"]}).json()
+    listed = client.get("/api/memories").json()["memories"]
+    assert [m["id"] for m in listed] == early["stored"] + late["stored"]
+    assert listed[0]["created_at"] == first["message"]["created_at"]
+    other_cid = other.post("/api/conversations", json={}).json()["conversation"]["id"]
+    for turn in (first["reply"]["id"], first["message"]["id"]):
+        resp = other.post("/api/memories", json={"conversation_id": other_cid, "items": ["x y z"], "turn": turn})
+        assert resp.status_code == 404, turn
+    resp = client.post("/api/memories", json={"conversation_id": cid, "items": ["x y z"],
+                                              "turn": first["reply"]["id"]})
+    assert resp.status_code == 404
 
 
 def test_a_beacon_write_as_text_plain_is_accepted(make_app) -> None:

@@ -162,5 +162,7 @@ Feature: In-session memory
     When Ana tells the assistant "My motto is Keep calm and carry on, then keep going and keep smiling all day 🙂🙂🙂."
     And Ana asks "What is my motto?"
     Then the assistant answers "Your motto is Keep calm and carry on, then keep going and keep smiling all day 🙂🙂🙂."
+    And her conversation is listed under the start of her first message
     When Ana opens the conversation again from its address
     Then the history shows every turn of the conversation in order
+    And her conversation is listed under the start of her first message

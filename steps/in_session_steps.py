@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from pytest_bdd import parsers, then, when
 
+from harness import report
 from harness.facts import Fact
 from steps.records import Talk
 from steps.world import NAME, World
@@ -55,6 +56,23 @@ def history_in_order(world: World, talk: Talk) -> None:
     actor = world.actors[talk.speaker]
     shown, said = actor.history(), list(talk.of(actor.name).turns)
     assert shown == said, f"{actor.name}'s history differs from what was said.\nexpected: {said}\nshown:    {shown}"
+
+
+@then("her conversation is listed under the start of her first message")
+def listed_under_first_message(world: World, talk: Talk) -> None:
+    """The list's entry for the open conversation, as shown now and without a reload: her first message cut to the
+    target's [limits] title_length, in characters as she counts them (an emoji is one)."""
+    length = world.app.target.limits.title_length
+    if length is None:  # the scenario goes on: what follows is decided all the same
+        report.attach_text("not checked", f"{world.app.target.path.name} declares no conversation titles"
+                                          " ([limits] title_length)")
+        return
+    actor = world.actors[talk.speaker]
+    first = next(turn.text for turn in talk.of(actor.name).turns if turn.role == "user")
+    conversation_id, shown = actor.conversation_id(), actor.conversation_titles_shown()
+    assert shown.get(conversation_id) == first[:length], (
+        f"{actor.name}'s list shows her conversation {conversation_id} as {shown.get(conversation_id)!r}, not as the"
+        f" first {length} characters of her first message: {first[:length]!r}")
 
 
 @when(parsers.re(f"^{NAME} chats about other things for (?P<count>\\d+) exchanges$"), converters={"count": int},

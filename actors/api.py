@@ -10,7 +10,7 @@ from typing import NoReturn
 import pytest
 
 from actors.base import ActorBase
-from harness.actor import Exchange
+from harness.actor import Exchange, MemoryChange
 from harness.drivers.base import Reply
 from harness.turn import Turn
 
@@ -194,6 +194,9 @@ class ApiActor(ActorBase):
 
     def delete_conversation_refused(self, conversation_id: str) -> str:
         self._needs_a_page("a deletion of a conversation that the app refuses")
+
+    def memory_change_refused(self, change: MemoryChange) -> str:
+        self._needs_a_page(f"{change}, refused by the app and told on the page,")
 
     def change_errors_shown(self) -> list[str]:
         self._needs_a_page("what the page says of a change the app refused")

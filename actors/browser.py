@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page
 
 from actors.base import ActorBase
-from harness.actor import Exchange
+from harness.actor import Exchange, MemoryChange
 from harness.turn import Turn
 from pages.chat_page import ChatPage, RecalledMemory
 from pages.conversation_list import ConversationList
@@ -437,6 +437,25 @@ class BrowserActor(ActorBase):
             self.chat.open_new()
         self._chat_open()
         return self.sidebar.delete_refused(conversation_id)
+
+    _CONTROLS_OF_CHANGE = {"edit": ("edit_memory", "memory_edit_input", "save_memory"), "delete": ("delete_memory",),
+                           "clear": ("clear_memories", "confirm_clear_memories"), "switch": ("memory_switch",)}
+
+    def memory_change_refused(self, change: MemoryChange) -> str:
+        needed = ("memory_item", "memories_error", *self._CONTROLS_OF_CHANGE[change.kind])
+        missing = [name for name in needed if name not in self.app.target.locators]
+        if "memories_page" not in self.app.target.api or missing:
+            pytest.skip(f"{change}, refused by the app and told on the page, needs the {self.app.target.name} target's"
+                        f" memories page ([api] memories_page) and its locators {', '.join(missing) or '(all there)'}")
+        page = self._on_memories_page()
+        try:
+            shown = {"edit": lambda: page.edit_refused(change.text, change.new_text),
+                     "delete": lambda: page.delete_refused(change.text),
+                     "clear": page.clear_all_refused,
+                     "switch": lambda: page.set_memory_refused(change.on)}[change.kind]()
+        except NotShown as e:
+            raise self._not_hers(e) from None
+        return self._met_error(shown)
 
     def change_errors_shown(self) -> list[str]:
         return self.sidebar.change_errors()

@@ -35,6 +35,22 @@ class Exchange:
         return Turn("user", self.said), Turn("assistant", self.reply)
 
 
+@dataclass(frozen=True)
+class MemoryChange:
+    """A change a user makes to their memories: "edit" (the memory that reads `text` to `new_text`), "delete" (the
+    memory that reads `text`), "clear" (every memory), or "switch" (memory turned `on` or off)."""
+
+    kind: str
+    text: str = ""
+    new_text: str = ""
+    on: bool = False
+
+    def __str__(self) -> str:
+        return {"edit": f"the change of {self.text!r} to {self.new_text!r}", "delete": f"the deletion of {self.text!r}",
+                "clear": "the clearing of every memory",
+                "switch": f"turning memory {'on' if self.on else 'off'}"}[self.kind]
+
+
 class Actor(Protocol):
     """One user of a scenario: a name in the Gherkin and an account of the app."""
 
@@ -252,6 +268,11 @@ class Actor(Protocol):
     def delete_conversation_refused(self, conversation_id: str) -> str:
         """Through the page's own delete control, its request answered by a server error in the app's place; what
         the page then says (the conversation still listed)."""
+        ...
+
+    def memory_change_refused(self, change: MemoryChange) -> str:
+        """Through the app's memories page, the change's request answered by a server error in the app's place; what
+        the page then says (the memories and the switch shown as before)."""
         ...
 
     def change_errors_shown(self) -> list[str]:

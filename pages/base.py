@@ -123,7 +123,10 @@ class BasePage:
         return self.base_url + self._paths[path_name].format(**values)
 
     def urls_of(self, path_name: str) -> re.Pattern[str]:
-        """Every address of the path, whatever fills its one {placeholder} (any conversation's, any memory's)."""
+        """Every address of the path, whatever fills its one {placeholder} (any conversation's, any memory's), or
+        its one address and any query."""
+        if "{" not in self._paths[path_name]:  # a path of one address (every memory, the settings)
+            return re.compile(re.escape(self.base_url + self._paths[path_name]) + r"(?:\?[^#]*)?$")
         before, _, rest = self._paths[path_name].partition("{")
         after = rest.partition("}")[2]
         return re.compile(re.escape(self.base_url + before) + r"[^/?#]+" + re.escape(after) + r"$")

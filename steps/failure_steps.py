@@ -9,11 +9,12 @@ from dataclasses import dataclass
 
 from pytest_bdd import parsers, then, when
 
+from harness.actor import MemoryChange
 from harness.drivers.base import RefusedStart
 from harness.polling import wait_until
 from harness.turn import Turn
 from steps.records import Talk
-from steps.world import NAME, World
+from steps.world import HER, NAME, World
 
 MEMORY_WAIT_S = 8  # how long the page's writes of a turn may take to land
 
@@ -143,7 +144,7 @@ class RefusedDeletion:
 
 
 @when(parsers.re(f'^{NAME} deletes the conversation in which (?:she|he|they) said "(?P<text>.+)", and the app '
-                 "refuses it$"), target_fixture="refused_deletion")
+                 "refuses it$"), target_fixture="refused")
 def deletion_refused(world: World, name: str, text: str) -> RefusedDeletion:
     """From the conversation list, one click, the deletion's request answered by a server error in the app's place
     (the app never sees it)."""
@@ -152,27 +153,93 @@ def deletion_refused(world: World, name: str, text: str) -> RefusedDeletion:
     return RefusedDeletion(name, conversation_id, turns, shown)
 
 
+@dataclass(frozen=True)
+class RefusedChange:
+    """A change of a user's memories that the app refused: what the page said, and the memories and the setting
+    before it."""
+
+    name: str
+    change: MemoryChange
+    shown: str
+    memories: tuple[str, ...]
+    memory_on: bool | None  # None: the app's API does not tell
+
+
+def _refuse(world: World, name: str, change: MemoryChange) -> RefusedChange:
+    """On the memories page, one click, the change's request answered by a server error in the app's place (the app
+    never sees it)."""
+    session = world.actors[name].session
+    memories = tuple(m.text for m in session.memories())
+    on = session.memory_setting()
+    return RefusedChange(name, change, world.actors[name].memory_change_refused(change), memories, on)
+
+
+@when(parsers.re(f'^{NAME} changes {HER} memory "(?P<text>.+)" to "(?P<new_text>.+)", and the app refuses it$'),
+      target_fixture="refused")
+def edit_refused(world: World, name: str, text: str, new_text: str) -> RefusedChange:
+    """Edit, the new text typed, Save: the save refused."""
+    return _refuse(world, name, MemoryChange("edit", text, new_text))
+
+
+@when(parsers.re(f'^{NAME} deletes {HER} memory "(?P<text>.+)", and the app refuses it$'), target_fixture="refused")
+def delete_refused(world: World, name: str, text: str) -> RefusedChange:
+    """Delete, clicked once: refused."""
+    return _refuse(world, name, MemoryChange("delete", text))
+
+
+@when(parsers.re(f"^{NAME} clears all {HER} memories, and the app refuses it$"), target_fixture="refused")
+def clear_refused(world: World, name: str) -> RefusedChange:
+    """Clear all, confirmed: refused."""
+    return _refuse(world, name, MemoryChange("clear"))
+
+
+@when(parsers.re(f"^{NAME} turns {HER} memory off, and the app refuses it$"), target_fixture="refused")
+def switch_refused(world: World, name: str) -> RefusedChange:
+    """The memory switch clicked off: its saving refused."""
+    return _refuse(world, name, MemoryChange("switch", on=False))
+
+
+@then(parsers.re(f"^{NAME} is told {HER} memories were not changed, and they are exactly as before$"))
+def told_not_changed(world: World, refused: RefusedChange, name: str) -> None:
+    """The page said so, the app's API lists the same memories in the same order, her memories page shows them,
+    and her memory is still on or off as it was."""
+    assert refused.name == name, f"{refused.name}'s change was refused, not {name}'s"
+    assert refused.shown.strip(), (f"the app refused {refused.change} and {name}'s page showed her no error: she "
+                                   "believes it was made")
+    actor = world.actors[name]
+    listed = tuple(m.text for m in actor.session.memories())
+    assert listed == refused.memories, (f"the app refused {name}'s {refused.change}, yet its API lists her memories "
+                                        f"as {list(listed)}, not {list(refused.memories)}")
+    shown = tuple(actor.memories_shown())
+    assert shown == refused.memories, (f"the app refused {name}'s {refused.change}, yet she is shown her memories as "
+                                       f"{list(shown)}, not {list(refused.memories)}")
+    if refused.memory_on is not None:
+        on = actor.session.memory_setting()
+        assert on == refused.memory_on, (f"the app refused {name}'s {refused.change}, yet her memory is "
+                                         f"{'on' if on else 'off'}")
+
+
 @then(parsers.re(f"^{NAME} is told the conversation was not deleted, and it is still hers, with every turn$"))
-def told_not_deleted(world: World, refused_deletion: RefusedDeletion, name: str) -> None:
+def told_not_deleted(world: World, refused: RefusedDeletion, name: str) -> None:
     """The page said so, and the app's API still lists the conversation with the turns it had."""
-    assert refused_deletion.name == name, f"{refused_deletion.name}'s deletion was refused, not {name}'s"
-    assert refused_deletion.shown.strip(), (f"{name} deleted a conversation, the app refused it, and the page showed "
+    assert refused.name == name, f"{refused.name}'s deletion was refused, not {name}'s"
+    assert refused.shown.strip(), (f"{name} deleted a conversation, the app refused it, and the page showed "
                                             "her no error: she believes it is gone")
     session = world.actors[name].session
-    listed = refused_deletion.conversation_id in session.conversation_ids()
-    turns = tuple(session.turns(refused_deletion.conversation_id)) if listed else ()
-    now = f"changed: its turns are {list(turns)}, not {list(refused_deletion.turns)}" if listed else "no longer listed"
-    assert listed and turns == refused_deletion.turns, (
+    listed = refused.conversation_id in session.conversation_ids()
+    turns = tuple(session.turns(refused.conversation_id)) if listed else ()
+    now = f"changed: its turns are {list(turns)}, not {list(refused.turns)}" if listed else "no longer listed"
+    assert listed and turns == refused.turns, (
         f"the app refused {name}'s deletion of a conversation, yet it is {now}")
 
 
 @then(parsers.re(f"^{NAME}'s page no longer says anything failed$"))
-def no_failure_shown(world: World, refused_deletion: RefusedDeletion, name: str) -> None:
+def no_failure_shown(world: World, refused: RefusedDeletion | RefusedChange, name: str) -> None:
     """Once a change went through, the page shows no error of one the app refused before: a stale error reads as if
     the change that went through had failed."""
     shown = world.actors[name].change_errors_shown()
-    assert not shown, (f"{name}'s page still says {shown} after her deletion went through (the app had refused it "
-                       f"once before, and the page said {refused_deletion.shown!r} then)")
+    assert not shown, (f"{name}'s page still says {shown} after her change went through (the app had refused it "
+                       f"once before, and the page said {refused.shown!r} then)")
 
 
 # -- a start its operators get wrong ---------------------------------------------------------------------------------

@@ -131,6 +131,9 @@ class ApiActor(ActorBase):
     def say_lines(self, text: str) -> Exchange:
         return self.say(text)  # an API client sends its lines as they are: it has no keys
 
+    def press_enter_on_blank(self, text: str) -> None:
+        self._needs_a_page("pressing Enter on a blank message")
+
     def say_composed(self, before: str, reading: str, characters: str, after: str) -> Exchange:
         self._needs_a_page("an input method")
 

@@ -227,6 +227,9 @@ class BrowserActor(ActorBase):
         self._talking = True
         return self._heard(text, reply, self.chat.recalled_in_last_reply())
 
+    def press_enter_on_blank(self, text: str) -> None:
+        self._chat_to_send().press_enter_on(text)
+
     def say_composed(self, before: str, reading: str, characters: str, after: str) -> Exchange:
         reply = self._chat_to_send().send_composed(before, reading, characters, after)
         self._talking = True

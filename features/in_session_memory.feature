@@ -144,6 +144,13 @@ Feature: In-session memory
     When Ana opens the conversation again from its address
     Then the history shows every turn of the conversation in order
 
+  Scenario: A message of nothing but spaces and empty lines is not sent, and nothing says it failed
+    When Ana tells the assistant "My locker code is 5150."
+    And Ana presses Enter on a message of nothing but spaces and empty lines
+    And Ana tells the assistant "My gate code is 7731."
+    Then the history shows every turn of the conversation in order
+    And her long-term memory holds exactly these facts, in the order she told them
+
   Scenario: What Ana types comes back exactly, whatever its characters
     When Ana tells the assistant these facts:
       | fact        | value                  |

@@ -162,6 +162,11 @@ class Actor(Protocol):
         """One turn of several lines, typed with a new line (Shift+Enter on a page) between them."""
         ...
 
+    def press_enter_on_blank(self, text: str) -> None:
+        """Type a message of nothing but spaces and new lines (Shift+Enter on a page) and press Enter: a page sends
+        nothing, says nothing failed."""
+        ...
+
     def say_composed(self, before: str, reading: str, characters: str, after: str) -> Exchange:
         """One turn typed partly with an input method: `characters` composed from `reading`, then confirmed."""
         ...

@@ -201,6 +201,17 @@ class ChatPage(BasePage):
         expect(reply).to_be_visible()
         return self._reply_text(reply)
 
+    def press_enter_on(self, text: str) -> None:
+        """Type `text` as a person does (Shift+Enter between its lines) and press Enter, waiting for nothing: for a
+        message a page must not send, whose absence the next turn's answer and the history then show."""
+        self.el("message_input").click()
+        for number, line in enumerate(text.split("\n")):
+            if number:
+                self.page.keyboard.press("Shift+Enter")
+            self.page.keyboard.type(line)
+        self.page.keyboard.press("Enter")
+        self.el("message_input").fill("")  # as she clears the box before her next message
+
     def errors_shown(self) -> list[str]:
         """The errors the page shows now (as it is: one of a write still on its way shows later)."""
         return self.el("send_error").all_inner_texts() if self.has("send_error") else []

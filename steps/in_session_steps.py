@@ -50,6 +50,12 @@ def tells_two_without_waiting(world: World, talk: Talk, name: str, first: str, s
     return talk.after(one, Fact.parse(first)).after(two, Fact.parse(second))
 
 
+@when(parsers.re(f"^{NAME} presses Enter on a message of nothing but spaces and empty lines$"))
+def enter_on_blank(world: World, name: str) -> None:
+    """Two spaces, an empty line and a space, typed as a person does, then Enter."""
+    world.actors[name].press_enter_on_blank("  \n\n ")
+
+
 @then("the history shows every turn of the conversation in order")
 def history_in_order(world: World, talk: Talk) -> None:
     """The open conversation as shown, exactly the turns said and answered in it, in order."""

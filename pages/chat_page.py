@@ -191,25 +191,23 @@ class ChatPage(BasePage):
         returns the answer's text."""
         replies = self._replies()
         before_count = replies.count()
-        self.el("message_input").click()
-        for number, line in enumerate(text.split("\n")):
-            if number:
-                self.page.keyboard.press("Shift+Enter")
-            self.page.keyboard.type(line)
-        self.page.keyboard.press("Enter")
+        self._type_lines_and_enter(text)
         reply = replies.nth(before_count)
         expect(reply).to_be_visible()
         return self._reply_text(reply)
 
-    def press_enter_on(self, text: str) -> None:
-        """Type `text` as a person does (Shift+Enter between its lines) and press Enter, waiting for nothing: for a
-        message a page must not send, whose absence the next turn's answer and the history then show."""
+    def _type_lines_and_enter(self, text: str) -> None:
         self.el("message_input").click()
         for number, line in enumerate(text.split("\n")):
             if number:
                 self.page.keyboard.press("Shift+Enter")
             self.page.keyboard.type(line)
         self.page.keyboard.press("Enter")
+
+    def press_enter_on(self, text: str) -> None:
+        """Type `text` as a person does (Shift+Enter between its lines) and press Enter, waiting for nothing: for a
+        message a page must not send, whose absence the next turn's answer and the history then show."""
+        self._type_lines_and_enter(text)
         self.el("message_input").fill("")  # as she clears the box before her next message
 
     def errors_shown(self) -> list[str]:

@@ -148,7 +148,8 @@ def toolbox(offered: list[Any]) -> Toolbox:
     return Toolbox(insert, search, reply, usable=any((insert, search, reply)))
 
 
-def _text(message: dict[str, Any]) -> str:
+def message_text(message: dict[str, Any]) -> str:
+    """A message's text: a string, or the text parts of a list of parts (images and the like are skipped)."""
     content = message.get("content")
     if isinstance(content, str):
         return content
@@ -160,7 +161,7 @@ def _text(message: dict[str, Any]) -> str:
 
 def is_app_event(message: dict[str, Any]) -> bool:
     """A user-role message the app wrote itself (Letta's heartbeats, logins and system alerts, as JSON)."""
-    text = _text(message).strip()
+    text = message_text(message).strip()
     if not text.startswith("{"):
         return False
     try:
@@ -265,12 +266,13 @@ def act(messages: list[dict[str, Any]], offered: list[Any],
     if not box.usable:
         return None
     real = [i for i, m in enumerate(messages) if m.get("role") == "user" and not is_app_event(m)]
-    user_messages = [_text(messages[i]) for i in real]
+    user_messages = [message_text(messages[i]) for i in real]
     if not real:
         return _answer(box, language.reply([], []), messages)
     text = user_messages[-1]
     calls = [c for m in messages[real[-1] + 1:] if m.get("role") == "assistant" for c in _calls(m)]
-    outputs = {str(m.get("tool_call_id", "")): _text(m) for m in messages[real[-1] + 1:] if m.get("role") == "tool"}
+    outputs = {str(m.get("tool_call_id", "")): message_text(m)
+               for m in messages[real[-1] + 1:] if m.get("role") == "tool"}
 
     if box.insert is not None:
         told = language.facts_in(text)

@@ -30,7 +30,7 @@ from starlette.routing import Route
 
 from harness import language
 from harness.model_server import agent, embeddings, fact_manager, memory_review
-from harness.model_server.agent import Step
+from harness.model_server.agent import Step, message_text
 
 CHAT_MODEL = "memtest-assistant"
 MEMORY_TYPES = ("context", "user")
@@ -39,17 +39,6 @@ MEMORY_TYPES = ("context", "user")
 def _error(status: int, message: str, code: str) -> JSONResponse:
     return JSONResponse({"error": {"message": message, "type": "invalid_request_error", "code": code}},
                         status_code=status)
-
-
-def message_text(message: dict[str, Any]) -> str:
-    """A message's text: a string, or the text parts of a list of parts (images and the like are skipped)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(p.get("text", "") for p in content
-                         if isinstance(p, dict) and p.get("type") in ("text", "input_text") and p.get("text"))
-    return ""
 
 
 def answer(messages: list[dict[str, Any]], tools: list[Any] | None = None, memory_type: str = "context") -> Step:

@@ -75,7 +75,7 @@ $(STAMP): requirements.lock pyproject.toml
 $(BROWSER_STAMP): | $(STAMP)
 	@mkdir -p .tools
 	@if { [ -x "$(DEBIAN_CHROMIUM)" ] && [ -x "$(DEBIAN_HEADLESS_SHELL)" ]; } \
-	  || $(PY) -c 'import sys; from harness.browser import playwright_chromium as c; sys.exit(not c())'; \
+	  || $(PY) -c 'import sys; from harness.browser.chromium import playwright_chromium as c; sys.exit(not c())'; \
 	then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && grep -q '^ID=debian' /etc/os-release; then \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-headless-shell) \

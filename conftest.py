@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from harness.app_handle import AppHandle
-from harness.browser_sessions import BrowserSessions
-from harness.test_data import TestData
+from harness.app.app_handle import AppHandle
+from harness.browser.profiles import BrowserSessions
+from harness.vocabulary.test_data import TestData
 from steps.world import World
 
 if TYPE_CHECKING:  # imported as a plugin below: importing it here first would keep pytest from rewriting it

@@ -1,13 +1,13 @@
-"""The users of a scenario, each an implementation of the one `harness.actor.Actor` protocol: in a browser, through
-the page objects, where the target has a web page; else through the app's API (its driver)."""
+"""The users of a scenario, each an implementation of the one `harness.users.actor.Actor` protocol: in a browser,
+through the page objects, where the target has a web page; else through the app's API (its driver)."""
 
 from __future__ import annotations
 
 from actors.api import ApiActor
 from actors.base import AppStage, Stage
 from actors.browser import BrowserActor
-from harness.actor import Actor
 from harness.drivers.base import Account
+from harness.users.actor import Actor
 
 
 def actor_for(name: str, account: Account, stage: Stage, through_api: bool = False) -> Actor:

@@ -10,9 +10,9 @@ from typing import NoReturn
 import pytest
 
 from actors.base import ActorBase
-from harness.actor import Exchange, MemoryChange
 from harness.drivers.base import Reply
-from harness.turn import Turn
+from harness.users.actor import Exchange, MemoryChange
+from harness.vocabulary.turn import Turn
 
 _SENDERS = ThreadPoolExecutor(4, thread_name_prefix="api-actor")  # API actors who speak at the same time
 

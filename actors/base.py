@@ -10,11 +10,11 @@ from typing import Protocol
 
 import pytest
 
-from harness import hostile
-from harness.actor import Actor, Exchange
-from harness.app_handle import AppHandle
-from harness.browser_sessions import BrowserSessions
+from harness.app.app_handle import AppHandle
+from harness.browser.profiles import BrowserSessions
 from harness.drivers.base import Account, Capability, UserSession
+from harness.users import hostile
+from harness.users.actor import Actor, Exchange
 
 _SIGN_INS = ThreadPoolExecutor(2, thread_name_prefix="api-sign-in")  # API sessions signed in while browsers work
 

@@ -10,8 +10,8 @@ import pytest
 from playwright.sync_api import Page
 
 from actors.base import ActorBase
-from harness.actor import Exchange, MemoryChange
-from harness.turn import Turn
+from harness.users.actor import Exchange, MemoryChange
+from harness.vocabulary.turn import Turn
 from pages.chat_page import ChatPage, RecalledMemory
 from pages.conversation_list import ConversationList
 from pages.live_connection import back_after

@@ -2,7 +2,7 @@
 public API, as a test module binds its feature file: `scenarios("x.feature")` run in the module's namespace for its
 scenarios, and `@scenario` for those that run once per value of one of the suite's own parameters (a step about the
 change "<change>": once per change the target declares; about the "<index kind>" index: once per index kind), the
-value's name in the test's id (harness.scenarios, which also names the tests as pytest-bdd does). A case runs only
+value's name in the test's id (harness.suite.scenarios, which also names the tests as pytest-bdd does). A case runs only
 what the target replays through its change: the sizes of history ([replay] history_sizes, or the change's own) and the
 index kinds (every one, or the change's own `index_kinds`); the other cases are deselected."""
 
@@ -16,15 +16,15 @@ from pathlib import Path
 import pytest
 from pytest_bdd import scenario
 
-from harness.scenarios import CHANGE, INDEX_KIND, OWN_PARAMETERS, OwnParameter, example_of, feature_scenarios
-from harness.target import Target, load_target
+from harness.app.target import Target, load_target
+from harness.suite.scenarios import CHANGE, INDEX_KIND, OWN_PARAMETERS, OwnParameter, example_of, feature_scenarios
 
 # What a test module holds to bind its feature file's scenarios (pytest-bdd binds into the caller's namespace).
 BINDING = "from pytest_bdd import scenarios\n\nscenarios({feature!r}, features_base_dir={base!r})\ndel scenarios\n"
 
 
 class BindingError(RuntimeError):
-    """One line: pytest-bdd bound a feature's scenarios otherwise than harness.scenarios names them."""
+    """One line: pytest-bdd bound a feature's scenarios otherwise than harness.suite.scenarios names them."""
 
 
 def _once_per(parameters: tuple[OwnParameter, ...]) -> Callable[..., None]:
@@ -51,8 +51,9 @@ def scenario_module(path: Path) -> types.ModuleType:
     unexpected = sorted(name for name in module.__dict__ if name.startswith("test_"))
     missing = sorted(name for name, test in tests.items() if test is None)
     if unexpected or missing:
-        raise BindingError(f"{path.name}: pytest-bdd named its tests {unexpected} where harness.scenarios names them "
-                           f"{missing}: make harness.scenarios.bdd_test_name name them as this pytest-bdd does")
+        raise BindingError(f"{path.name}: pytest-bdd named its tests {unexpected} where harness.suite.scenarios names "
+                           f"them {missing}: make harness.suite.scenarios.bdd_test_name name them as this pytest-bdd "
+                           "does")
     module.__dict__.update(tests)
     return module
 

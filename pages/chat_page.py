@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from playwright.sync_api import Locator, expect
 
-from harness.turn import Turn
+from harness.vocabulary.turn import Turn
 from pages.base import BasePage, css_of
 from pages.network_failures import Failure, held_back, once
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from harness.app_tools import ToolRun
+from harness.app.app_tools import ToolRun
 from harness.drivers.base import Capability
 from steps.records import LeftSession, Talk
 from steps.world import HER, NAME, World

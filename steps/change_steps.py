@@ -17,14 +17,14 @@ import allure
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from harness import report
-from harness.app_factory import AppFactory
-from harness.app_handle import AppHandle
-from harness.app_tools import ToolRun
-from harness.changes import Change, Edge, Mistake, Volume
+from harness.app.app_factory import AppFactory
+from harness.app.app_handle import AppHandle
+from harness.app.app_tools import ToolRun
+from harness.app.changes import Change, Edge, Mistake, Volume
+from harness.app.index_use import promise_broken
+from harness.app.legacy_store import LegacyMemory, MigrationCounts
+from harness.app.store_upgrade import by_pgvector_version
 from harness.drivers.base import Capability
-from harness.index_use import promise_broken
-from harness.legacy_store import LegacyMemory, MigrationCounts
 from harness.replay.run import (
     Captured,
     HeldHistory,
@@ -36,8 +36,8 @@ from harness.replay.run import (
 from harness.snapshots import Header, read_history, snapshot_path, write_snapshot
 from harness.snapshots.generate import question_count, stream_history
 from harness.snapshots.importer import import_history
-from harness.store_upgrade import by_pgvector_version
-from harness.suite_options import ROOT
+from harness.suite import report
+from harness.suite.options import ROOT
 from steps.records import TakenBack
 from steps.world import NAME, World
 

@@ -6,11 +6,11 @@ import time
 
 from pytest_bdd import given, parsers, then, when
 
-from harness.actor import Actor
-from harness.answers import AnswerCheck
-from harness.facts import Fact
-from harness.polling import wait_until
 from harness.sessions.generator import FACT_KEYS
+from harness.users.actor import Actor
+from harness.vocabulary.answers import AnswerCheck
+from harness.vocabulary.facts import Fact
+from harness.vocabulary.polling import wait_until
 from steps.records import Talk
 from steps.world import NAME, World
 

@@ -9,11 +9,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from harness.actor import Actor
+from harness.browser.held_session import HeldSession
 from harness.drivers.base import Capability
-from harness.facts import Fact
-from harness.held_session import HeldSession
-from harness.polling import wait_until
+from harness.users.actor import Actor
+from harness.vocabulary.facts import Fact
+from harness.vocabulary.polling import wait_until
 from steps.records import LeftSession, Talk
 from steps.world import NAME, World
 

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 from pytest_bdd import parsers, then, when
 
-from harness.actor import MemoryChange
 from harness.drivers.base import RefusedStart
-from harness.polling import wait_until
-from harness.turn import Turn
+from harness.users.actor import MemoryChange
+from harness.vocabulary.polling import wait_until
+from harness.vocabulary.turn import Turn
 from steps.records import Talk
 from steps.world import HER, NAME, World
 

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from harness import report
-from harness.actor import Actor
-from harness.answers import AnswerCheck, asked_wrongly
 from harness.drivers.base import Capability, Memory
-from harness.facts import Fact
-from harness.order import Span, exactly_but_ties
 from harness.replay.run import HeldHistory
+from harness.suite import report
+from harness.users.actor import Actor
+from harness.vocabulary.answers import AnswerCheck, asked_wrongly
+from harness.vocabulary.facts import Fact
+from harness.vocabulary.order import Span, exactly_but_ties
 from steps.records import TakenBack, Talk
 from steps.world import HER, NAME, World
 

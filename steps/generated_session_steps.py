@@ -10,21 +10,21 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from harness import report
-from harness.actor import Actor
-from harness.answers import AnswerCheck
-from harness.app_handle import AppHandle
+from harness.app.app_handle import AppHandle
+from harness.app.target import KnownDefect
 from harness.drivers.base import Capability
-from harness.hostile import cannot_tamper
 from harness.sessions.actions import script
 from harness.sessions.generator import generate
 from harness.sessions.reads import ENTRIES
 from harness.sessions.runner import GeneratedSession, Join, SessionOutcome, SessionRunner
 from harness.sessions.seeds import load_seeds
+from harness.suite import report
 from harness.suite.known_defects import DeclaredDifferences, declared_for
-from harness.suite_options import ROOT
-from harness.target import KnownDefect
-from harness.test_data import DEFAULT_SEED
+from harness.suite.options import ROOT
+from harness.users.actor import Actor
+from harness.users.hostile import cannot_tamper
+from harness.vocabulary.answers import AnswerCheck
+from harness.vocabulary.test_data import DEFAULT_SEED
 from steps.world import World
 
 SUMMARIES = ROOT / "reports" / "generated-sessions"

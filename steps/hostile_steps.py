@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from harness.hostile import Breach, Holdings, cannot_tamper, kinds_of, same_words
-from harness.target import FORGETTING_FAILURES, Limits
+from harness.app.target import FORGETTING_FAILURES, Limits
+from harness.users.hostile import Breach, Holdings, cannot_tamper, kinds_of, same_words
 from steps.world import NAME, World
 
 OTHER = r"(?P<other>[A-Z][a-z]+)"
@@ -48,8 +48,8 @@ def declared_throttle(world: World) -> Limits:
 @when(parsers.re(f"^{NAME} tries every write the app's API offers on {OTHER}'s memories, conversations and "
                  "settings$"), target_fixture="tampering")
 def tries_every_write(world: World, name: str, other: str) -> Tampering:
-    """Through the tamperer's API session (harness.hostile.tamper): the owner's ids in the path, in owner fields of
-    the body, in identity headers; what the owner's API showed of their data just before is kept."""
+    """Through the tamperer's API session (harness.users.hostile.tamper): the owner's ids in the path, in owner fields
+    of the body, in identity headers; what the owner's API showed of their data just before is kept."""
     why_not = cannot_tamper(world.app.target)  # before reading the owner's data through writes the target lacks
     if why_not:
         pytest.skip(why_not)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pytest_bdd import parsers, then, when
 
-from harness import report
-from harness.facts import Fact
+from harness.suite import report
+from harness.vocabulary.facts import Fact
 from steps.records import Talk
 from steps.world import NAME, World
 

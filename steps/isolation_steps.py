@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 from pytest_bdd import given, parsers, then, when
 
-from harness.actor import Actor, Exchange
-from harness.answers import AnswerCheck
-from harness.facts import Fact
-from harness.foreign_reads import leaks
+from harness.users.actor import Actor, Exchange
+from harness.users.foreign_reads import leaks
+from harness.vocabulary.answers import AnswerCheck
+from harness.vocabulary.facts import Fact
 from steps.records import Listing, Talk
 from steps.world import HER, NAME, World
 

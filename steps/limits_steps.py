@@ -11,13 +11,13 @@ from types import MappingProxyType
 import pytest
 from pytest_bdd import given, parsers, then, when
 
+from harness.app.index_use import Asked, against_full_scan, asked, index_method, scans_during
+from harness.app.seeding import Seeded, seed_many
 from harness.drivers.base import Capability, EdgeAnswer
-from harness.index_use import Asked, against_full_scan, asked, index_method, scans_during
-from harness.order import out_of_order
-from harness.polling import Timeout, wait_until
-from harness.recall import assert_same_recall
 from harness.replay.run import IndexKind
-from harness.seeding import Seeded, seed_many
+from harness.vocabulary.order import out_of_order
+from harness.vocabulary.polling import Timeout, wait_until
+from harness.vocabulary.recall import assert_same_recall
 from steps.records import Listing, Talk
 from steps.world import HER, NAME, World
 

@@ -12,12 +12,12 @@ import allure
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from harness import report
-from harness.index_use import Asked, against_full_scan, asked, index_method, scans_during
-from harness.recall import assert_same_recall
+from harness.app.index_use import Asked, against_full_scan, asked, index_method, scans_during
 from harness.replay.capture import capture
 from harness.replay.checks import ReplayChecks
 from harness.replay.run import Captured, HeldHistory, IndexKind, replay_checks
+from harness.suite import report
+from harness.vocabulary.recall import assert_same_recall
 from steps.records import Talk
 from steps.world import NAME, World
 

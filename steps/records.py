@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from harness.actor import Exchange
 from harness.drivers.base import Account
-from harness.facts import Fact
-from harness.order import Span
-from harness.turn import Turn
+from harness.users.actor import Exchange
+from harness.vocabulary.facts import Fact
+from harness.vocabulary.order import Span
+from harness.vocabulary.turn import Turn
 
 
 @dataclass(frozen=True)

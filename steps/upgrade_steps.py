@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from pytest_bdd import then
 
+from harness.app.index_use import index_method, promise_broken, scans_during
 from harness.drivers.base import Capability
-from harness.index_use import index_method, promise_broken, scans_during
 from harness.replay.checks import ReplayChecks
 from harness.replay.run import HeldHistory, IndexKind
 from steps.world import World

@@ -8,12 +8,12 @@ import pytest
 from faker import Faker
 
 from actors import AppStage, actor_for
-from harness.actor import Actor
-from harness.app_handle import AppHandle
-from harness.browser_sessions import BrowserSessions
+from harness.app.app_handle import AppHandle
+from harness.browser.profiles import BrowserSessions
 from harness.drivers.base import Account, Capability
-from harness.test_data import TestData
-from harness.turn import Turn
+from harness.users.actor import Actor
+from harness.vocabulary.test_data import TestData
+from harness.vocabulary.turn import Turn
 
 # A user in the Gherkin: a capitalised first name ("Ana", "Ben").
 NAME = r"(?P<name>[A-Z][a-z]+)"

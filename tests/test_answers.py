@@ -6,8 +6,8 @@ from typing import Any, cast
 
 import pytest
 
-from harness.actor import Actor, Exchange
-from harness.answers import AnswerCheck, asked_wrongly
+from harness.users.actor import Actor, Exchange
+from harness.vocabulary.answers import AnswerCheck, asked_wrongly
 
 
 class Replies:

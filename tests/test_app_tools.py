@@ -1,5 +1,5 @@
-"""harness.app_tools: run_tool_fed, a tool fed its standard input as the lines are made, and stream_embed_f32, vectors
-read in order while the embed tool makes them; with the failures that can happen on either side of the pipes."""
+"""harness.app.app_tools: run_tool_fed, a tool fed its standard input as the lines are made, and stream_embed_f32,
+vectors read in order while the embed tool makes them; with the failures that can happen on either side of the pipes."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import app_tools
-from harness.app_tools import ToolFailed, embed_texts_f32, run_tool_fed, stream_embed_f32
-from harness.target import load_target
+from harness.app import app_tools
+from harness.app.app_tools import ToolFailed, embed_texts_f32, run_tool_fed, stream_embed_f32
+from harness.app.target import load_target
 
 MANY = 100_000  # lines of 20 bytes: far more than a pipe holds, so a writer blocks if nobody reads
 

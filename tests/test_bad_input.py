@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.suite_options import add_options
+from harness.suite.options import add_options
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_PYTHON = ROOT / ".venv" / "bin" / "python"

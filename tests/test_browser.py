@@ -1,4 +1,5 @@
-"""harness.browser.find_chromium: an explicit path, Playwright's own Chromium, Debian's binary, or how to get one."""
+"""harness.browser.chromium.find_chromium: an explicit path, Playwright's own Chromium, Debian's binary, or how to get
+one."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import browser
-from harness.browser import QUIET_FLAGS, BrowserChoice, BrowserNotFound, find_chromium
+from harness.browser import chromium as browser
+from harness.browser.chromium import QUIET_FLAGS, BrowserChoice, BrowserNotFound, find_chromium
 
 TRUE = Path("/bin/true")
 

@@ -10,7 +10,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from harness.browser_evidence import EvidenceOptions, folder_for
+from harness.browser.evidence import EvidenceOptions, folder_for
 
 ROOT = Path(__file__).resolve().parent.parent
 FAILS = "features/in_session_memory.feature::test_a_correction_replaces_the_old_fact"

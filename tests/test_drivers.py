@@ -12,7 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.app_launcher import RunningApp
+from harness.app.app_launcher import RunningApp
+from harness.app.target import load_target
 from harness.drivers import load_driver, shipped_drivers
 from harness.drivers.base import Account, Capability, DriverError, Hit
 from harness.drivers.letta import LettaDriver, LettaSession, _is_turn, letta_pg_uri
@@ -26,10 +27,9 @@ from harness.drivers.open_webui import (
     tokens_in,
 )
 from harness.drivers.open_webui_store import MemoryRow, count_by_owner, epoch, insert_memories, iso, read_memories
-from harness.model_server.client import ModelServer
-from harness.polling import Timeout
-from harness.target import load_target
-from harness.turn import Turn
+from harness.vocabulary.polling import Timeout
+from harness.vocabulary.turn import Turn
+from model_server.client import ModelServer
 
 
 def test_every_shipped_target_loads_its_driver() -> None:
@@ -390,7 +390,7 @@ def test_khoj_is_given_its_database_as_postgres_settings_a_socket_folder_as_its_
 
 
 def test_khoj_waits_for_its_own_line_of_each_turn_saved(tmp_path: Path) -> None:
-    from harness.app_launcher import RunningApp
+    from harness.app.app_launcher import RunningApp
     from harness.drivers.khoj import KhojDriver
 
     log = tmp_path / "app.khoj.log"
@@ -412,8 +412,8 @@ def test_khoj_waits_for_its_own_line_of_each_turn_saved(tmp_path: Path) -> None:
 
 
 def test_every_targets_known_defects_name_scenarios_that_exist_and_their_steps() -> None:
+    from harness.app.target import TARGETS
     from harness.suite.known_defects import known_defects
-    from harness.target import TARGETS
 
     for path in sorted(TARGETS.glob("*.toml")):
         known_defects(load_target(path))  # raises UnknownScenario, naming the first that does not

@@ -1,11 +1,11 @@
-"""The model server answers the calls Khoj 2.0.0b28 makes besides the chat (harness/model_server/fact_manager.py):
+"""The model server answers the calls Khoj 2.0.0b28 makes besides the chat (model_server/fact_manager.py):
 the prompts below are its own templates, filled as its code fills them."""
 
 from __future__ import annotations
 
 import json
 
-from harness.model_server.server import answer
+from model_server.server import answer
 
 MUNINN = """You are Muninn, the user's memory manager. Construct and maintain an accurate, up-to-date set of facts \
 about and on behalf of the user.

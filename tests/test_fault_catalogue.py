@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.app.fault_catalogue import CatalogueError, fault_catalogue
+from harness.app.target import load_target
 from harness.drivers import load_driver
-from harness.fault_catalogue import CatalogueError, fault_catalogue
-from harness.scenarios import FEATURES, ScenarioRef, UnknownScenario, check_exist, node_title, scenario_tests
-from harness.target import load_target
+from harness.suite.scenarios import FEATURES, ScenarioRef, UnknownScenario, check_exist, node_title, scenario_tests
 
 ROOT = Path(__file__).resolve().parent.parent
 

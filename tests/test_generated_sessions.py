@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.app.target import Choice, Forgetting
 from harness.drivers.base import Memory
-from harness.language import asked_key, facts_in, normalise_key
 from harness.sessions import generator
 from harness.sessions.actions import (
     Action,
@@ -50,7 +50,7 @@ from harness.sessions.runner import SessionRunner
 from harness.sessions.seeds import SeedsError, load_seeds
 from harness.sessions.shrink import shrink
 from harness.sessions.text import CHAT_CLASSES, SCRIPTS, VALUE_CLASSES, TextMaker
-from harness.target import Choice, Forgetting
+from harness.vocabulary.language import asked_key, facts_in, normalise_key
 
 MEMCHAT_LIMITS = Limits(retention_days=365, session_days=30, longest_message=4000)
 MEMCHAT_FORGETTING = Forgetting(conversation_deleted=Choice("kept", "memchat/README.md"),

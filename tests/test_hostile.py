@@ -1,4 +1,4 @@
-"""The hostile users' writes (harness.hostile), without an app: which writes are tried, with what, and how answers
+"""The hostile users' writes (harness.users.hostile), without an app: which writes are tried, with what, and how answers
 are judged."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import json
 
 import pytest
 
+from harness.app.target import Target, load_target
 from harness.drivers.base import Account, ApiAnswer, Memory, UserSession
-from harness.hostile import IDENTITY_HEADERS, Holdings, Victim, cannot_tamper, tamper
-from harness.target import Target, load_target
-from harness.turn import Turn
+from harness.users.hostile import IDENTITY_HEADERS, Holdings, Victim, cannot_tamper, tamper
+from harness.vocabulary.turn import Turn
 
 VICTIM = Victim("u_ana", "ana@x.test", ("m_1",), ("c_1",))
 

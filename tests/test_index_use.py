@@ -1,10 +1,10 @@
-"""harness.index_use: what a store's vector indexes lack or have besides those an app promises."""
+"""harness.app.index_use: what a store's vector indexes lack or have besides those an app promises."""
 
 from __future__ import annotations
 
-from harness.databases import VectorIndex
+from harness.app.index_use import index_differences
 from harness.drivers.base import PromisedIndex
-from harness.index_use import index_differences
+from harness.services.databases import VectorIndex
 
 PART = "(mod((hashtext(user_id) & 2147483647), 2) = 0)"
 

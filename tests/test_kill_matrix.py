@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.fault_catalogue import CatalogueError, Fault
-from harness.scenarios import ScenarioRef
+from harness.app.fault_catalogue import CatalogueError, Fault
+from harness.suite.scenarios import ScenarioRef
 from tools import bench_phases, bench_suite, flake_check, kill_matrix
 from tools.suite_runs import aggregate_records, junit_totals, parse_collect_only, read_results, short_id
 

@@ -14,13 +14,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.scenarios import UnknownScenario
+from harness.app.target import KnownDefect, TargetError, load_target
 from harness.sessions.actions import Chat, Tell
 from harness.sessions.model import SessionModel
 from harness.sessions.runner import Difference, SessionRunner
 from harness.suite.failed_step import FAILED_STEP, FailedStep
 from harness.suite.known_defects import DECLARED, DeclaredDifferences, judge, known_defects
-from harness.target import KnownDefect, TargetError, load_target
+from harness.suite.scenarios import UnknownScenario
 from tests.test_generated_sessions import tell
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,10 +1,10 @@
-"""harness.legacy_store.MigrationCounts.parse: the counts from memchat's migrate summary, or a quoted failure."""
+"""harness.app.legacy_store.MigrationCounts.parse: the counts from memchat's migrate summary, or a quoted failure."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness.legacy_store import MigrationCounts
+from harness.app.legacy_store import MigrationCounts
 
 SUMMARY = "migrated: read 120, written 118, skipped 2 (2 already present, 0 with an unknown owner), re-embedded 0"
 
@@ -27,7 +27,7 @@ def test_matches_what_memchat_prints(tmp_path) -> None:  # noqa: ANN001
     import subprocess
     import sys
 
-    from harness.databases import provide_databases
+    from harness.services.databases import provide_databases
 
     with provide_databases("embedded") as servers:
         proc = subprocess.run([sys.executable, "-m", "memchat", "migrate", "--from", servers.redis_url, "--to",

@@ -30,11 +30,11 @@ import httpx
 import numpy as np
 import pytest
 
-from harness import language
-from harness.model_server import agent, embeddings, memory_review
-from harness.model_server.agent import Step
-from harness.model_server.server import answer as server_answer
-from harness.model_server.server import build_app, complete
+from harness.vocabulary import language
+from model_server import agent, embeddings, memory_review
+from model_server.agent import Step
+from model_server.server import answer as server_answer
+from model_server.server import build_app, complete
 
 ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT = 15
@@ -406,7 +406,7 @@ def test_the_two_models_disagree() -> None:
 # --- Over real HTTP -------------------------------------------------------------------------------------------------
 
 def _start(extra: list[str] | None = None) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, "-m", "harness.model_server", "--host", "127.0.0.1", "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "model_server", "--host", "127.0.0.1", "--port", "0",
                              *(extra or [])], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ready, _, _ = select.select([proc.stdout], [], [], START_TIMEOUT)
     line = proc.stdout.readline() if ready else ""  # type: ignore[union-attr]
@@ -546,7 +546,7 @@ def test_bad_requests_are_400(base_url: str) -> None:
 def test_the_review_log_names_each_review_and_its_operations() -> None:
     from starlette.testclient import TestClient
 
-    from harness.model_server.server import build_app
+    from model_server.server import build_app
 
     client = TestClient(build_app())
     prompt = owui_review_prompt([], [("user", "My dog is Rex."), ("assistant", "Noted.")])
@@ -830,7 +830,7 @@ def test_tool_calls_over_http_plain_and_streamed(base_url: str) -> None:
 # -- the embedding tool: the server's vectors on the command line (targets whose embedder is the model server) --------
 
 def _embed_tool(lines: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness.model_server.embed_tool", *args], input=lines,
+    return subprocess.run([sys.executable, "-m", "model_server.embed_tool", *args], input=lines,
                           capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parent.parent)
 
 

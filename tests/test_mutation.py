@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.browser import STRYKER_ACTIVE_MUTANT_ENV, page_init_scripts
+from harness.browser.chromium import STRYKER_ACTIVE_MUTANT_ENV, page_init_scripts
 from tools.mutation.coverage_map import features_running, statement_heads
 from tools.mutation.mutant_test import (
     AROUND,
@@ -185,7 +185,7 @@ def test_each_part_of_the_app_runs_the_features_that_reach_it() -> None:
                  for f in features_for(p)}:
         assert (ROOT / name).exists(), name
     with pytest.raises(SystemExit, match="in no area"):
-        features_for("harness/recall.py")
+        features_for("harness/vocabulary/recall.py")
 
 
 def test_the_model_clients_lines_run_the_chat_features_on_the_target_that_turns_it_on() -> None:
@@ -380,7 +380,7 @@ def test_what_a_mutants_run_came_to_and_an_errors_cause() -> None:
     assert verdict(run_of(passed=31), 0, "") == ("survived", "", "31 scenarios passed")
     no_start = "Failed: AppLaunchError: memchat did not start: Traceback (log: x.log)"
     assert verdict(run_of(errors={scenario: no_start}), 1, "")[:2] == ("error", NO_START)
-    assert verdict(run_of(failed={scenario: "harness.app_launcher.AppLaunchError: memchat did not start"}), 1,
+    assert verdict(run_of(failed={scenario: "harness.app.app_launcher.AppLaunchError: memchat did not start"}), 1,
                    "")[:2] == ("error", NO_START)  # a replay's own app
     refused = ('harness.drivers.base.DriverError: deleting user ana-gw0-1@memtest.test: the app answered 200 with '
                '{"deleted": false}, not {"deleted": true}')

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.app_launcher import ROOT, install_command, not_installed
-from harness.report import ALLURERC, categories_for_allure2
+from harness.app.app_launcher import ROOT, install_command, not_installed
 from harness.suite.failed_step import FailedStep
 from harness.suite.failure_text import Verdict, in_the_users_words, verdict_repr
+from harness.suite.report import ALLURERC, categories_for_allure2
 
 PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
 SCENARIO = "features/forgetting.feature::test_a_memory_ana_deletes_is_forgotten_and_nobody_elses_memory_changes"

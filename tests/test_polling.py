@@ -1,4 +1,4 @@
-"""harness.polling.wait_until: returns as soon as the condition holds, fails with the last thing it saw."""
+"""harness.vocabulary.polling.wait_until: returns as soon as the condition holds, fails with the last thing it saw."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from harness.polling import Timeout, wait_until
+from harness.vocabulary.polling import Timeout, wait_until
 
 
 def test_returns_the_result_that_satisfied_the_condition() -> None:

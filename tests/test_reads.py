@@ -7,10 +7,10 @@ import base64
 import json
 from datetime import UTC, datetime, timedelta
 
+from harness.browser.held_session import HeldSession, jwt_expiry
 from harness.drivers.base import ApiAnswer
-from harness.foreign_reads import leaks
-from harness.held_session import HeldSession, jwt_expiry
-from harness.order import exactly_but_ties, out_of_order
+from harness.users.foreign_reads import leaks
+from harness.vocabulary.order import exactly_but_ties, out_of_order
 
 SPANS = {"a": (1.0, 1.1), "b": (2.0, 2.1), "c": (3.0, 3.1)}
 

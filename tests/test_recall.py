@@ -1,4 +1,4 @@
-"""harness.recall: the brute-force reference ranking and the expected-versus-actual comparison."""
+"""harness.vocabulary.recall: the brute-force reference ranking and the expected-versus-actual comparison."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import io
 import numpy as np
 import pytest
 
-from harness.recall import SCORE_TOLERANCE, Hit, RecallComparison, as_csv, as_text, brute_force
+from harness.vocabulary.recall import SCORE_TOLERANCE, Hit, RecallComparison, as_csv, as_text, brute_force
 
 
 def _unit(*xs: float) -> np.ndarray:

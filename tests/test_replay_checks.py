@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from harness.drivers.base import OwnTextResult
-from harness.recall import Hit, RecallComparison
 from harness.replay.checks import MemoryCheck, ProbeCheck, ProbeOutcome, _as_written, _field_changes, _verdict
 from harness.replay.history import ReplayHistory
 from harness.snapshots import Header
+from harness.vocabulary.recall import Hit, RecallComparison
 
 
 def _result(**change: object) -> OwnTextResult:

@@ -1,5 +1,6 @@
-"""The feature files bound by pytest-bdd's public API (features/conftest.py), read by the official Gherkin parser, and
-their tests named by one rule (harness.scenarios) that gives the node ids pytest-bdd's `scenarios()` gave before."""
+"""The feature files bound by pytest-bdd's public API (features/conftest.py), read by the official Gherkin parser,
+and their tests named by one rule (harness.suite.scenarios) that gives the node ids pytest-bdd's `scenarios()` gave
+before."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 from features.conftest import scenario_module
-from harness.scenarios import (
+from harness.suite.scenarios import (
     CHANGE,
     FEATURES,
     INDEX_KIND,

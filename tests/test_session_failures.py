@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.language import NOTED
+from harness.app.target import Choice, Forgetting
 from harness.sessions.actions import (
     AppRestart,
     Ask,
@@ -18,8 +18,8 @@ from harness.sessions.actions import (
     script,
 )
 from harness.sessions.model import NotApplicable, SessionModel
-from harness.target import Choice, Forgetting
-from harness.turn import Turn
+from harness.vocabulary.language import NOTED
+from harness.vocabulary.turn import Turn
 
 
 def tell(key: str, value: str, correction: bool = False) -> Tell:

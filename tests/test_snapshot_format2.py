@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from faker import Faker
 
-from harness.recall import Hit
+from harness.app.target import load_target
 from harness.snapshots import (
     FORMAT2,
     GoldenProbe,
@@ -31,7 +31,7 @@ from harness.snapshots.generate import (
     memory_ids,
     stream_history,
 )
-from harness.target import load_target
+from harness.vocabulary.recall import Hit
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.app.target import load_target
 from harness.snapshots import GoldenProbe, HistoricalMemory, MalformedSnapshot, read_history
 from harness.snapshots.importer import import_history
-from harness.target import load_target
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "snapshots" / "examples" / "import"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.recall import Hit
 from harness.snapshots import FORMAT, SNAPSHOT_DIR, MalformedSnapshot, Snapshot, load_snapshot
+from harness.vocabulary.recall import Hit
 
 VALID = {
     "format": FORMAT,

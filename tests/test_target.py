@@ -1,4 +1,4 @@
-"""harness.target: the shipped target file, one-line refusals of bad ones, and the tools' command lines."""
+"""harness.app.target: the shipped target file, one-line refusals of bad ones, and the tools' command lines."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.target import DEFAULT_TARGET, Limits, Recall, Target, TargetError, fill, load_target
+from harness.app.target import DEFAULT_TARGET, Limits, Recall, Target, TargetError, fill, load_target
 from tools import suite_runs
 
 MINIMAL = """\

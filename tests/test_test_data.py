@@ -1,8 +1,8 @@
-"""harness.test_data.TestData: reproducible faker data per scenario, unique identities per run."""
+"""harness.vocabulary.test_data.TestData: reproducible faker data per scenario, unique identities per run."""
 
 from __future__ import annotations
 
-from harness.test_data import DEFAULT_SEED, TestData
+from harness.vocabulary.test_data import DEFAULT_SEED, TestData
 
 
 def _sample(data: TestData, key: str) -> list[str]:

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.app_launcher import AppLaunchError, free_port, start_process, stop_process
-from harness.target import TargetError, load_target
+from harness.app.app_launcher import AppLaunchError, free_port, start_process, stop_process
+from harness.app.target import TargetError, load_target
 from harness.warm_start import ForkedProcess, WarmStart, popen, warm_start_for
 
 APP = f"""#!{sys.executable}

@@ -26,11 +26,11 @@ import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 
-from harness.app_tools import embed_texts_f32
-from harness.databases import scalar
+from harness.app.app_tools import embed_texts_f32
+from harness.app.target import Target
+from harness.services.databases import scalar
 from harness.snapshots import read_history
 from harness.snapshots.format2 import GoldenProbe, Header, HistoricalMemory
-from harness.target import Target
 
 _COLUMNS = "id, user_id, conversation_id, text, created_at, expires_at, embedding"
 _TYPES = ["text", "text", "text", "text", "timestamptz", "timestamptz", "vector"]

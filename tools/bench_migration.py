@@ -35,12 +35,12 @@ from pathlib import Path
 
 import psycopg
 
-from harness.app_handle import AppHandle
-from harness.databases import create_database, drop_database, provide_databases, scalar
+from harness.app.app_handle import AppHandle
+from harness.app.target import load_target
 from harness.drivers import load_driver
 from harness.replay.checks import ReplayChecks, check_memories, check_probes, query_vectors
 from harness.replay.history import import_owners, stream_for_replay
-from harness.target import load_target
+from harness.services.databases import create_database, drop_database, provide_databases, scalar
 from tools.bench_floor import app_vector_indexes, measure_floor, phase
 
 ROOT = Path(__file__).resolve().parent.parent

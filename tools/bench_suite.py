@@ -43,12 +43,12 @@ from typing import cast
 
 from playwright.sync_api import BrowserContext, Locator, Page, Playwright, StorageState, expect, sync_playwright
 
-from harness.app_handle import AppHandle
-from harness.browser import chromium_version, find_chromium, playwright_chromium
-from harness.databases import create_database, drop_database, provide_databases, redis_url_for_db
+from harness.app.app_handle import AppHandle
+from harness.app.target import load_target
+from harness.browser.chromium import chromium_version, find_chromium, playwright_chromium
 from harness.drivers import load_driver
 from harness.drivers.base import Account
-from harness.target import load_target
+from harness.services.databases import create_database, drop_database, provide_databases, redis_url_for_db
 from pages.base import locate
 from tools.bench_migration import bench_migration
 from tools.bench_phases import OUTSIDE_STEPS, Phases, phase_rows, suite_phases

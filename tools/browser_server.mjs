@@ -29,7 +29,7 @@ try {
   console.error(`browser server: no playwright-core under ${from}: run make browser-server`);
   process.exit(2);
 }
-// The same quiet, offline flags as the suite's own launches (harness/browser.py QUIET_FLAGS).
+// The same quiet, offline flags as the suite's own launches (harness/browser/chromium.py QUIET_FLAGS).
 const server = await chromium.launchServer({
   executablePath: values.executable,
   headless: true,

@@ -18,13 +18,13 @@ import sys
 import time
 from pathlib import Path
 
-from harness.app_handle import AppHandle
+from harness.app.app_handle import AppHandle
+from harness.app.target import load_target
 from harness.drivers import load_driver
 from harness.drivers.base import Capability, DriverError
 from harness.replay.capture import ExportMismatch, capture
 from harness.snapshots import MalformedSnapshot
 from harness.snapshots.questions import read_questions
-from harness.target import load_target
 
 
 def main(argv: list[str] | None = None) -> int:

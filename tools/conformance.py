@@ -29,9 +29,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.scenarios import FEATURES, feature_scenarios, node_title
+from harness.app.target import DEFAULT_TARGET, TargetError, load_target
 from harness.suite.known_defects import OBSERVED
-from harness.target import DEFAULT_TARGET, TargetError, load_target
+from harness.suite.scenarios import FEATURES, feature_scenarios, node_title
 
 ROOT = Path(__file__).resolve().parent.parent
 REPORTS = ROOT / "reports"

@@ -2,7 +2,7 @@
 
 Runs the whole acceptance suite once on the clean app, and for every fault in the app's catalogue (its driver's:
 the reference app's regressions, or a third-party app's misconfigurations) the scenarios the target file names for
-it under [faults] (harness.fault_catalogue), found by collection, against the app with that fault on:
+it under [faults] (harness.app.fault_catalogue), found by collection, against the app with that fault on:
 
     pytest <the node ids of those scenarios> --target <target> --faults <name>
 
@@ -32,12 +32,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.app_tools import ToolFailed
+from harness.app.app_tools import ToolFailed
+from harness.app.fault_catalogue import CatalogueError, Fault, fault_catalogue
+from harness.app.target import DEFAULT_TARGET, TargetError, load_target
 from harness.drivers import load_driver
 from harness.drivers.base import DriverError
-from harness.fault_catalogue import CatalogueError, Fault, fault_catalogue
-from harness.scenarios import nodes_of
-from harness.target import DEFAULT_TARGET, TargetError, load_target
+from harness.suite.scenarios import nodes_of
 from tools.suite_runs import SuiteRun, collect, format_table, junit_totals, rel, short_id
 
 ROOT = Path(__file__).resolve().parent.parent

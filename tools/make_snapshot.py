@@ -20,8 +20,8 @@ from typing import Any
 
 from faker import Faker
 
-from harness.app_tools import ToolFailed, embed_texts
-from harness.recall import brute_force
+from harness.app.app_tools import ToolFailed, embed_texts
+from harness.app.target import TargetError, load_target
 from harness.snapshots import (
     FORMAT,
     SNAPSHOT_DIR,
@@ -32,7 +32,7 @@ from harness.snapshots import (
 )
 from harness.snapshots.generate import stream_history
 from harness.snapshots.importer import import_history
-from harness.target import TargetError, load_target
+from harness.vocabulary.recall import brute_force
 
 OWNERS = ["ana", "ana1", "ben", "bea", "carl"]  # near-colliding names on purpose
 FACTS = [

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 
-from harness.databases import PG_IMAGE, PG_IMAGE_ENV, ProviderError, _probe_docker
+from harness.services.databases import PG_IMAGE, PG_IMAGE_ENV, ProviderError, _probe_docker
 
 
 def main(argv: list[str] | None = None) -> int:

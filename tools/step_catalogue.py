@@ -25,7 +25,7 @@ from types import ModuleType
 import pytest_bdd
 from pytest_bdd import parsers
 
-from harness.changes import CHANGE_PLACEHOLDER
+from harness.app.changes import CHANGE_PLACEHOLDER
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFTEST = ROOT / "conftest.py"

@@ -10,8 +10,8 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+from harness.app.target import Target
 from harness.drivers.base import AppDriver, DriverError
-from harness.target import Target
 
 SHIPPED = Path(__file__).resolve().parent
 

@@ -18,14 +18,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from harness.app_launcher import ROOT, RunningApp, attach_app, start_process
-from harness.app_tools import ToolRun, embed_texts_f32
-from harness.databases import IndexScans, VectorIndex
-from harness.legacy_store import MigrationCounts
-from harness.model_server.client import ModelServer
-from harness.recall import Hit
-from harness.target import Target, fill
-from harness.turn import Turn
+from harness.app.app_launcher import ROOT, RunningApp, attach_app, start_process
+from harness.app.app_tools import ToolRun, embed_texts_f32
+from harness.app.legacy_store import MigrationCounts
+from harness.app.target import Target, fill
+from harness.services.databases import IndexScans, VectorIndex
+from harness.vocabulary.recall import Hit
+from harness.vocabulary.turn import Turn
+from model_server.client import ModelServer
 
 
 def faults_of(settings: dict[str, str]) -> list[str]:
@@ -324,7 +324,7 @@ class UserSession(ABC):
     def request(self, method: str, path: str, *, json: object = None,
                 headers: dict[str, str] | None = None) -> ApiAnswer:
         """One call of the app's API as this user (what the session presents, plus `headers`), answered as is: for
-        the hostile users' writes (harness.hostile), which name paths and bodies from the target's [api] and
+        the hostile users' writes (harness.users.hostile), which name paths and bodies from the target's [api] and
         [write_bodies]."""
         raise DriverError(f"{type(self).__name__} cannot send a call of its own to the app's API")
 

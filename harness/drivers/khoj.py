@@ -47,8 +47,8 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from harness.app_launcher import ROOT, AppLaunchError, RunningApp, free_port
-from harness.databases import create_database, dsn_with_dbname, scalar
+from harness.app.app_launcher import ROOT, AppLaunchError, RunningApp, free_port
+from harness.app.target import Target
 from harness.drivers.base import (
     Account,
     ApiAnswer,
@@ -65,11 +65,11 @@ from harness.drivers.base import (
     start_in_folder,
     started_on_model_server,
 )
-from harness.model_server import embeddings
-from harness.model_server.client import start_model_server
-from harness.polling import wait_until
-from harness.target import Target
-from harness.turn import Turn
+from harness.services.databases import create_database, dsn_with_dbname, scalar
+from harness.vocabulary.polling import wait_until
+from harness.vocabulary.turn import Turn
+from model_server import embeddings
+from model_server.client import start_model_server
 
 EMBEDDER = "text-embedding-3-small"  # the search model's bi-encoder: the model server's, under OpenAI's name
 CHAT_MODEL_NAME = "gpt-4o-mini"  # the chat model row tools/khoj_seed.py makes: the model server, under OpenAI's name

@@ -1,7 +1,7 @@
 """The driver of Letta (https://github.com/letta-ai/letta), an agent server with long-term ("archival") memory, a
 REST API and no web page of its own, run offline against the suite's deterministic model server (which acts as the
 agent's model: it stores what users state with the archival tools and looks up what they ask, see
-harness/model_server/agent.py).
+model_server/agent.py).
 
 What differs from a chat app with a page, and why (Letta 0.16.8, docs.letta.com and its server's code):
 - Letta's tenant is the organization: users of one organization see each other's agents, memories and
@@ -64,8 +64,8 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from harness.app_launcher import ROOT, AppLaunchError, RunningApp, free_port
-from harness.databases import IndexScans, scalar, vector_index_scans
+from harness.app.app_launcher import ROOT, AppLaunchError, RunningApp, free_port
+from harness.app.target import Target
 from harness.drivers.base import (
     Account,
     ApiAnswer,
@@ -84,13 +84,13 @@ from harness.drivers.base import (
     start_in_folder,
     started_on_model_server,
 )
-from harness.http_clients import tls
-from harness.model_server import embeddings
-from harness.model_server.agent import found_memories, is_app_event
-from harness.model_server.client import start_model_server
-from harness.model_server.server import CHAT_MODEL
-from harness.target import Target
-from harness.turn import Turn
+from harness.services.databases import IndexScans, scalar, vector_index_scans
+from harness.services.http_clients import tls
+from harness.vocabulary.turn import Turn
+from model_server import embeddings
+from model_server.agent import found_memories, is_app_event
+from model_server.client import start_model_server
+from model_server.server import CHAT_MODEL
 
 EMBEDDER = "text-embedding-3-small"  # the model server's embedding model under OpenAI's name, 1536 dimensions
 STORED_DIMS = 4096  # Letta pads every vector to its column's size (letta.constants.MAX_EMBEDDING_DIM)

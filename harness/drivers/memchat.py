@@ -23,10 +23,18 @@ import psycopg
 import redis
 from pgvector.psycopg import register_vector
 
-from harness import report
-from harness.app_launcher import ROOT, AppLaunchError, RunningApp, attach_app, free_port, start_process, stop_process
-from harness.app_tools import ToolRun, run_tool, run_tool_fed, try_tool
-from harness.databases import IndexScans, VectorIndex, scalar, vector_index_scans, vector_indexes
+from harness.app.app_launcher import (
+    ROOT,
+    AppLaunchError,
+    RunningApp,
+    attach_app,
+    free_port,
+    start_process,
+    stop_process,
+)
+from harness.app.app_tools import ToolRun, run_tool, run_tool_fed, try_tool
+from harness.app.legacy_store import MigrationCounts
+from harness.app.target import Target, fill
 from harness.drivers.base import (
     MEMORY_FIELDS,
     NEAR_TIE,
@@ -47,12 +55,12 @@ from harness.drivers.base import (
     RestartApp,
     UserSession,
 )
-from harness.http_clients import tls
-from harness.legacy_store import MigrationCounts
-from harness.model_server.client import ModelServer, start_model_server
-from harness.target import Target, fill
-from harness.turn import Turn
+from harness.services.databases import IndexScans, VectorIndex, scalar, vector_index_scans, vector_indexes
+from harness.services.http_clients import tls
+from harness.suite import report
+from harness.vocabulary.turn import Turn
 from harness.warm_start import popen
+from model_server.client import ModelServer, start_model_server
 
 
 def _check(resp: httpx.Response, what: str, promised: int = 200) -> dict:

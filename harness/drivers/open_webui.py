@@ -42,8 +42,9 @@ from typing import Any
 import httpx
 import numpy as np
 
-from harness.app_launcher import RunningApp, attach_app, free_port, start_process
-from harness.changes import RELEASE_COMMAND
+from harness.app.app_launcher import RunningApp, attach_app, free_port, start_process
+from harness.app.changes import RELEASE_COMMAND
+from harness.app.target import Target, fill
 from harness.drivers.base import (
     Account,
     ApiAnswer,
@@ -73,12 +74,11 @@ from harness.drivers.open_webui_store import (
     vectors_left_in_chroma,
     vectors_left_in_pgvector,
 )
-from harness.http_clients import tls
-from harness.model_server.client import ModelServer, start_model_server
-from harness.polling import wait_until
-from harness.recall import SCORE_TOLERANCE
-from harness.target import Target, fill
-from harness.turn import Turn
+from harness.services.http_clients import tls
+from harness.vocabulary.polling import wait_until
+from harness.vocabulary.recall import SCORE_TOLERANCE
+from harness.vocabulary.turn import Turn
+from model_server.client import ModelServer, start_model_server
 
 ADMIN_FILE = "memtest-admin.json"  # beside the app's data: the admin's credentials and the secret key
 SETTLE_SECONDS = 10.0  # a review lands 0.1-0.5 s after the reply here

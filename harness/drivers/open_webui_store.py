@@ -23,9 +23,9 @@ import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 
-from harness.app_launcher import RunningApp
-from harness.databases import scalar
+from harness.app.app_launcher import RunningApp
 from harness.drivers.base import DriverError
+from harness.services.databases import scalar
 
 IMPORT_META = json.dumps({"created_by": "memtest-import"})  # how an imported row says where it came from
 _COLUMNS = "id, user_id, content, type, path, meta, created_at, updated_at"

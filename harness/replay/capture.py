@@ -19,13 +19,13 @@ import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from harness.app_handle import AppHandle
+from harness.app.app_handle import AppHandle
 from harness.drivers.base import MEMORY_FIELDS, OwnTextQuery
-from harness.recall import Hit
 from harness.replay.checks import same_time
 from harness.snapshots import GoldenProbe, Header, HistoricalMemory, write_snapshot
 from harness.snapshots.expectations import top_and_ties
 from harness.snapshots.questions import Question, check_questions, sample_questions
+from harness.vocabulary.recall import Hit
 
 
 def _exported(path: Path) -> list[HistoricalMemory]:

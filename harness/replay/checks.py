@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.app_handle import AppHandle
+from harness.app.app_handle import AppHandle
 from harness.drivers.base import MEMORY_FIELDS, Account, OwnTextQuery, OwnTextResult
-from harness.recall import SCORE_TOLERANCE, Hit, RecallComparison, as_text
 from harness.replay.history import ReplayHistory
+from harness.vocabulary.recall import SCORE_TOLERANCE, Hit, RecallComparison, as_text
 
 TIE = 1e-6  # identical vectors score identically in any store: a tie at the top is this close
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.app_handle import AppHandle
+from harness.app.app_handle import AppHandle
 from harness.drivers.base import Account, NewUser
 from harness.replay.vectors import StoredVectors
 from harness.snapshots import GoldenProbe, Header, HistoricalMemory, read_history

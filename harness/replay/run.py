@@ -12,12 +12,12 @@ from types import MappingProxyType
 
 import allure
 
-from harness import report
-from harness.app_handle import AppHandle
+from harness.app.app_handle import AppHandle
 from harness.drivers.base import Account, Capability
 from harness.replay.checks import ReplayChecks, check_memories, check_probes, query_vectors
 from harness.replay.history import ReplayHistory, import_owners, read_for_replay, stream_for_replay
-from harness.suite_options import ROOT
+from harness.suite import report
+from harness.suite.options import ROOT
 
 REPLAY_LISTINGS = ROOT / "reports" / "replay"  # one file per replay with a lost or changed memory, named by its tag
 

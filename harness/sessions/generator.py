@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from faker import Faker
 
-from harness.language import normalise_key
+from harness.app.target import Forgetting, Limits
 from harness.sessions.actions import (
     Action,
     AppRestart,
@@ -52,7 +52,7 @@ from harness.sessions.actions import (
 from harness.sessions.model import EVERY_STATEMENT, NotApplicable, Remembered, SessionModel
 from harness.sessions.reads import ANSWERS, READ_AFTER, changes, effects, observe, pair
 from harness.sessions.text import CHAT_CLASSES, SCRIPTS, VALUE_CLASSES, TextMaker
-from harness.target import Forgetting, Limits
+from harness.vocabulary.language import normalise_key
 
 # The facts users tell: one line each, as people name the things they want remembered.
 FACT_KEYS = ("locker code", "gate code", "dentist", "plumber", "gym class", "book club", "favourite tea", "bike shop",

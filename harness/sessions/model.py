@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from harness.language import NOTED, answer_reply, told_reply
+from harness.app.target import MEMORY_LISTINGS, Forgetting
 from harness.sessions.actions import (
     FAILURES,
     Action,
@@ -34,8 +34,8 @@ from harness.sessions.actions import (
     TurnMemoryOn,
     WrongPasswords,
 )
-from harness.target import MEMORY_LISTINGS, Forgetting
-from harness.turn import Turn
+from harness.vocabulary.language import NOTED, answer_reply, told_reply
+from harness.vocabulary.turn import Turn
 
 # each statement a memory, oldest first; or one per fact, replaced in its place or as a new memory
 EVERY_STATEMENT, NEWEST_PER_FACT, NEWEST_AS_NEW = MEMORY_LISTINGS

@@ -5,10 +5,10 @@ again; after what a user takes back, the memories shown to them, searches by the
 conversation refused at its address; after a clear-all, every few actions and at the end, every user's state, and
 that nobody's API opens another's conversation.
 
-The runner acts through `Actor`s (harness.actor: a user in a browser, or through the app's API) that the scenario's
-world gives it, and asks the app itself through its handle. After a turn it goes straight on, as users do: an app
-that still has to persist what the turn said must do it before the page is closed or the next question is asked, not
-while a test waits."""
+The runner acts through `Actor`s (harness.users.actor: a user in a browser, or through the app's API) that the
+scenario's world gives it, and asks the app itself through its handle. After a turn it goes straight on, as users do:
+an app that still has to persist what the turn said must do it before the page is closed or the next question is
+asked, not while a test waits."""
 
 from __future__ import annotations
 
@@ -22,14 +22,9 @@ from typing import Any
 
 from playwright.sync_api import Error as PlaywrightError
 
-from harness import report
-from harness.actor import Actor
-from harness.answers import AnswerCheck
-from harness.app_handle import AppHandle
+from harness.app.app_handle import AppHandle
+from harness.app.target import KnownDefect
 from harness.drivers.base import Account, Capability, Memory, UserSession
-from harness.hostile import kinds_of
-from harness.order import Span, out_of_order
-from harness.polling import Timeout, wait_until
 from harness.sessions.actions import (
     FAILURES,
     Action,
@@ -59,8 +54,13 @@ from harness.sessions.actions import (
 from harness.sessions.generator import Plan
 from harness.sessions.model import NotApplicable, SessionModel, reply_to
 from harness.sessions.shrink import shrink
-from harness.target import KnownDefect
-from harness.turn import Turn
+from harness.suite import report
+from harness.users.actor import Actor
+from harness.users.hostile import kinds_of
+from harness.vocabulary.answers import AnswerCheck
+from harness.vocabulary.order import Span, out_of_order
+from harness.vocabulary.polling import Timeout, wait_until
+from harness.vocabulary.turn import Turn
 
 FULL_CHECK_EVERY = 10  # actions between two checks of every user (the acting user is checked after each)
 MEMORY_WAIT_S = 10  # how long the app may take to list a memory once the turn that told it is answered

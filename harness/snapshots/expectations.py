@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from harness.recall import Hit
+from harness.vocabulary.recall import Hit
 
 TIE = 1e-6  # scores this close are equal to any store (float32 vectors): either may come first
 

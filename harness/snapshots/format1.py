@@ -18,8 +18,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.recall import Hit
 from harness.snapshots.rules import MalformedSnapshot, iso_with_zone
+from harness.vocabulary.recall import Hit
 
 FORMAT = "memory-snapshot/1"
 SNAPSHOT_DIR = Path(__file__).resolve().parents[2] / "snapshots"

@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from harness.recall import Hit
 from harness.snapshots.rules import MalformedSnapshot, iso_time, iso_with_zone, json_objects, known_zone
+from harness.vocabulary.recall import Hit
 
 FORMAT2 = "memory-snapshot/2"
 GZIP_MAGIC = b"\x1f\x8b"

@@ -28,13 +28,13 @@ from datetime import UTC, datetime, timedelta
 
 from faker import Faker
 
-from harness.app_tools import STREAM_BLOCK, embed_texts_f32, stream_embed_f32
-from harness.recall import Hit
+from harness.app.app_tools import STREAM_BLOCK, embed_texts_f32, stream_embed_f32
+from harness.app.target import Target
 from harness.sessions.text import CHARACTER_CLASSES, TextMaker
 from harness.snapshots.expectations import exact_ranking, owner_matrix
 from harness.snapshots.format2 import GoldenProbe, Header, HistoricalMemory
 from harness.snapshots.legacy_times import LegacyClock
-from harness.target import Target
+from harness.vocabulary.recall import Hit
 
 EXTRA = 3  # memories beyond the nominal size: a partial last batch at every batch size
 TOPICS = ("order number", "locker code", "gate code", "dentist", "plumber", "gym class", "book club", "favourite tea",

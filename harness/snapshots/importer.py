@@ -16,8 +16,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.app_tools import embed_texts_f32
-from harness.recall import Hit
+from harness.app.app_tools import embed_texts_f32
+from harness.app.target import Target
 from harness.snapshots.expectations import expectations
 from harness.snapshots.format2 import (
     GoldenProbe,
@@ -29,7 +29,7 @@ from harness.snapshots.format2 import (
 )
 from harness.snapshots.questions import Question, check_questions, read_questions, sample_questions
 from harness.snapshots.rules import MalformedSnapshot, json_objects
-from harness.target import Target
+from harness.vocabulary.recall import Hit
 
 RULE = "an import file: a format-2 memory line without type and vectors"
 

@@ -1,6 +1,6 @@
 """What a scenario's report carries besides its steps: each outline example named with its values, each step with
 its own parameters only, and a failure's evidence (page URLs, and the browsers' screenshots, traces and videos that
-harness.browser_evidence kept)."""
+harness.browser.evidence kept)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import report
-from harness.scenarios import example_of
+from harness.suite import report
+from harness.suite.scenarios import example_of
 
 CALL_REPORT = pytest.StashKey[pytest.TestReport]()  # the outcome of a scenario's steps
 KEPT_EVIDENCE = pytest.StashKey[list[tuple[str, Path]]]()  # (kind, path) of the browser evidence kept

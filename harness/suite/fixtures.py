@@ -16,20 +16,20 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import BrowserType, expect
 
-from harness.answers import AnswerCheck
-from harness.app_factory import AppFactory
-from harness.app_handle import AppHandle
-from harness.app_launcher import AppLaunchError
-from harness.browser_evidence import BrowserEvidence, EvidenceOptions, folder_for
-from harness.browser_sessions import BrowserSessions
-from harness.databases import DatabaseServers, ProviderError, provide_databases, redis_url_for_db
+from harness.app.app_factory import AppFactory
+from harness.app.app_handle import AppHandle
+from harness.app.app_launcher import AppLaunchError
+from harness.app.target import Target, load_target
+from harness.browser.evidence import BrowserEvidence, EvidenceOptions, folder_for
+from harness.browser.profiles import BrowserSessions
 from harness.drivers import load_driver
 from harness.drivers.base import AppDriver, DriverError
+from harness.services.databases import DatabaseServers, ProviderError, provide_databases, redis_url_for_db
 from harness.suite.evidence import KEPT_EVIDENCE, scenario_failed
+from harness.suite.options import ROOT
 from harness.suite.run import SESSION, RunInfo
-from harness.suite_options import ROOT
-from harness.target import Target, load_target
-from harness.test_data import TestData
+from harness.vocabulary.answers import AnswerCheck
+from harness.vocabulary.test_data import TestData
 
 
 @pytest.fixture(scope="session")

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness import report
-from harness.scenarios import FEATURES, ScenarioRef, UnknownScenario, check_exist, feature_scenarios
+from harness.app.target import KnownDefect, Target
+from harness.suite import report
 from harness.suite.failed_step import failed_step
-from harness.target import KnownDefect, Target
+from harness.suite.scenarios import FEATURES, ScenarioRef, UnknownScenario, check_exist, feature_scenarios
 
 KNOWN_DEFECT = "known defect of the app"  # how a report and its categories tell these apart
 OBSERVED = " | observed: "  # between the declared reason and what was seen, in one line (tools/conformance.py)

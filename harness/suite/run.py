@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import report
-from harness.app_launcher import AppLaunchError, not_installed
-from harness.app_tools import ToolFailed
-from harness.browser import (
+from harness.app.app_launcher import AppLaunchError, not_installed
+from harness.app.app_tools import ToolFailed
+from harness.app.target import TargetError, load_target
+from harness.browser.chromium import (
     BrowserChoice,
     BrowserNotFound,
     check_browser_ws,
@@ -27,13 +27,13 @@ from harness.browser import (
     find_chromium,
     playwright_chromium,
 )
-from harness.databases import DatabaseServers, ProviderError, provide_databases
 from harness.drivers import load_driver
 from harness.drivers.base import Capability, DriverError
-from harness.scenarios import UnknownScenario
+from harness.services.databases import DatabaseServers, ProviderError, provide_databases
+from harness.suite import report
 from harness.suite.known_defects import known_defects, mark_known_defects
-from harness.suite_options import SuiteOptions, add_options, runs_acceptance_suite
-from harness.target import TargetError, load_target
+from harness.suite.options import SuiteOptions, add_options, runs_acceptance_suite
+from harness.suite.scenarios import UnknownScenario
 
 
 @dataclass

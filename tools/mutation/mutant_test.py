@@ -1,8 +1,8 @@
 """The test command cosmic-ray and StrykerJS run for each mutant, in the scratch copy where the mutant is written.
 
 Which mutant is active: StrykerJS names it in $__STRYKER_ACTIVE_MUTANT__ (a mutant of the page's script; the suite's
-browsers hand it to the page, harness.browser); cosmic-ray writes it into a module, which `git diff` of the scratch
-copy shows. The run is the default acceptance run narrowed to the features that can reach the mutated file
+browsers hand it to the page, harness.browser.chromium); cosmic-ray writes it into a module, which `git diff` of the
+scratch copy shows. The run is the default acceptance run narrowed to the features that can reach the mutated file
 (tools/mutation/areas.toml), on the target its area names (the model client's lines: memchat-model), and, for a
 Python mutant, to those of them that ran its lines on the unmutated app
 (tools.mutation.coverage_map; none: it survives unrun), stopped at its first failure, within a deadline. What

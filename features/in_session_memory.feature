@@ -165,11 +165,13 @@ Feature: In-session memory
     When Ana opens the conversation again from its address
     Then the history shows every turn of the conversation in order
 
-  Scenario: A first message with an emoji across its 80th character starts its conversation
+  Scenario: A first message with an emoji across its 80th character starts its conversation, listed first
+    Given Ana tells the assistant "My gym is Iron Works."
+    And Ana starts a new conversation
     When Ana tells the assistant "My motto is Keep calm and carry on, then keep going and keep smiling all day 🙂🙂🙂."
     And Ana asks "What is my motto?"
     Then the assistant answers "Your motto is Keep calm and carry on, then keep going and keep smiling all day 🙂🙂🙂."
-    And her conversation is listed under the start of her first message
+    And her conversation is listed first, under the start of her first message
     When Ana opens the conversation again from its address
     Then the history shows every turn of the conversation in order
-    And her conversation is listed under the start of her first message
+    And her conversation is listed first, under the start of her first message

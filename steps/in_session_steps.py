@@ -64,18 +64,21 @@ def history_in_order(world: World, talk: Talk) -> None:
     assert shown == said, f"{actor.name}'s history differs from what was said.\nexpected: {said}\nshown:    {shown}"
 
 
-@then("her conversation is listed under the start of her first message")
-def listed_under_first_message(world: World, talk: Talk) -> None:
-    """The list's entry for the open conversation, as shown now and without a reload: her first message cut to the
-    target's [limits] title_length, in characters as she counts them (an emoji is one)."""
+@then("her conversation is listed first, under the start of her first message")
+def listed_first_under_first_message(world: World, talk: Talk) -> None:
+    """The list as shown now, without a reload: the open conversation first (the most recent), its entry her first
+    message cut to the target's [limits] title_length, in characters as she counts them (an emoji is one)."""
+    actor = world.actors[talk.speaker]
+    conversation_id, listed = actor.conversation_id(), actor.conversations_listed()
+    assert listed[:1] == [conversation_id], (f"{actor.name}'s list shows {listed}: the conversation she is in, "
+                                             f"{conversation_id}, is not first")
     length = world.app.target.limits.title_length
     if length is None:  # the scenario goes on: what follows is decided all the same
         report.attach_text("not checked", f"{world.app.target.path.name} declares no conversation titles"
                                           " ([limits] title_length)")
         return
-    actor = world.actors[talk.speaker]
     first = next(turn.text for turn in talk.of(actor.name).turns if turn.role == "user")
-    conversation_id, shown = actor.conversation_id(), actor.conversation_titles_shown()
+    shown = actor.conversation_titles_shown()
     assert shown.get(conversation_id) == first[:length], (
         f"{actor.name}'s list shows her conversation {conversation_id} as {shown.get(conversation_id)!r}, not as the"
         f" first {length} characters of her first message: {first[:length]!r}")

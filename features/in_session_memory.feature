@@ -110,6 +110,12 @@ Feature: In-session memory
     And Ana asks "What is my order number?"
     Then the assistant answers "Your order number is 5521."
 
+  Scenario: A correction in other words wins over more earlier statements of the fact than a question recalls
+    When Ana tells the assistant her locker code as many times as a question recalls memories, each time a new one
+    And Ana starts a new conversation
+    And Ana tells the assistant "Actually, my locker code is 9999, the one the gym gave everybody after it changed every lock in the building."
+    Then in a new conversation the assistant answers her question about the last of them
+
   Scenario: What Ana tells just before she moves to another conversation is remembered there
     When Ana tells the assistant "My order number is 4417."
     And Ana opens the conversation again from its address

@@ -84,6 +84,19 @@ def listed_first_under_first_message(world: World, talk: Talk) -> None:
         f" first {length} characters of her first message: {first[:length]!r}")
 
 
+@when(parsers.re(f"^{NAME} tells the assistant (?:his|her|their) locker code as many times as a question recalls "
+                 "memories, each time a new one$"), target_fixture="talk")
+def tells_locker_codes(world: World, talk: Talk, name: str) -> Talk:
+    """As many statements of one fact as a question recalls memories (the app's recall_k), a turn each, each code
+    from the scenario's seeded faker: short sentences, each more like the question than a correction in other
+    words."""
+    actor = world.actors[name]
+    for _ in range(world.app.recall_k):
+        sentence = f"My locker code is {world.fake.unique.random_int(1000, 8999)}."
+        talk = talk.after(actor.say(sentence), Fact.parse(sentence))
+    return talk
+
+
 @when(parsers.re(f"^{NAME} chats about other things for (?P<count>\\d+) exchanges$"), converters={"count": int},
       target_fixture="talk")
 def small_talk(world: World, talk: Talk, name: str, count: int) -> Talk:

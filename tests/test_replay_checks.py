@@ -121,3 +121,5 @@ def test_a_time_is_the_same_within_the_apps_clock_resolution_and_a_wrong_convers
     told, kept = "2023-03-17T02:05:04.604919+00:00", "2023-03-17T02:05:04+00:00"
     assert same_time(told, kept, 1.0) and not same_time(told, kept)  # whole seconds kept; exact where declared 0
     assert not same_time("2023-03-17T02:05:04+01:00", "2023-03-17T02:05:04+00:00", 1.0)  # an hour: a changed time
+    # a time whose zone the app dropped is a changed time, reported as one, not a crash of the comparison
+    assert not same_time("2023-03-17T02:05:04+00:00", "2023-03-17T02:05:04", 1.0)

@@ -112,7 +112,10 @@ def same_time(before: str | None, after: str | None, resolution_s: float = 0.0) 
         return True
     if before is None or after is None:
         return False
-    apart = abs((datetime.fromisoformat(before) - datetime.fromisoformat(after)).total_seconds())
+    first, second = datetime.fromisoformat(before), datetime.fromisoformat(after)
+    if (first.tzinfo is None) != (second.tzinfo is None):  # a zone lost (or made up) is a changed time, not a crash
+        return False
+    apart = abs((first - second).total_seconds())
     return apart < resolution_s if resolution_s else apart == 0
 
 

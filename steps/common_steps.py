@@ -10,7 +10,7 @@ from harness.actor import Actor
 from harness.answers import AnswerCheck
 from harness.facts import Fact
 from harness.polling import wait_until
-from harness.sessions.generator import FACT_KEYS
+from harness.sessions.draws import FACT_KEYS
 from steps.records import Talk
 from steps.world import NAME, World
 

@@ -32,18 +32,8 @@ from harness.sessions.actions import (
     quoted,
     script,
 )
-from harness.sessions.generator import (
-    _ASK,
-    _CORRECT,
-    _TELL,
-    ALL_KINDS,
-    EDGE_KEYS,
-    FACT_KEYS,
-    SHORT_FORM,
-    GenerationError,
-    Limits,
-    generate,
-)
+from harness.sessions.draws import ASK_WORDINGS, CORRECT_WORDINGS, EDGE_KEYS, FACT_KEYS, TELL_WORDINGS
+from harness.sessions.generator import ALL_KINDS, SHORT_FORM, GenerationError, Limits, generate
 from harness.sessions.model import EVERY_STATEMENT, NEWEST_AS_NEW, NEWEST_PER_FACT, NotApplicable, SessionModel
 from harness.sessions.reads import READ_AFTER, changes, effects, observe, pair
 from harness.sessions.runner import SessionRunner
@@ -151,7 +141,7 @@ def test_every_generated_session_is_valid_for_the_model_and_addresses_nearly_col
 
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 10_000), value_class=st.sampled_from(VALUE_CLASSES),
-       template=st.sampled_from(_TELL + _CORRECT), key=st.sampled_from(FACT_KEYS + EDGE_KEYS))
+       template=st.sampled_from(TELL_WORDINGS + CORRECT_WORDINGS), key=st.sampled_from(FACT_KEYS + EDGE_KEYS))
 def test_every_value_in_every_wording_is_read_back_as_told(seed: int, value_class: str, template: str,
                                                            key: str) -> None:
     """What the generator types is what the assistants' shared language reads: the key, and the value exactly."""
@@ -165,7 +155,7 @@ def test_every_value_in_every_wording_is_read_back_as_told(seed: int, value_clas
     assert (fact.key, fact.value, fact.sentence) == (normalise_key(key), value, sentence)
 
 
-@given(key=st.sampled_from(FACT_KEYS + EDGE_KEYS), template=st.sampled_from(_ASK))
+@given(key=st.sampled_from(FACT_KEYS + EDGE_KEYS), template=st.sampled_from(ASK_WORDINGS))
 def test_every_question_asks_for_its_key(key: str, template: str) -> None:
     assert asked_key(template.format(key=key)) == normalise_key(key)
 
@@ -281,15 +271,15 @@ def test_memories_made_within_the_apps_clock_resolution_may_be_listed_either_way
     now = time.monotonic()
     # the dog was listed 5 s before the cat and the vet were told; those two, 0.3 s apart, were not listed yet
     quick = _runner(model, 1.0, {1: now - 10, 2: now - 5, 3: now - 4.7}, {1: now - 9})
-    assert quick._listed_as_modelled("Ana", _listing(dog, cat, vet))
-    assert quick._listed_as_modelled("Ana", _listing(dog, vet, cat))
-    assert not quick._listed_as_modelled("Ana", _listing(cat, dog, vet)), "the dog was surely made first"
-    assert not quick._listed_as_modelled("Ana", _listing(dog, cat)), "a memory missing"
-    assert not quick._listed_as_modelled("Ana", _listing(dog, cat, vet, vet)), "a memory twice"
-    assert not quick._listed_as_modelled("Ana", _listing(dog, cat, vet.upper())), "not exactly as told"
+    assert quick.listed_as_modelled("Ana", _listing(dog, cat, vet))
+    assert quick.listed_as_modelled("Ana", _listing(dog, vet, cat))
+    assert not quick.listed_as_modelled("Ana", _listing(cat, dog, vet)), "the dog was surely made first"
+    assert not quick.listed_as_modelled("Ana", _listing(dog, cat)), "a memory missing"
+    assert not quick.listed_as_modelled("Ana", _listing(dog, cat, vet, vet)), "a memory twice"
+    assert not quick.listed_as_modelled("Ana", _listing(dog, cat, vet.upper())), "not exactly as told"
     exact = _runner(model, 0.0, {1: now - 10, 2: now - 5, 3: now - 4.7}, {1: now - 9})
-    assert exact._listed_as_modelled("Ana", _listing(dog, cat, vet))
-    assert not exact._listed_as_modelled("Ana", _listing(dog, vet, cat)), "an app of exact timestamps keeps order"
+    assert exact.listed_as_modelled("Ana", _listing(dog, cat, vet))
+    assert not exact.listed_as_modelled("Ana", _listing(dog, vet, cat)), "an app of exact timestamps keeps order"
 
 
 # -- what users take back ---------------------------------------------------------------------------------------------

@@ -22,6 +22,17 @@ class Action:
         """The character classes of the text this action types."""
         return ()
 
+    @property
+    def told(self) -> tuple[tuple[Said, ...], ...]:
+        """The facts this action tells, message by message."""
+        return ()
+
+    @property
+    def boundaries(self) -> tuple[str, ...]:
+        """The edges of promises this action lands on (a span of time, a message at the longest), besides the values
+        it tells."""
+        return ()
+
     def gherkin(self) -> str:
         raise NotImplementedError
 
@@ -68,6 +79,10 @@ class Tell(Action):
         return (*dict.fromkeys(s.value_class for s in self.statements), *(("newline",) if newline else ()))
 
     @property
+    def told(self) -> tuple[tuple[Said, ...], ...]:
+        return (self.statements,)
+
+    @property
     def message(self) -> str:
         facts = self.joiner.join(s.sentence for s in self.statements)
         return f"{self.prefix}{self.separator}{facts}" if self.prefix else facts
@@ -111,6 +126,10 @@ class Chat(Action):
     def classes(self) -> tuple[str, ...]:
         return (self.text_class,)
 
+    @property
+    def boundaries(self) -> tuple[str, ...]:
+        return (self.text_class,) if "limit" in self.text_class else ()
+
     def gherkin(self) -> str:
         return f"When {self.user} says {quoted(self.text)}"
 
@@ -134,6 +153,10 @@ class ManyConversations(Action):
     @property
     def classes(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(c for t in self.tells for c in t.classes))
+
+    @property
+    def told(self) -> tuple[tuple[Said, ...], ...]:
+        return tuple(t.statements for t in self.tells)
 
     def gherkin(self) -> str:
         lines = [f"When {self.user} starts a new conversation and tells the assistant {quoted(t.message)}"
@@ -173,6 +196,10 @@ class PassTime(Action):
     boundary: str = ""  # which promise's edge it lands next to: "just inside the retention", ...
 
     kind = "let time pass"
+
+    @property
+    def boundaries(self) -> tuple[str, ...]:
+        return (self.boundary,) if self.boundary else ()
 
     def gherkin(self) -> str:
         whole, hours = int(self.days), round((self.days - int(self.days)) * 24, 3)
@@ -318,6 +345,14 @@ class FailedTurn(Action):
     @property
     def classes(self) -> tuple[str, ...]:
         return self.turn.classes
+
+    @property
+    def told(self) -> tuple[tuple[Said, ...], ...]:
+        return self.turn.told
+
+    @property
+    def boundaries(self) -> tuple[str, ...]:
+        return self.turn.boundaries
 
 
 @dataclass(frozen=True)

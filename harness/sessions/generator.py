@@ -33,7 +33,6 @@ from harness.sessions.actions import (
     DeleteMemory,
     DroppedReply,
     EditMemory,
-    FailedTurn,
     ManyConversations,
     NewConversation,
     PassTime,
@@ -49,18 +48,21 @@ from harness.sessions.actions import (
     TurnMemoryOn,
     WrongPasswords,
 )
+from harness.sessions.draws import (
+    ASK_WORDINGS,
+    CORRECT_WORDINGS,
+    ENDING,
+    FACT_KEYS,
+    FOLLOW_UP_ROOM,
+    TELL_WORDINGS,
+    Draws,
+    FollowUp,
+)
 from harness.sessions.model import EVERY_STATEMENT, NotApplicable, Remembered, SessionModel
+from harness.sessions.moves import rule_for, rule_of
 from harness.sessions.reads import ANSWERS, READ_AFTER, changes, effects, observe, pair
-from harness.sessions.text import CHAT_CLASSES, SCRIPTS, VALUE_CLASSES, TextMaker
+from harness.sessions.text import CHAT_CLASSES, VALUE_CLASSES
 from harness.target import Forgetting, Limits
-
-# The facts users tell: one line each, as people name the things they want remembered.
-FACT_KEYS = ("locker code", "gate code", "dentist", "plumber", "gym class", "book club", "favourite tea", "bike shop",
-             "tax advisor", "car plate", "library card", "wifi password", "piano teacher", "vet", "bank branch",
-             "passport number", "seat preference", "home city", "sister's birthday", "order number", "dog",
-             "nickname", "home folder", "signature", "train", "parking spot")
-# Keys of the edges: made only of common words (no search vector), with digits, and typed in other spellings.
-EDGE_KEYS = ("will", "to-do", "why", "wifi 5g password", "kid's school", "favorite colour", "PIN", "Home Address")
 
 # How often each kind of action is drawn, relative to the others.
 WEIGHTS = {"tell": 20, "tell several facts at once": 6, "correct": 10, "ask": 26, "chat": 8,
@@ -86,20 +88,12 @@ LONG_FORM = 100  # actions from which a session is a long one
 SHORT_FORM = 60  # actions from which a session must show every transition once (the default run's size)
 STEER_TRIES = 3  # transitions still to show tried at each steering, the others after them
 ATTEMPTS = 3  # draws of one seed before a short form that leaves a transition uncovered fails
-FOLLOW_UP_ROOM = 8  # the last actions, too few for what shows a take-back
-ENDING = 4  # the last actions, too few to show what an account's deletion is followed by
 CONTEXTS = ("", "reopen an older conversation", "start a conversation")  # moves that make an effect observable
 
 
 class GenerationError(ValueError):
     """A short session that leaves a transition of the model uncovered: the generator failed, not the app."""
 
-_TELL = ("My {key} is {value}.", "Oh, and my {key} is {value}.", "Also my {key} is {value}!", "So my {key} is {value}.",
-         "Well, my {key} is {value}.", "Our {key} is {value}.", "My {key} = {value}.")
-_CORRECT = ("Actually, my {key} is {value}.", "Correction: my {key} is {value}.", "Sorry, my {key} is {value}.",
-            "Actually my {key} is {value}!", "Okay, my {key} is {value}.")
-_ASK = ("What is my {key}?", "What's my {key}?", "Do you remember my {key}?", "Tell me my {key}.",
-        "What was my {key}?", "Do you still remember my {key}?", "Hi! What is my {key}?", "What’s my {key}?")
 # The values a memory is edited to. The first edit of a session is to a long value, the edge of an edit: nearly all
 # of the text is new, so that only a vector of the new text finds it (an app that kept the old vector no longer finds
 # the memory by its text at all); later edits, to a value of any of these shapes.
@@ -136,105 +130,14 @@ class Plan:
     def counts(self) -> dict[str, dict[str, int]]:
         kinds = Counter(a.kind for a in self.actions)
         classes = Counter(c for a in self.actions for c in a.classes)
-        told = [s for a in self.actions for t in _tells(a) for s in t.statements]
+        told = [s for a in self.actions for message in a.told for s in message]
         shapes = Counter(s.value_class for s in told)
-        boundaries = Counter(a.boundary for a in self.actions if isinstance(a, PassTime) and a.boundary)
-        chats = [t for t in map(_turn, self.actions) if isinstance(t, Chat)]
-        boundaries.update(c.text_class for c in chats if "limit" in c.text_class)
+        boundaries = Counter(b for a in self.actions for b in a.boundaries)
         boundaries.update(s.value_class for s in told if "limit" in s.value_class)
         return {"action kinds": dict(sorted(kinds.items())), "character classes": dict(sorted(classes.items())),
                 "value shapes": dict(sorted(shapes.items())), "boundaries": dict(sorted(boundaries.items())),
                 "facts told": {"statements": len(told), "in messages of several facts": sum(
-                    len(t.statements) for a in self.actions for t in _tells(a) if t.more)}}
-
-
-@dataclass(frozen=True)
-class FollowUp:
-    """What a user does soon after taking something back, to show it: "ask" about `key` (empty: the key of the
-    fact told by the follow-up "tell" before it), "tell" `key` (empty: a fact not told yet), "turn memory on",
-    "start a conversation"; or soon after their account's deletion, "open an account again"."""
-
-    user: str
-    kind: str
-    key: str = ""
-
-
-def _turn(action: Action) -> Action:
-    """The turn a failure happened to, else the action itself."""
-    return action.turn if isinstance(action, FailedTurn) else action
-
-
-def _tells(action: Action) -> tuple[Tell, ...]:
-    action = _turn(action)
-    if isinstance(action, Tell):
-        return (action,)
-    if isinstance(action, ManyConversations):
-        return action.tells
-    return ()
-
-
-class _Draws:
-    """What a session must still draw once (coverage), and the seeded faker it draws with."""
-
-    def __init__(self, fake: Faker, kinds: list[str], limits: Limits, has_clock: bool) -> None:
-        self.fake = fake
-        self.text = TextMaker(fake)
-        rng = fake.random
-        self.kinds = rng.sample(kinds, len(kinds))
-        self.text.unseen = rng.sample(CHAT_CLASSES, len(CHAT_CLASSES))
-        self.values = rng.sample(VALUE_CLASSES, len(VALUE_CLASSES))
-        self.keys = rng.sample(EDGE_KEYS, len(EDGE_KEYS))
-        self.tells, self.corrects, self.asks = (rng.sample(t, len(t)) for t in (_TELL, _CORRECT, _ASK))
-        # Each script once at the longest message: half as small talk, half as a fact's value.
-        scripts = rng.sample([f"near the limit ({s})" for s in SCRIPTS], len(SCRIPTS))
-        self.long_chats, self.long_values = scripts[::2], scripts[1::2]
-        edges = ["just inside the retention", "just outside the retention"] if limits.retention_days else []
-        edges += ["just inside the session", "just outside the session"] if limits.session_days else []
-        self.boundaries = rng.sample(edges, len(edges)) if has_clock else []
-        self.follow_ups: list[FollowUp] = []  # in the order they are to be drawn
-        self.edits = ["long"]  # the value class of the first edit
-        self.queued: list[Action] = []  # drawn already, to be taken next in this order
-        self.left = 0  # actions still to draw
-        self.transitions: list[tuple[str, str]] = []  # (kind, read) still to show, in a seeded order
-
-    def save(self) -> tuple[object, dict[str, list]]:
-        """What drawing changes, to go back to after a trial draw."""
-        lists = {k: list(v) for k, v in vars(self).items() if isinstance(v, list)}
-        return self.fake.random.getstate(), {**lists, "unseen": list(self.text.unseen)}
-
-    def restore(self, saved: tuple[object, dict[str, list]]) -> None:
-        state, lists = saved
-        self.fake.random.setstate(state)
-        self.text.unseen = lists.pop("unseen")
-        vars(self).update(lists)
-
-    def first(self, pool: list[str], every: tuple[str, ...] | list[str]) -> str:
-        """The next of `pool` not drawn yet, else any of `every`."""
-        return pool.pop(0) if pool else self.fake.random_element(every)
-
-    def boundary(self, model: SessionModel) -> str | None:
-        """The next edge still to cover that time can reach now (a retention edge needs a memory still kept)."""
-        kept = any(u.alive and model.memories(name) for name, u in model.users.items())
-        return next((b for b in self.boundaries if "session" in b or kept), None)
-
-    def pending(self, name: str) -> bool:
-        """Whether the user still has follow-ups to draw."""
-        return any(f.user == name for f in self.follow_ups)
-
-    def uncovered(self, kinds: list[str], model: SessionModel, name: str) -> str | None:
-        """The kind of action that covers something still to be drawn once, if any."""
-        if self.kinds and self.fake.boolean(85):
-            ready = next((k for k in self.kinds if k not in TAKING_BACK or _taker(k, name, model, self)), None)
-            if "clear all memories" in self.kinds and not model.remembered(name) and not self.pending(name):
-                ready = "tell several facts at once"  # so that someone else keeps memories when one clears hers
-            if ready:
-                return ready
-        if self.boundary(model) and "let time pass" in kinds and self.fake.boolean(60):
-            return "let time pass"
-        wanted = [("tell", self.long_values), ("chat", self.long_chats), ("tell several facts at once", self.values),
-                  ("correct", self.corrects and model.keys(name)), ("ask", self.asks),
-                  ("let time pass", self.boundary(model))]
-        return next((kind for kind, left in wanted if left and kind in kinds), None)
+                    len(message) for a in self.actions for message in a.told if len(message) > 1)}}
 
 
 def generate(seed: str, count: int, users: int, left_out: dict[str, str] | None = None,
@@ -286,7 +189,7 @@ def _generate(seed: str, count: int, users: int, left_out: dict[str, str] | None
     model = SessionModel(names, limits.retention_days, memory_listing, limits.session_days, forgetting)
     weights = dict(WEIGHTS, **(VOLUME_WEIGHTS if count >= LONG_FORM else {}))
     kinds = [k for k in weights if k not in left_out and weights[k]]
-    draws = _Draws(fake, kinds, limits, "let time pass" not in left_out)
+    draws = Draws(fake, kinds, limits, "let time pass" not in left_out)
     tracked = count < LONG_FORM  # the long form outgrows pages and batches; the short form shows each transition
     required, uncovered = _transitions(model, weights, left_out, unread or {})
     draws.transitions = fake.random.sample(required, len(required)) if tracked else []
@@ -341,7 +244,23 @@ def _transitions(model: SessionModel, weights: dict[str, int], left_out: dict[st
     return required, why
 
 
-def _next(model: SessionModel, draws: _Draws, limits: Limits, names: list[str], left_out: dict[str, str],
+def _uncovered(draws: Draws, kinds: list[str], model: SessionModel, name: str) -> str | None:
+    """The kind of action that covers something still to be drawn once, if any."""
+    if draws.kinds and draws.fake.boolean(85):
+        ready = next((k for k in draws.kinds if k not in TAKING_BACK or _taker(k, name, model, draws)), None)
+        if "clear all memories" in draws.kinds and not model.remembered(name) and not draws.pending(name):
+            ready = "tell several facts at once"  # so that someone else keeps memories when one clears hers
+        if ready:
+            return ready
+    if draws.boundary(model) and "let time pass" in kinds and draws.fake.boolean(60):
+        return "let time pass"
+    wanted = [("tell", draws.long_values), ("chat", draws.long_chats), ("tell several facts at once", draws.values),
+              ("correct", draws.corrects and model.keys(name)), ("ask", draws.asks),
+              ("let time pass", draws.boundary(model))]
+    return next((kind for kind, left in wanted if left and kind in kinds), None)
+
+
+def _next(model: SessionModel, draws: Draws, limits: Limits, names: list[str], left_out: dict[str, str],
           kinds: list[str], weights: dict[str, int], last: str, long_form: bool) -> Action | None:
     """The next action: one drawn already, a follow-up, a transition still to show, or a new draw."""
     fake = draws.fake
@@ -358,7 +277,7 @@ def _next(model: SessionModel, draws: _Draws, limits: Limits, names: list[str], 
             return steered[0]
     if not model.alive(name := fake.random_element(names)):
         return None if "open an account again" in left_out else Rejoin(name)
-    kind = (draws.uncovered(kinds, model, name) if fake.boolean(95) else None) or fake.random.choices(
+    kind = (_uncovered(draws, kinds, model, name) if fake.boolean(95) else None) or fake.random.choices(
         kinds, weights=[weights[k] for k in kinds])[0]
     if kind in LEAVING and model.alive(last) and fake.boolean(70):
         name = last  # people close the browser or sign out right after a reply, before a write is done
@@ -368,7 +287,7 @@ def _next(model: SessionModel, draws: _Draws, limits: Limits, names: list[str], 
 
 
 # -- transitions: what each action changes for a later read ---------------------------------------------------------
-def _shown(action: Action, number: int, before: dict, after: dict, model: SessionModel, draws: _Draws,
+def _shown(action: Action, number: int, before: dict, after: dict, model: SessionModel, draws: Draws,
            covered: dict[tuple[str, str], int], read_after: set[int]) -> None:
     """Record the transitions the action showed first; have the runner (or a question drawn next) read them."""
     for user, read in changes(before, after):
@@ -384,7 +303,7 @@ def _shown(action: Action, number: int, before: dict, after: dict, model: Sessio
             draws.queued += _question(model, draws, user, before[(user, read)], after[(user, read)])
 
 
-def _question(model: SessionModel, draws: _Draws, name: str, before: object, after: object) -> list[Action]:
+def _question(model: SessionModel, draws: Draws, name: str, before: object, after: object) -> list[Action]:
     """The question that reads a changed answer: in the older conversation that said the fact (reopened from the
     list) where the answer there changed, else in a new conversation."""
     was = dict(before) if isinstance(before, tuple) else {}
@@ -397,10 +316,10 @@ def _question(model: SessionModel, draws: _Draws, name: str, before: object, aft
         move: list[Action] = [Reopen(name, conversation=where + 1)]
     else:
         move = [NewConversation(name)] if model.current(name) is not None else []
-    return [*move, Ask(name, key=key, question=draws.first(draws.asks, _ASK).format(key=key))]
+    return [*move, Ask(name, key=key, question=draws.first(draws.asks, ASK_WORDINGS).format(key=key))]
 
 
-def _steer(model: SessionModel, draws: _Draws, limits: Limits, names: list[str]) -> list[Action] | None:
+def _steer(model: SessionModel, draws: Draws, limits: Limits, names: list[str]) -> list[Action] | None:
     """Actions that show transitions not shown yet: of the kind of the next one still to show, the draw (after a
     move that makes its effect observable where it needs one: reopening an older conversation, starting a new one)
     that shows the most of them, found by trying draws on a copy of the model; a kind none of whose draws shows
@@ -429,7 +348,7 @@ def _steer(model: SessionModel, draws: _Draws, limits: Limits, names: list[str])
     return None
 
 
-def _trial(kind: str, name: str, context: str, model: SessionModel, draws: _Draws, limits: Limits,
+def _trial(kind: str, name: str, context: str, model: SessionModel, draws: Draws, limits: Limits,
            names: list[str]) -> tuple[list[Action], set[str]] | None:
     """A draw of `kind` by `name` after the `context` move, on a copy of the model: the actions and the reads they
     change."""
@@ -464,7 +383,7 @@ def _trial(kind: str, name: str, context: str, model: SessionModel, draws: _Draw
     return [*moves, action], {read for _, read in changes(before, observe(trial, who))}
 
 
-def _key(model: SessionModel, name: str, draws: _Draws, taken: set[str]) -> tuple[str, str] | None:
+def _key(model: SessionModel, name: str, draws: Draws, taken: set[str]) -> tuple[str, str] | None:
     """A key the user has not told yet (normalised, and as typed): an edge key first, then the usual ones, then
     numbered ones (long sessions run out of names)."""
     told = set(model.keys(name)) | taken
@@ -482,11 +401,11 @@ def _key(model: SessionModel, name: str, draws: _Draws, taken: set[str]) -> tupl
     return None
 
 
-def _said(model: SessionModel, name: str, draws: _Draws, limits: Limits, key: str, typed: str, correction: bool,
+def _said(model: SessionModel, name: str, draws: Draws, limits: Limits, key: str, typed: str, correction: bool,
           room: int | None = None) -> Said:
     """One fact: a value of the next class to cover, worded in the next way to cover."""
     fake, text = draws.fake, draws.text
-    template = draws.first(draws.corrects if correction else draws.tells, _CORRECT if correction else _TELL)
+    template = draws.first(*((draws.corrects, CORRECT_WORDINGS) if correction else (draws.tells, TELL_WORDINGS)))
     if draws.long_values and room is None:
         value_class = draws.long_values.pop(0)
         script = value_class[value_class.index("(") + 1:-1]
@@ -503,7 +422,7 @@ def _said(model: SessionModel, name: str, draws: _Draws, limits: Limits, key: st
     return Said(key, value, template.format(key=typed, value=value), value_class, correction)
 
 
-def _tell(name: str, model: SessionModel, draws: _Draws, limits: Limits, several: int, correction: bool,
+def _tell(name: str, model: SessionModel, draws: Draws, limits: Limits, several: int, correction: bool,
           given: tuple[str, str] | None = None) -> Tell | None:
     """A message of `several` facts (a correction of one told before first, or the `given` key first: normalised,
     and as typed)."""
@@ -545,8 +464,11 @@ def _tell(name: str, model: SessionModel, draws: _Draws, limits: Limits, several
     return tell
 
 
-def _draw(kind: str, name: str, model: SessionModel, draws: _Draws, limits: Limits, long_form: bool) -> Action | None:
+def _draw(kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits, long_form: bool) -> Action | None:
     """One action of `kind` by `name` that fits the model's state, or None when none fits."""
+    rule = rule_for(kind)
+    if rule is not None:
+        return rule.draw(kind, name, model, draws, limits, long_form)
     fake, text = draws.fake, draws.text
     told = model.keys(name)
     if kind in ("tell", "correct"):
@@ -569,7 +491,7 @@ def _draw(kind: str, name: str, model: SessionModel, draws: _Draws, limits: Limi
         others = [k for k, _ in model.values() if k not in told]
         pool = told if told and (fake.boolean(80) or not others) else others or list(FACT_KEYS)
         key = fake.random_element(pool)
-        return Ask(name, key=key, question=draws.first(draws.asks, _ASK).format(key=key))
+        return Ask(name, key=key, question=draws.first(draws.asks, ASK_WORDINGS).format(key=key))
     if kind == "chat":
         if draws.long_chats:
             text_class = draws.long_chats.pop(0)
@@ -606,7 +528,7 @@ def _draw(kind: str, name: str, model: SessionModel, draws: _Draws, limits: Limi
     raise ValueError(f"unknown action kind {kind!r}")
 
 
-def _failure(kind: str, name: str, model: SessionModel, draws: _Draws, limits: Limits) -> Action | None:
+def _failure(kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits) -> Action | None:
     """A failure in the conversation the user has open (a turn refused, or its reply dropped; the app restarted),
     after which the user goes on there: a fact told next (a follow-up) must be remembered, nothing lost or doubled."""
     if model.current(name) is None or draws.pending(name):
@@ -620,7 +542,7 @@ def _failure(kind: str, name: str, model: SessionModel, draws: _Draws, limits: L
 
 
 # -- what users take back ----------------------------------------------------------------------------------------------
-def _can_take_back(kind: str, model: SessionModel, name: str, draws: _Draws) -> bool:
+def _can_take_back(kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
     """Whether the user can take this back now in a way that shows: something of theirs to take back, no follow-up of
     an earlier take-back still to draw, and for a clear-all someone else who keeps memories meanwhile."""
     if draws.pending(name) or 0 < draws.left <= FOLLOW_UP_ROOM:  # (what shows it would not fit before the end)
@@ -633,13 +555,13 @@ def _can_take_back(kind: str, model: SessionModel, name: str, draws: _Draws) -> 
     return bool(model.remembered(name)) and (kind != "turn memory off" or model.memory_on(name))
 
 
-def _taker(kind: str, name: str, model: SessionModel, draws: _Draws) -> str | None:
+def _taker(kind: str, name: str, model: SessionModel, draws: Draws) -> str | None:
     """Who takes this back: the user drawn where they can, else another who can, if anyone can."""
     can = [u for u in model.users if model.alive(u) and _can_take_back(kind, model, u, draws)]
     return name if name in can else (draws.fake.random_element(can) if can else None)
 
 
-def _take_back(kind: str, name: str, model: SessionModel, draws: _Draws) -> Action | None:
+def _take_back(kind: str, name: str, model: SessionModel, draws: Draws) -> Action | None:
     fake = draws.fake
     if kind == "turn memory on":
         return TurnMemoryOn(name) if not model.memory_on(name) else None
@@ -664,7 +586,7 @@ def _take_back(kind: str, name: str, model: SessionModel, draws: _Draws) -> Acti
     return _edit(name, fake.random_element(short or newest), draws)
 
 
-def _edit(name: str, memory: Remembered, draws: _Draws) -> EditMemory | None:
+def _edit(name: str, memory: Remembered, draws: Draws) -> EditMemory | None:
     """The memory's value changed to another, of another class, written over the old value where the memory states
     it; the fact's key is kept (a user correcting what the assistant remembers)."""
     value_class = draws.first(draws.edits, EDIT_CLASSES)
@@ -676,9 +598,12 @@ def _edit(name: str, memory: Remembered, draws: _Draws) -> EditMemory | None:
                       value_class=value_class)
 
 
-def _follow_ups_of(action: Action, model: SessionModel, draws: _Draws, left_out: dict[str, str]) -> list[FollowUp]:
+def _follow_ups_of(action: Action, model: SessionModel, draws: Draws, left_out: dict[str, str]) -> list[FollowUp]:
     """What the user does soon after taking something back (or deleting their account), drawn from the state before
     the action."""
+    rule = rule_of(action)
+    if rule is not None:
+        return rule.follow_ups(action, model, draws, left_out)
     name, fake = action.user, draws.fake
     if isinstance(action, DeleteAccount):  # and the person opens an account again with the same address
         return [] if "open an account again" in left_out else [FollowUp(name, "open an account again")]
@@ -697,9 +622,12 @@ def _follow_ups_of(action: Action, model: SessionModel, draws: _Draws, left_out:
     return []
 
 
-def _follow_up(model: SessionModel, draws: _Draws, limits: Limits) -> Action | None:
+def _follow_up(model: SessionModel, draws: Draws, limits: Limits) -> Action | None:
     """The next follow-up, when it still fits the model's state (else it is dropped)."""
     follow = draws.follow_ups.pop(0)
+    rule = rule_for(follow.kind)
+    if rule is not None:
+        return rule.follow_up(follow, model, draws, limits)
     name = follow.user
     if follow.kind == "open an account again":
         return Rejoin(name) if not model.alive(name) else None
@@ -707,7 +635,7 @@ def _follow_up(model: SessionModel, draws: _Draws, limits: Limits) -> Action | N
         draws.follow_ups = [f for f in draws.follow_ups if f.user != name]
         return None
     if follow.kind == "ask":
-        return Ask(name, key=follow.key, question=draws.first(draws.asks, _ASK).format(key=follow.key)) \
+        return Ask(name, key=follow.key, question=draws.first(draws.asks, ASK_WORDINGS).format(key=follow.key)) \
             if follow.key else None
     if follow.kind == "turn memory on":
         return _take_back("turn memory on", name, model, draws)
@@ -725,7 +653,7 @@ def _follow_up(model: SessionModel, draws: _Draws, limits: Limits) -> Action | N
     return tell
 
 
-def _pass_time(model: SessionModel, draws: _Draws, limits: Limits) -> PassTime:
+def _pass_time(model: SessionModel, draws: Draws, limits: Limits) -> PassTime:
     """Days to just inside or just outside the edge of a promise with a time in it (a memory's retention, a sign-in's
     lifetime) for someone, while such edges are still to be covered or now and then; else a plain span."""
     fake = draws.fake
@@ -747,7 +675,7 @@ def _pass_time(model: SessionModel, draws: _Draws, limits: Limits) -> PassTime:
     return PassTime("", days=fake.random_element(_DAYS))
 
 
-def _edge(draws: _Draws, edge: str, left: float) -> PassTime:
+def _edge(draws: Draws, edge: str, left: float) -> PassTime:
     if edge in draws.boundaries:
         draws.boundaries.remove(edge)
     return PassTime("", days=left + (-_HOUR if "inside" in edge else _HOUR), boundary=edge)

@@ -34,16 +34,14 @@ from harness.sessions.actions import (
     TurnMemoryOn,
     WrongPasswords,
 )
+from harness.sessions.moves import rule_of
+from harness.sessions.rules import NotApplicable
 from harness.target import MEMORY_LISTINGS, Forgetting
 from harness.turn import Turn
 
 # each statement a memory, oldest first; or one per fact, replaced in its place or as a new memory
 EVERY_STATEMENT, NEWEST_PER_FACT, NEWEST_AS_NEW = MEMORY_LISTINGS
 TAKING_BACK = (DeleteMemory, EditMemory, ClearMemories, TurnMemoryOff, TurnMemoryOn)  # done on the memories page
-
-
-class NotApplicable(Exception):
-    """The action cannot happen in this state (a deleted user acting, a conversation that does not exist)."""
 
 
 def reply_to(tell: Tell) -> str:
@@ -110,6 +108,9 @@ class SessionModel:
     def apply(self, action: Action) -> str | None:
         """Apply one action; return the reply it must get when it is a chat turn."""
         self.seq += 1
+        rule = rule_of(action)
+        if rule is not None:
+            return rule.apply(self, action)
         if isinstance(action, PassTime):
             self.day += action.days
             for user in self.users.values():  # people come back to the app's start page: a new conversation

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from faker import Faker
 
-from harness.language import normalise_key
 from harness.sessions.actions import (
     Action,
     AppRestart,
@@ -40,7 +39,6 @@ from harness.sessions.actions import (
     Rejoin,
     Reopen,
     ReopenBrowser,
-    Said,
     SignOutAndIn,
     TamperWith,
     Tell,
@@ -49,19 +47,16 @@ from harness.sessions.actions import (
     WrongPasswords,
 )
 from harness.sessions.draws import (
-    ASK_WORDINGS,
-    CORRECT_WORDINGS,
     ENDING,
-    FACT_KEYS,
     FOLLOW_UP_ROOM,
-    TELL_WORDINGS,
     Draws,
     FollowUp,
 )
 from harness.sessions.model import EVERY_STATEMENT, NotApplicable, Remembered, SessionModel
 from harness.sessions.moves import rule_for, rule_of
+from harness.sessions.moves.ask import question
+from harness.sessions.moves.tell import draw_key, draw_said
 from harness.sessions.reads import ANSWERS, READ_AFTER, changes, effects, observe, pair
-from harness.sessions.text import CHAT_CLASSES, VALUE_CLASSES
 from harness.target import Forgetting, Limits
 
 # How often each kind of action is drawn, relative to the others.
@@ -316,7 +311,7 @@ def _question(model: SessionModel, draws: Draws, name: str, before: object, afte
         move: list[Action] = [Reopen(name, conversation=where + 1)]
     else:
         move = [NewConversation(name)] if model.current(name) is not None else []
-    return [*move, Ask(name, key=key, question=draws.first(draws.asks, ASK_WORDINGS).format(key=key))]
+    return [*move, question(name, key, draws)]
 
 
 def _steer(model: SessionModel, draws: Draws, limits: Limits, names: list[str]) -> list[Action] | None:
@@ -383,122 +378,22 @@ def _trial(kind: str, name: str, context: str, model: SessionModel, draws: Draws
     return [*moves, action], {read for _, read in changes(before, observe(trial, who))}
 
 
-def _key(model: SessionModel, name: str, draws: Draws, taken: set[str]) -> tuple[str, str] | None:
-    """A key the user has not told yet (normalised, and as typed): an edge key first, then the usual ones, then
-    numbered ones (long sessions run out of names)."""
-    told = set(model.keys(name)) | taken
-    edge = next((k for k in draws.keys if normalise_key(k) not in told), None)
-    if edge is not None:
-        draws.keys.remove(edge)
-        return normalise_key(edge), edge
-    fresh = [k for k in FACT_KEYS if k not in told]
-    if fresh:
-        key = draws.fake.random_element(fresh)
-        return key, key
-    for n in range(1, 10_000):
-        if f"parcel {n}" not in told:
-            return f"parcel {n}", f"parcel {n}"
-    return None
-
-
-def _said(model: SessionModel, name: str, draws: Draws, limits: Limits, key: str, typed: str, correction: bool,
-          room: int | None = None) -> Said:
-    """One fact: a value of the next class to cover, worded in the next way to cover."""
-    fake, text = draws.fake, draws.text
-    template = draws.first(*((draws.corrects, CORRECT_WORDINGS) if correction else (draws.tells, TELL_WORDINGS)))
-    if draws.long_values and room is None:
-        value_class = draws.long_values.pop(0)
-        script = value_class[value_class.index("(") + 1:-1]
-        longest = min(limits.longest_to_type, limits.longest_fact or limits.longest_to_type)
-        length = longest - len(template.format(key=typed, value=""))
-        value = text.near_limit(script, length)[:-1].rstrip(" .!?") or "x"
-    else:
-        others = [(k, v) for k, v in model.values(but=name) if k == key]
-        if not correction and others and fake.boolean(30):  # another user holds the identical fact
-            value, value_class = fake.random_element(others)[1], "identical"
-        else:
-            value_class = draws.first(draws.values, VALUE_CLASSES)
-            value = text.value(value_class)
-    return Said(key, value, template.format(key=typed, value=value), value_class, correction)
-
-
-def _tell(name: str, model: SessionModel, draws: Draws, limits: Limits, several: int, correction: bool,
-          given: tuple[str, str] | None = None) -> Tell | None:
-    """A message of `several` facts (a correction of one told before first, or the `given` key first: normalised,
-    and as typed)."""
-    told = model.keys(name)
-    if correction and not told and given is None:
-        return None
-    taken: set[str] = set()
-    facts: list[Said] = []
-    for i in range(several):
-        if i == 0 and given is not None:
-            key, typed = given
-        elif correction and i == 0:
-            key = draws.fake.random_element(told)
-            typed = key
-        else:
-            found = _key(model, name, draws, taken)
-            if found is None:
-                break
-            key, typed = found
-        taken.add(key)
-        said = _said(model, name, draws, limits, key, typed, correction and i == 0, room=None if several == 1 else 0)
-        if facts and sum(len(f.sentence) + 1 for f in (*facts, said)) > limits.longest_to_type - 200:
-            break  # the message is as long as the app takes (less room for small talk before it)
-        facts.append(said)
-    if not facts:
-        return None
-    fake = draws.fake
-    prefix, separator = "", " "
-    near_limit = any("limit" in f.value_class for f in facts)
-    if not near_limit and (draws.text.unseen or fake.boolean(20)):  # small talk first, of a class still to cover
-        prefix = draws.text.small_talk(draws.text.next_class(CHAT_CLASSES))
-        separator = fake.random_element((" ", "\n", "\n\n"))
-    first = facts[0]
-    tell = Tell(name, key=first.key, value=first.value, sentence=first.sentence, prefix=prefix, separator=separator,
-                value_class=first.value_class, correction=first.correction, more=tuple(facts[1:]),
-                joiner=fake.random_element((" ", "\n", " ")))
-    if len(tell.message) > limits.longest_to_type:
-        return None  # several long values: the message would be refused
-    return tell
-
-
 def _draw(kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits, long_form: bool) -> Action | None:
     """One action of `kind` by `name` that fits the model's state, or None when none fits."""
     rule = rule_for(kind)
     if rule is not None:
         return rule.draw(kind, name, model, draws, limits, long_form)
-    fake, text = draws.fake, draws.text
-    told = model.keys(name)
-    if kind in ("tell", "correct"):
-        return _tell(name, model, draws, limits, 1, kind == "correct")
-    if kind == "tell several facts at once":
-        several = fake.random_int(20, 60) if long_form and fake.boolean(70) else fake.random_int(
-            3 if draws.values else 2, 5 if draws.values else 4)
-        return _tell(name, model, draws, limits, several, False)
+    fake = draws.fake
     if kind == "start many conversations":
         tells: list[Tell] = []
         for _ in range(fake.random_int(15, 35)):
-            found = _key(model, name, draws, {t.key for t in tells})
+            found = draw_key(model, name, draws, {t.key for t in tells})
             if found is None:
                 break
-            said = _said(model, name, draws, limits, *found, False, room=0)
+            said = draw_said(model, name, draws, limits, *found, False, room=0)
             tells.append(Tell(name, key=said.key, value=said.value, sentence=said.sentence,
                               value_class=said.value_class))
         return ManyConversations(name, tells=tuple(tells)) if tells else None
-    if kind == "ask":
-        others = [k for k, _ in model.values() if k not in told]
-        pool = told if told and (fake.boolean(80) or not others) else others or list(FACT_KEYS)
-        key = fake.random_element(pool)
-        return Ask(name, key=key, question=draws.first(draws.asks, ASK_WORDINGS).format(key=key))
-    if kind == "chat":
-        if draws.long_chats:
-            text_class = draws.long_chats.pop(0)
-            script = text_class[text_class.index("(") + 1:-1]
-            return Chat(name, text=text.near_limit(script, limits.longest_to_type), text_class=text_class)
-        text_class = text.next_class(CHAT_CLASSES)
-        return Chat(name, text=text.small_talk(text_class), text_class=text_class)
     if kind == "start a conversation":
         return NewConversation(name) if model.current(name) is not None else None
     if kind == "reopen a conversation":
@@ -634,23 +529,11 @@ def _follow_up(model: SessionModel, draws: Draws, limits: Limits) -> Action | No
     if not model.alive(name):
         draws.follow_ups = [f for f in draws.follow_ups if f.user != name]
         return None
-    if follow.kind == "ask":
-        return Ask(name, key=follow.key, question=draws.first(draws.asks, ASK_WORDINGS).format(key=follow.key)) \
-            if follow.key else None
     if follow.kind == "turn memory on":
         return _take_back("turn memory on", name, model, draws)
     if follow.kind == "start a conversation":
         return NewConversation(name) if model.current(name) is not None else None
-    given = (follow.key, follow.key) if follow.key else _key(model, name, draws, set())
-    several = draws.fake.random_int(2, 4) if draws.values else 1  # more facts with it while classes are to cover
-    tell = _tell(name, model, draws, limits, several, given is not None and model.remembers(name, given[0]), given) \
-        if given else None
-    if tell is not None and not follow.key:  # the question after it asks about the fact it told
-        waiting = next((i for i, f in enumerate(draws.follow_ups) if f.user == name and f.kind == "ask" and not f.key),
-                       None)
-        if waiting is not None:
-            draws.follow_ups[waiting] = replace(draws.follow_ups[waiting], key=tell.key)
-    return tell
+    raise ValueError(f"unknown follow-up {follow.kind!r}")
 
 
 def _pass_time(model: SessionModel, draws: Draws, limits: Limits) -> PassTime:

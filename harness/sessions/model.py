@@ -4,15 +4,14 @@ in what taking memory back does, the target's documented choices ([forgetting]).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
-from harness.language import NOTED, answer_reply, told_reply
+from harness.language import NOTED, answer_reply
 from harness.sessions.actions import (
     FAILURES,
     Action,
     AppRestart,
     Ask,
-    Chat,
     ClearMemories,
     DeleteAccount,
     DeleteConversation,
@@ -35,58 +34,15 @@ from harness.sessions.actions import (
     WrongPasswords,
 )
 from harness.sessions.moves import rule_of
+from harness.sessions.moves import tell as tell_rule
 from harness.sessions.rules import NotApplicable
+from harness.sessions.state import Remembered, Statement, UserState
 from harness.target import MEMORY_LISTINGS, Forgetting
 from harness.turn import Turn
 
 # each statement a memory, oldest first; or one per fact, replaced in its place or as a new memory
 EVERY_STATEMENT, NEWEST_PER_FACT, NEWEST_AS_NEW = MEMORY_LISTINGS
 TAKING_BACK = (DeleteMemory, EditMemory, ClearMemories, TurnMemoryOff, TurnMemoryOn)  # done on the memories page
-
-
-def reply_to(tell: Tell) -> str:
-    return told_reply((s.key, s.value) for s in tell.statements)
-
-
-@dataclass(frozen=True)
-class Statement:
-    """A fact as told in a conversation: what the conversation's own turns say, whatever became of its memory."""
-
-    key: str
-    value: str
-    sentence: str
-    day: float  # when it was told, in days since the session began
-    conversation: int  # the user's conversation it was told in (index)
-    seq: int  # the action's number: a later statement of a key replaces an earlier one
-
-
-@dataclass(frozen=True)
-class Remembered:
-    """One long-term memory as the app keeps it: a statement's, or (one memory per fact) the newest statement's in the
-    place its fact was first given; an edit changes its value and text and keeps the rest."""
-
-    key: str
-    value: str
-    sentence: str
-    day: float  # when its statement was told: its age for the retention (an edit keeps it)
-    conversation: int  # the conversation its statement was told in
-    seq: int  # its statement's action: the newer of two memories of a fact is answered
-    place: int  # the action that first told what holds its place in the list
-
-
-@dataclass
-class UserState:
-    conversations: list[list[Turn]] = field(default_factory=list)  # their turns, in order
-    activity: list[int] = field(default_factory=list)  # per conversation: the action number of its last turn
-    deleted: set[int] = field(default_factory=set)  # the conversations the user deleted (indexes)
-    current: int | None = None  # the conversation on screen; None: a new one, not yet started
-    statements: list[Statement] = field(default_factory=list)
-    remembered: list[Remembered] = field(default_factory=list)  # the app's memories of the user, in listed order
-    memory_on: bool = True
-    alive: bool = True
-    account: int = 1  # how many accounts this person has opened with their address
-    signed_in_day: float = 0  # when the user last signed in (their session's age counts from it)
-    sign_ins: int = 1  # how many times the user signed in or opened the app again, on this account
 
 
 class SessionModel:
@@ -116,7 +72,7 @@ class SessionModel:
             for user in self.users.values():  # people come back to the app's start page: a new conversation
                 user.current = None
             return None
-        user = self._user(action.user)
+        user = self.user(action.user)
         if isinstance(action, Rejoin):
             if user.alive:
                 raise NotApplicable(f"{action.user}'s account was not deleted")
@@ -125,24 +81,15 @@ class SessionModel:
         if not user.alive:
             raise NotApplicable(f"{action.user}'s account is deleted")
         if isinstance(action, (TamperWith, WrongPasswords)):  # refused, each: nothing of anyone's changes
-            if action.victim == action.user or not self._user(action.victim).alive:
+            if action.victim == action.user or not self.user(action.victim).alive:
                 raise NotApplicable(f"{action.user} has no other user's data to tamper with: {action.victim!r}")
             return None
-        if isinstance(action, Tell):
-            return self._tell(user, action)
         if isinstance(action, ManyConversations):
             for i, tell in enumerate(action.tells):
                 user.current = None  # each in a new conversation, each later than the one before
                 self.seq += 1 if i else 0
-                self._tell(user, tell)
+                tell_rule.RULE.say(self, user, tell)
             return None
-        if isinstance(action, Ask):
-            reply = self.answer(action.user, action.key)  # before the question joins the conversation
-            self._turn(user, action.question, reply)
-            return reply
-        if isinstance(action, Chat):
-            self._turn(user, action.text, NOTED)
-            return NOTED
         if isinstance(action, Reopen):
             if action.conversation - 1 not in self.listed(action.user):
                 raise NotApplicable(f"{action.user} has no conversation {action.conversation} in her list")
@@ -204,7 +151,7 @@ class SessionModel:
         """The user's memories become those the app lists (a known defect of the app's, declared by its target): each
         one the model holds, else the newest statement of the user's that reads so. False, and nothing changed, when
         the app lists a text the user never told."""
-        user = self._user(name)
+        user = self.user(name)
         kept, adopted = list(user.remembered), []
         for text in texts:
             held = next((m for m in kept if m.sentence == text), None)
@@ -241,25 +188,8 @@ class SessionModel:
             user.remembered = [m for m in user.remembered if m.conversation != index]
         user.current = None
 
-    def _tell(self, user: UserState, tell: Tell, remember: bool = True) -> str:
-        keys = [said.key for said in tell.statements]
-        if len(set(keys)) != len(keys):
-            raise NotApplicable(f"{tell.user} states one key twice in one message")
-        for said in tell.statements:
-            if not said.correction and self._remembers(user, said.key):
-                raise NotApplicable(f"{tell.user} already told her {said.key}: that is a correction")
-        reply = reply_to(tell)
-        conversation = self._turn(user, tell.message, reply)
-        told = [Statement(said.key, said.value, said.sentence, self.day, conversation, self.seq)
-                for said in tell.statements]
-        user.statements += told
-        self.keys_told.update(dict.fromkeys(s.key for s in told))
-        if user.memory_on and remember:  # else nothing told is remembered: only the conversation's turns say it
-            for statement in told:
-                self._remember(user, statement)
-        return reply
-
-    def _remember(self, user: UserState, s: Statement) -> None:
+    def remember(self, user: UserState, s: Statement) -> None:
+        """A statement the app keeps as a memory, as its memory listing says."""
         memory = Remembered(s.key, s.value, s.sentence, s.day, s.conversation, s.seq, place=s.seq)
         same = [i for i, m in enumerate(user.remembered) if m.key == s.key]
         if self.memory_policy == NEWEST_PER_FACT and same:  # the fact's memory replaced, in its place
@@ -273,12 +203,21 @@ class SessionModel:
     def _remembers(self, user: UserState, key: str) -> bool:
         return any(m.key == key and self._remembered(m) for m in user.remembered)
 
-    def _user(self, name: str) -> UserState:
+    def user(self, name: str) -> UserState:
+        """One of the session's users, whatever became of her account."""
         if name not in self.users:
             raise NotApplicable(f"{name} is not one of the session's users")
         return self.users[name]
 
-    def _turn(self, user: UserState, text: str, reply: str) -> int:
+    def acting(self, name: str) -> UserState:
+        """The user who acts: one of the session's, her account not deleted."""
+        user = self.user(name)
+        if not user.alive:
+            raise NotApplicable(f"{name}'s account is deleted")
+        return user
+
+    def add_turn(self, user: UserState, text: str, reply: str) -> int:
+        """A turn and its reply in the conversation on the user's screen (a new one where none is); its index."""
         if user.current is None:
             user.conversations.append([])
             user.activity.append(self.seq)
@@ -311,11 +250,11 @@ class SessionModel:
             choice = self.forgetting.dropped_reply
             if choice is None:
                 raise NotApplicable("the target declares no [forgetting] dropped_reply")
-            self._tell(user, turn, remember=choice.memories == "remembered")
+            tell_rule.RULE.say(self, user, turn, remember=choice.memories == "remembered")
         elif isinstance(turn, Ask):
-            self._turn(user, turn.question, self.answer(action.user, turn.key))
+            self.add_turn(user, turn.question, self.answer(action.user, turn.key))
         else:
-            self._turn(user, turn.text, NOTED)
+            self.add_turn(user, turn.text, NOTED)
 
     # -- what users must see ---------------------------------------------------------------------------------------
     def _remembered(self, memory: Remembered) -> bool:

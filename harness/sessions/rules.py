@@ -108,6 +108,10 @@ class Rule(Generic[A]):
         if not model.alive(follow.user):
             draws.follow_ups = [f for f in draws.follow_ups if f.user != follow.user]
             return None
+        return self.followed(follow, model, draws, limits)
+
+    def followed(self, follow: FollowUp, model: SessionModel, draws: Draws, limits: Limits) -> A | None:
+        """The follow-up's action by a user still there: as the move is drawn otherwise, unless it says more."""
         return self.draw(follow.kind, follow.user, model, draws, limits, False)
 
     def follow_ups(self, action: A, model: SessionModel, draws: Draws, left_out: dict[str, str]) -> list[FollowUp]:

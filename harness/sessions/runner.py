@@ -34,8 +34,6 @@ from harness.sessions.actions import (
     FAILURES,
     Action,
     AppRestart,
-    Ask,
-    Chat,
     ClearMemories,
     DeleteAccount,
     DeleteConversation,
@@ -50,15 +48,15 @@ from harness.sessions.actions import (
     ReopenBrowser,
     SignOutAndIn,
     TamperWith,
-    Tell,
     TurnMemoryOff,
     TurnMemoryOn,
     WrongPasswords,
     script,
 )
 from harness.sessions.generator import Plan
-from harness.sessions.model import NotApplicable, SessionModel, reply_to
+from harness.sessions.model import NotApplicable, SessionModel
 from harness.sessions.moves import rule_of
+from harness.sessions.moves.tell import reply_to
 from harness.sessions.rules import Difference
 from harness.sessions.shrink import shrink
 from harness.target import KnownDefect
@@ -211,9 +209,7 @@ class SessionRunner:
         if isinstance(action, PassTime):
             return self._pass_time(number, action)
         starts_conversation = self.model.current(action.user) is None
-        expected = self.applied(action)
-        if isinstance(action, (Tell, Ask, Chat)):
-            return self._turn(number, action, expected or "", starts_conversation)
+        self.applied(action)
         if isinstance(action, ManyConversations):
             return self._many_conversations(number, action, starts_conversation)
         act: dict[type[Action], Callable[[int, Any], Difference | None]] = {
@@ -298,25 +294,6 @@ class SessionRunner:
                 return Difference(number, action, f"{action.user}'s answer in new conversation {i + 1}",
                                   reply_to(tell), reply)
         return None
-
-    def _turn(self, number: int, action: Tell | Ask | Chat, expected: str,
-              starts_conversation: bool) -> Difference | None:
-        member = self.members[action.user]
-        exchange = member.actor.say(action.typed)
-        if starts_conversation:
-            member.ids.append(member.actor.conversation_id())
-        if not self.answers.matches(exchange.reply, expected):
-            return Difference(number, action, f"{action.user}'s answer", expected, exchange.reply)
-        # Only the user's own memories kept now are recalled, and none while their memory is off.
-        own = set(self.model.memories(action.user)) if self.model.memory_on(action.user) else set()
-        foreign = [t for t in exchange.recalled if t not in own]
-        if foreign:
-            return Difference(number, action, f"{action.user}'s recalled memories", sorted(own),
-                              list(exchange.recalled))
-        if self.full_check_due(number):
-            return self.check_everyone(number, action)
-        # The first turn that changed a read (the order of the list, a conversation's entry, ...): read it now.
-        return self.check_user(number, action, action.user) if number in self.plan.read_after else None
 
     def _new_conversation(self, number: int, action: Action) -> Difference | None:
         self.members[action.user].actor.start_new_conversation()
@@ -579,7 +556,8 @@ class SessionRunner:
         same page, also the conversation as her page shows it loaded again."""
         difference = self.check_user(number, action, action.user)
         index = self.model.current(action.user)
-        if difference or not isinstance(action, (Tell, Ask, Chat)) or index is None:
+        rule = rule_of(action)
+        if difference or rule is None or not rule.turn or index is None:
             return difference
         actor = self.members[action.user].actor
         status = actor.open_by_address(self.members[action.user].ids[index])

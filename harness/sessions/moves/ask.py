@@ -1,0 +1,44 @@
+"""Asking the assistant about a fact: mostly one the user told, now and then one only others told, in the next
+wording still to cover."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.sessions.actions import Ask
+from harness.sessions.draws import ASK_WORDINGS, FACT_KEYS, Draws, FollowUp
+from harness.sessions.moves._turns import TurnRule
+from harness.sessions.rules import Kind
+from harness.target import Limits
+
+if TYPE_CHECKING:
+    from harness.sessions.model import SessionModel, UserState
+
+
+def question(name: str, key: str, draws: Draws) -> Ask:
+    """The user asks about `key`, in the next wording still to cover."""
+    return Ask(name, key=key, question=draws.first(draws.asks, ASK_WORDINGS).format(key=key))
+
+
+class AskRule(TurnRule[Ask]):
+    action = Ask
+    kinds = (Kind("ask", 26),)
+
+    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits,
+             long_form: bool) -> Ask | None:
+        told = model.keys(name)
+        others = [k for k, _ in model.values() if k not in told]
+        pool = told if told and (draws.fake.boolean(80) or not others) else others or list(FACT_KEYS)
+        return question(name, draws.fake.random_element(pool), draws)
+
+    def followed(self, follow: FollowUp, model: SessionModel, draws: Draws, limits: Limits) -> Ask | None:
+        """The question about the fact the follow-up names (none where it names none: the fact a follow-up told)."""
+        return question(follow.user, follow.key, draws) if follow.key else None
+
+    def say(self, model: SessionModel, user: UserState, action: Ask, remember: bool = True) -> str:
+        reply = model.answer(action.user, action.key)  # before the question joins the conversation
+        model.add_turn(user, action.question, reply)
+        return reply
+
+
+RULE = AskRule()

@@ -1,0 +1,39 @@
+"""Small talk: a message that states no fact and asks nothing, with a piece of the next character class still to
+cover in it, or at the longest message the app accepts, once in each script."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.language import NOTED
+from harness.sessions.actions import Chat
+from harness.sessions.draws import Draws
+from harness.sessions.moves._turns import TurnRule
+from harness.sessions.rules import Kind
+from harness.sessions.text import CHAT_CLASSES
+from harness.target import Limits
+
+if TYPE_CHECKING:
+    from harness.sessions.model import SessionModel, UserState
+
+
+class ChatRule(TurnRule[Chat]):
+    action = Chat
+    kinds = (Kind("chat", 8),)
+
+    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits,
+             long_form: bool) -> Chat | None:
+        text = draws.text
+        if draws.long_chats:
+            text_class = draws.long_chats.pop(0)
+            script = text_class[text_class.index("(") + 1:-1]
+            return Chat(name, text=text.near_limit(script, limits.longest_to_type), text_class=text_class)
+        text_class = text.next_class(CHAT_CLASSES)
+        return Chat(name, text=text.small_talk(text_class), text_class=text_class)
+
+    def say(self, model: SessionModel, user: UserState, action: Chat, remember: bool = True) -> str:
+        model.add_turn(user, action.text, NOTED)
+        return NOTED
+
+
+RULE = ChatRule()

@@ -32,7 +32,6 @@ from harness.sessions.actions import (
     DeleteMemory,
     DroppedReply,
     EditMemory,
-    ManyConversations,
     NewConversation,
     PassTime,
     RefusedSend,
@@ -55,7 +54,6 @@ from harness.sessions.draws import (
 from harness.sessions.model import EVERY_STATEMENT, NotApplicable, Remembered, SessionModel
 from harness.sessions.moves import rule_for, rule_of
 from harness.sessions.moves.ask import question
-from harness.sessions.moves.tell import draw_key, draw_said
 from harness.sessions.reads import ANSWERS, READ_AFTER, changes, effects, observe, pair
 from harness.target import Forgetting, Limits
 
@@ -292,7 +290,8 @@ def _shown(action: Action, number: int, before: dict, after: dict, model: Sessio
         covered[transition] = number
         if transition in draws.transitions:
             draws.transitions.remove(transition)
-        if read in READ_AFTER and isinstance(action, (Tell, Ask, Chat, ManyConversations)):
+        rule = rule_of(action)
+        if read in READ_AFTER and rule is not None and not rule.checked_after:
             read_after.add(number)  # (every other action is followed by a read of its user)
         elif read == ANSWERS and model.alive(user) and not draws.pending(user):
             draws.queued += _question(model, draws, user, before[(user, read)], after[(user, read)])
@@ -384,21 +383,6 @@ def _draw(kind: str, name: str, model: SessionModel, draws: Draws, limits: Limit
     if rule is not None:
         return rule.draw(kind, name, model, draws, limits, long_form)
     fake = draws.fake
-    if kind == "start many conversations":
-        tells: list[Tell] = []
-        for _ in range(fake.random_int(15, 35)):
-            found = draw_key(model, name, draws, {t.key for t in tells})
-            if found is None:
-                break
-            said = draw_said(model, name, draws, limits, *found, False, room=0)
-            tells.append(Tell(name, key=said.key, value=said.value, sentence=said.sentence,
-                              value_class=said.value_class))
-        return ManyConversations(name, tells=tuple(tells)) if tells else None
-    if kind == "start a conversation":
-        return NewConversation(name) if model.current(name) is not None else None
-    if kind == "reopen a conversation":
-        choices = [i for i in model.listed(name) if i != model.current(name)]
-        return Reopen(name, conversation=fake.random_element(choices) + 1) if choices else None
     if kind == "close and reopen the browser":
         return ReopenBrowser(name)
     if kind == "sign out and back in":

@@ -19,12 +19,9 @@ from harness.sessions.actions import (
     DroppedReply,
     EditMemory,
     FailedTurn,
-    ManyConversations,
-    NewConversation,
     PassTime,
     RefusedSend,
     Rejoin,
-    Reopen,
     ReopenBrowser,
     SignOutAndIn,
     TamperWith,
@@ -84,23 +81,11 @@ class SessionModel:
             if action.victim == action.user or not self.user(action.victim).alive:
                 raise NotApplicable(f"{action.user} has no other user's data to tamper with: {action.victim!r}")
             return None
-        if isinstance(action, ManyConversations):
-            for i, tell in enumerate(action.tells):
-                user.current = None  # each in a new conversation, each later than the one before
-                self.seq += 1 if i else 0
-                tell_rule.RULE.say(self, user, tell)
-            return None
-        if isinstance(action, Reopen):
-            if action.conversation - 1 not in self.listed(action.user):
-                raise NotApplicable(f"{action.user} has no conversation {action.conversation} in her list")
-            user.current = action.conversation - 1
-            return None
-        if isinstance(action, (NewConversation, ReopenBrowser, SignOutAndIn)):
+        if isinstance(action, (ReopenBrowser, SignOutAndIn)):
             user.current = None
             if isinstance(action, SignOutAndIn):
                 user.signed_in_day = self.day
-            if not isinstance(action, NewConversation):
-                user.sign_ins += 1
+            user.sign_ins += 1
             return None
         if isinstance(action, DeleteAccount):
             user.alive = False

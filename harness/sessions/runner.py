@@ -40,11 +40,8 @@ from harness.sessions.actions import (
     DeleteMemory,
     DroppedReply,
     EditMemory,
-    ManyConversations,
-    NewConversation,
     PassTime,
     Rejoin,
-    Reopen,
     ReopenBrowser,
     SignOutAndIn,
     TamperWith,
@@ -56,7 +53,6 @@ from harness.sessions.actions import (
 from harness.sessions.generator import Plan
 from harness.sessions.model import NotApplicable, SessionModel
 from harness.sessions.moves import rule_of
-from harness.sessions.moves.tell import reply_to
 from harness.sessions.rules import Difference
 from harness.sessions.shrink import shrink
 from harness.target import KnownDefect
@@ -208,12 +204,9 @@ class SessionRunner:
             return rule.perform(self, number, action)
         if isinstance(action, PassTime):
             return self._pass_time(number, action)
-        starts_conversation = self.model.current(action.user) is None
         self.applied(action)
-        if isinstance(action, ManyConversations):
-            return self._many_conversations(number, action, starts_conversation)
         act: dict[type[Action], Callable[[int, Any], Difference | None]] = {
-            NewConversation: self._new_conversation, Reopen: self._reopen, ReopenBrowser: self._reopen_browser,
+            ReopenBrowser: self._reopen_browser,
             SignOutAndIn: self._sign_out_and_in, DeleteAccount: self._delete_account, Rejoin: self._rejoin,
             DeleteMemory: self._delete_memory, EditMemory: self._edit_memory, ClearMemories: self._take_back,
             TurnMemoryOff: self._take_back, TurnMemoryOn: self._take_back,
@@ -282,31 +275,6 @@ class SessionRunner:
             return Difference(number, action, f"{name}'s sign-in", "signed in", "asked to sign in")
         self.model.signed_in_again(name)
         return None
-
-    def _many_conversations(self, number: int, action: ManyConversations, was_new: bool) -> Difference | None:
-        member = self.members[action.user]
-        for i, tell in enumerate(action.tells):
-            if i or not was_new:
-                member.actor.start_new_conversation()
-            reply = member.actor.say(tell.message).reply
-            member.ids.append(member.actor.conversation_id())
-            if not self.answers.matches(reply, reply_to(tell)):
-                return Difference(number, action, f"{action.user}'s answer in new conversation {i + 1}",
-                                  reply_to(tell), reply)
-        return None
-
-    def _new_conversation(self, number: int, action: Action) -> Difference | None:
-        self.members[action.user].actor.start_new_conversation()
-        return None
-
-    def _reopen(self, number: int, action: Reopen) -> Difference | None:
-        member = self.members[action.user]
-        member.actor.open_from_list(member.ids[action.conversation - 1])
-        expected = list(self.model.conversations(action.user)[action.conversation - 1])
-        shown = self.history_shown(member.actor, expected)
-        if shown != expected:
-            return Difference(number, action, f"{action.user}'s history on the page", expected, shown)
-        return self.marked_open(number, action, member.actor, member.ids[action.conversation - 1])
 
     @staticmethod
     def marked_open(number: int, action: Action, actor: Actor, conversation_id: str) -> Difference | None:

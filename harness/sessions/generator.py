@@ -27,18 +27,14 @@ from harness.sessions.actions import (
     Ask,
     Chat,
     ClearMemories,
-    DeleteAccount,
     DeleteConversation,
     DeleteMemory,
     DroppedReply,
     EditMemory,
     NewConversation,
-    PassTime,
     RefusedSend,
     Rejoin,
     Reopen,
-    ReopenBrowser,
-    SignOutAndIn,
     TamperWith,
     Tell,
     TurnMemoryOff,
@@ -46,7 +42,6 @@ from harness.sessions.actions import (
     WrongPasswords,
 )
 from harness.sessions.draws import (
-    ENDING,
     FOLLOW_UP_ROOM,
     Draws,
     FollowUp,
@@ -54,6 +49,7 @@ from harness.sessions.draws import (
 from harness.sessions.model import EVERY_STATEMENT, NotApplicable, Remembered, SessionModel
 from harness.sessions.moves import rule_for, rule_of
 from harness.sessions.moves.ask import question
+from harness.sessions.moves.pass_time import draw_span
 from harness.sessions.reads import ANSWERS, READ_AFTER, changes, effects, observe, pair
 from harness.target import Forgetting, Limits
 
@@ -68,7 +64,6 @@ WEIGHTS = {"tell": 20, "tell several facts at once": 6, "correct": 10, "ask": 26
 # The long form outgrows every page, batch and cap: many facts at once, many conversations.
 VOLUME_WEIGHTS = {"tell several facts at once": 12, "start many conversations": 3}
 ALL_KINDS = (*WEIGHTS, "open an account again")
-LEAVING = ("close and reopen the browser", "sign out and back in", "delete an account")
 TAKING_BACK = ("delete a memory", "edit a memory", "clear all memories", "delete a conversation", "turn memory off")
 # The kinds whose prediction needs the app's documented choice ([forgetting]), and which choice.
 NEEDS_CHOICE = {"delete a conversation": ("conversation_deleted", "the memories told in a deleted conversation"),
@@ -196,7 +191,7 @@ def _generate(seed: str, count: int, users: int, left_out: dict[str, str] | None
         if action is None:
             continue
         draws.follow_ups += _follow_ups_of(action, model, draws, left_out)
-        who = names if isinstance(action, PassTime) else [action.user]
+        who = [action.user] if action.user else names  # (time passes for everyone)
         before = observe(model, who) if tracked else {}
         model.apply(action)
         for name in model.expired_sessions():  # what the runner does: they sign in again
@@ -262,7 +257,7 @@ def _next(model: SessionModel, draws: Draws, limits: Limits, names: list[str], l
     if draws.follow_ups and fake.boolean(90):  # soon after, now and then after another's
         return _follow_up(model, draws, limits)
     if draws.boundary(model) and "let time pass" in kinds and fake.boolean(10):  # the edges of time, among them
-        return _pass_time(model, draws, limits)
+        return draw_span(model, draws, limits)
     if draws.transitions and (fake.boolean(70) or draws.left <= 2 * len(draws.transitions)):  # (time runs out)
         steered = _steer(model, draws, limits, names)
         if steered:
@@ -272,7 +267,8 @@ def _next(model: SessionModel, draws: Draws, limits: Limits, names: list[str], l
         return None if "open an account again" in left_out else Rejoin(name)
     kind = (_uncovered(draws, kinds, model, name) if fake.boolean(95) else None) or fake.random.choices(
         kinds, weights=[weights[k] for k in kinds])[0]
-    if kind in LEAVING and model.alive(last) and fake.boolean(70):
+    rule = rule_for(kind)
+    if rule is not None and rule.leaving and model.alive(last) and fake.boolean(70):
         name = last  # people close the browser or sign out right after a reply, before a write is done
     if kind in TAKING_BACK:
         name = _taker(kind, name, model, draws) or name
@@ -367,7 +363,7 @@ def _trial(kind: str, name: str, context: str, model: SessionModel, draws: Draws
         action = _draw(kind, name, trial, draws, limits, False)
         if action is None or action.kind != kind:
             return None
-        who = names if isinstance(action, PassTime) else [name]
+        who = [name] if action.user else names
         before = observe(trial, who)
         trial.apply(action)
         for other in trial.expired_sessions():
@@ -383,15 +379,6 @@ def _draw(kind: str, name: str, model: SessionModel, draws: Draws, limits: Limit
     if rule is not None:
         return rule.draw(kind, name, model, draws, limits, long_form)
     fake = draws.fake
-    if kind == "close and reopen the browser":
-        return ReopenBrowser(name)
-    if kind == "sign out and back in":
-        return SignOutAndIn(name)
-    if kind == "let time pass":
-        return _pass_time(model, draws, limits)
-    if kind == "delete an account":  # not before the follow-ups of what the user took back, nor at the very end
-        return DeleteAccount(name) if model.conversations(name) and not draws.pending(name) and (
-            draws.left > ENDING) else None
     if kind in TAKING_BACK or kind == "turn memory on":
         return _take_back(kind, name, model, draws)
     if kind in FAILING or kind == "restart the app":
@@ -484,8 +471,6 @@ def _follow_ups_of(action: Action, model: SessionModel, draws: Draws, left_out: 
     if rule is not None:
         return rule.follow_ups(action, model, draws, left_out)
     name, fake = action.user, draws.fake
-    if isinstance(action, DeleteAccount):  # and the person opens an account again with the same address
-        return [] if "open an account again" in left_out else [FollowUp(name, "open an account again")]
     if isinstance(action, (*FAILING.values(), AppRestart)):  # and goes on in the same page: a fact told there
         return [FollowUp(name, "tell")]
     if isinstance(action, (DeleteMemory, EditMemory)):
@@ -508,41 +493,9 @@ def _follow_up(model: SessionModel, draws: Draws, limits: Limits) -> Action | No
     if rule is not None:
         return rule.follow_up(follow, model, draws, limits)
     name = follow.user
-    if follow.kind == "open an account again":
-        return Rejoin(name) if not model.alive(name) else None
     if not model.alive(name):
         draws.follow_ups = [f for f in draws.follow_ups if f.user != name]
         return None
     if follow.kind == "turn memory on":
         return _take_back("turn memory on", name, model, draws)
-    if follow.kind == "start a conversation":
-        return NewConversation(name) if model.current(name) is not None else None
     raise ValueError(f"unknown follow-up {follow.kind!r}")
-
-
-def _pass_time(model: SessionModel, draws: Draws, limits: Limits) -> PassTime:
-    """Days to just inside or just outside the edge of a promise with a time in it (a memory's retention, a sign-in's
-    lifetime) for someone, while such edges are still to be covered or now and then; else a plain span."""
-    fake = draws.fake
-    edge = draws.boundary(model) or (
-        fake.random_element(("just inside the retention", "just outside the retention", "", "", ""))
-        if limits.retention_days else "")
-    if "retention" in edge and limits.retention_days:
-        ages = [model.day - m.day for u in model.users.values() if u.alive for m in u.remembered
-                if model.day - m.day < limits.retention_days]
-        if ages:
-            left = limits.retention_days - fake.random_element(ages)
-            if left > _HOUR:
-                return _edge(draws, edge, left)
-    if "session" in edge and limits.session_days:
-        ages = [model.day - u.signed_in_day for u in model.users.values() if u.alive]
-        left = limits.session_days - min(ages) if ages else 0
-        if left > _HOUR:
-            return _edge(draws, edge, left)
-    return PassTime("", days=fake.random_element(_DAYS))
-
-
-def _edge(draws: Draws, edge: str, left: float) -> PassTime:
-    if edge in draws.boundaries:
-        draws.boundaries.remove(edge)
-    return PassTime("", days=left + (-_HOUR if "inside" in edge else _HOUR), boundary=edge)

@@ -13,17 +13,12 @@ from harness.sessions.actions import (
     AppRestart,
     Ask,
     ClearMemories,
-    DeleteAccount,
     DeleteConversation,
     DeleteMemory,
     DroppedReply,
     EditMemory,
     FailedTurn,
-    PassTime,
     RefusedSend,
-    Rejoin,
-    ReopenBrowser,
-    SignOutAndIn,
     TamperWith,
     Tell,
     TurnMemoryOff,
@@ -64,31 +59,10 @@ class SessionModel:
         rule = rule_of(action)
         if rule is not None:
             return rule.apply(self, action)
-        if isinstance(action, PassTime):
-            self.day += action.days
-            for user in self.users.values():  # people come back to the app's start page: a new conversation
-                user.current = None
-            return None
-        user = self.user(action.user)
-        if isinstance(action, Rejoin):
-            if user.alive:
-                raise NotApplicable(f"{action.user}'s account was not deleted")
-            self.users[action.user] = UserState(account=user.account + 1, signed_in_day=self.day)
-            return None
-        if not user.alive:
-            raise NotApplicable(f"{action.user}'s account is deleted")
+        user = self.acting(action.user)
         if isinstance(action, (TamperWith, WrongPasswords)):  # refused, each: nothing of anyone's changes
             if action.victim == action.user or not self.user(action.victim).alive:
                 raise NotApplicable(f"{action.user} has no other user's data to tamper with: {action.victim!r}")
-            return None
-        if isinstance(action, (ReopenBrowser, SignOutAndIn)):
-            user.current = None
-            if isinstance(action, SignOutAndIn):
-                user.signed_in_day = self.day
-            user.sign_ins += 1
-            return None
-        if isinstance(action, DeleteAccount):
-            user.alive = False
             return None
         if isinstance(action, DeleteConversation):
             self._delete_conversation(user, action)

@@ -35,15 +35,10 @@ from harness.sessions.actions import (
     Action,
     AppRestart,
     ClearMemories,
-    DeleteAccount,
     DeleteConversation,
     DeleteMemory,
     DroppedReply,
     EditMemory,
-    PassTime,
-    Rejoin,
-    ReopenBrowser,
-    SignOutAndIn,
     TamperWith,
     TurnMemoryOff,
     TurnMemoryOn,
@@ -202,19 +197,14 @@ class SessionRunner:
         rule = rule_of(action)
         if rule is not None:
             return rule.perform(self, number, action)
-        if isinstance(action, PassTime):
-            return self._pass_time(number, action)
         self.applied(action)
         act: dict[type[Action], Callable[[int, Any], Difference | None]] = {
-            ReopenBrowser: self._reopen_browser,
-            SignOutAndIn: self._sign_out_and_in, DeleteAccount: self._delete_account, Rejoin: self._rejoin,
             DeleteMemory: self._delete_memory, EditMemory: self._edit_memory, ClearMemories: self._take_back,
             TurnMemoryOff: self._take_back, TurnMemoryOn: self._take_back,
             DeleteConversation: self._delete_conversation, TamperWith: self._tamper,
             WrongPasswords: self._wrong_passwords}
         difference = act[type(action)](number, action)
-        return difference or self.check_after(number, action, isinstance(action, (DeleteAccount, Rejoin,
-                                                                                  ClearMemories)))
+        return difference or self.check_after(number, action, isinstance(action, ClearMemories))
 
     def applied(self, action: Action) -> str | None:
         """The action applied to the model, each action number it takes dated by when the suite began acting it out;
@@ -236,35 +226,6 @@ class SessionRunner:
     def full_check_due(number: int) -> bool:
         """Whether everyone's state is read after this action, whatever it was."""
         return number % FULL_CHECK_EVERY == 0
-
-    def _pass_time(self, number: int, action: PassTime) -> Difference | None:
-        """Days pass between one action and the next: what the app was still writing has landed by then, with
-        today's date (the model dates each memory by the action that told it): everyone who acted since their last
-        check is checked first; then everyone."""
-        for name in [n for n in self.plan.users if n in self.acted]:
-            difference = self.check_user(number - 1, self.previous, name)
-            if difference:
-                return difference
-        self.model.apply(action)
-        self.app.advance_clock(action.days)
-        return self._signed_in_after_time(number, action) or self.check_everyone(number, action)
-
-    def _signed_in_after_time(self, number: int, action: PassTime) -> Difference | None:
-        """After time passed, everyone whose sign-in is still within the session lifetime is signed in, everyone
-        else is asked to sign in (and does, before her next action)."""
-        for name in [n for n in self.plan.users if self.model.alive(n)]:
-            actor = self.members[name].actor
-            actor.drop_api_session()
-            actor.reload()
-            expired = self.model.session_expired(name)
-            signed_in = actor.is_signed_in(expected=not expired)
-            if signed_in == expired:
-                return Difference(number, action, f"{name}'s sign-in after {action.days:g} days",
-                                  "asked to sign in" if expired else "still signed in",
-                                  "still signed in" if signed_in else "asked to sign in")
-            if expired:
-                self.to_sign_in.add(name)
-        return None
 
     def _sign_in_asked(self, number: int, action: Action, name: str) -> Difference | None:
         """The user signs in on the form her page showed when time had passed, before her next action."""
@@ -295,32 +256,6 @@ class SessionRunner:
                               what="the conversation's history on the page")
         except Timeout:
             return actor.history()
-
-    def _reopen_browser(self, number: int, action: Action) -> Difference | None:
-        self.members[action.user].actor.reopen_browser()
-        return self.signed_in(number, action, self.members[action.user])
-
-    def _sign_out_and_in(self, number: int, action: Action) -> Difference | None:
-        actor = self.members[action.user].actor
-        held = actor.sign_out()
-        difference = self.old_session_refused(number, action, held, "signing out")
-        if difference:
-            return difference
-        actor.sign_in_again()
-        return self.signed_in(number, action, self.members[action.user])
-
-    def _delete_account(self, number: int, action: Action) -> Difference | None:
-        actor = self.members[action.user].actor
-        held = actor.held_session()
-        had = (actor.session.conversation_ids(), [m.id for m in actor.session.memories()])
-        self.app.delete_user(actor.account)
-        actor.leave()
-        return (self.old_session_refused(number, action, held, "the account's deletion")
-                or self._nothing_left(number, action, actor.account, had))
-
-    def _rejoin(self, number: int, action: Action) -> Difference | None:
-        self.members[action.user] = self.new_member(action.user)
-        return None
 
     # -- what users take back -------------------------------------------------------------------------------------
     def _take_back(self, number: int, action: Action) -> Difference | None:
@@ -465,19 +400,6 @@ class SessionRunner:
             return None
         if self.app.accepts(held):
             return Difference(number, action, f"{action.user}'s old session after {after}", "refused", "accepted")
-        return None
-
-    def _nothing_left(self, number: int, action: Action, account: Account,
-                      had: tuple[list[str], list[str]]) -> Difference | None:
-        """Where the driver can read the app's store: no row of the deleted account is left in it."""
-        if not (self.app.offers(Capability.DATABASE_ACCESS) or self.app.offers(Capability.ACCOUNT_REMAINS)):
-            self.note_not_checked("what the store keeps of a deleted account",
-                                  f"needs {Capability.ACCOUNT_REMAINS.value}, which the {self.app.name} driver does "
-                                  "not offer")
-            return None
-        left = {kind: n for kind, n in self.app.remains_of(account, *had).items() if n}
-        if left:
-            return Difference(number, action, f"what the store keeps of {action.user}'s deleted account", {}, left)
         return None
 
     # -- failures on the way, and going on after them in the same page ---------------------------------------------

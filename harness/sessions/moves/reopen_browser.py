@@ -1,0 +1,25 @@
+"""Closing the browser and opening it again on the same profile: still signed in, the same identity and
+conversation list shown."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.sessions.actions import ReopenBrowser
+from harness.sessions.moves._coming_back import ComingBackRule
+from harness.sessions.rules import Difference, Kind
+
+if TYPE_CHECKING:
+    from harness.sessions.runner import SessionRunner
+
+
+class ReopenBrowserRule(ComingBackRule[ReopenBrowser]):
+    action = ReopenBrowser
+    kinds = (Kind("close and reopen the browser", 5),)
+
+    def act(self, runner: SessionRunner, number: int, action: ReopenBrowser) -> Difference | None:
+        runner.members[action.user].actor.reopen_browser()
+        return runner.signed_in(number, action, runner.members[action.user])
+
+
+RULE = ReopenBrowserRule()

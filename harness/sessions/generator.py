@@ -26,27 +26,20 @@ from harness.sessions.actions import (
     AppRestart,
     Ask,
     Chat,
-    ClearMemories,
-    DeleteConversation,
-    DeleteMemory,
     DroppedReply,
-    EditMemory,
     NewConversation,
     RefusedSend,
     Rejoin,
     Reopen,
     TamperWith,
     Tell,
-    TurnMemoryOff,
-    TurnMemoryOn,
     WrongPasswords,
 )
 from harness.sessions.draws import (
-    FOLLOW_UP_ROOM,
     Draws,
     FollowUp,
 )
-from harness.sessions.model import EVERY_STATEMENT, NotApplicable, Remembered, SessionModel
+from harness.sessions.model import EVERY_STATEMENT, NotApplicable, SessionModel
 from harness.sessions.moves import rule_for, rule_of
 from harness.sessions.moves.ask import question
 from harness.sessions.moves.pass_time import draw_span
@@ -64,7 +57,6 @@ WEIGHTS = {"tell": 20, "tell several facts at once": 6, "correct": 10, "ask": 26
 # The long form outgrows every page, batch and cap: many facts at once, many conversations.
 VOLUME_WEIGHTS = {"tell several facts at once": 12, "start many conversations": 3}
 ALL_KINDS = (*WEIGHTS, "open an account again")
-TAKING_BACK = ("delete a memory", "edit a memory", "clear all memories", "delete a conversation", "turn memory off")
 # The kinds whose prediction needs the app's documented choice ([forgetting]), and which choice.
 NEEDS_CHOICE = {"delete a conversation": ("conversation_deleted", "the memories told in a deleted conversation"),
                 "turn memory on": ("memory_on_again", "the memories from before once memory is on again"),
@@ -82,11 +74,6 @@ CONTEXTS = ("", "reopen an older conversation", "start a conversation")  # moves
 class GenerationError(ValueError):
     """A short session that leaves a transition of the model uncovered: the generator failed, not the app."""
 
-# The values a memory is edited to. The first edit of a session is to a long value, the edge of an edit: nearly all
-# of the text is new, so that only a vector of the new text finds it (an app that kept the old vector no longer finds
-# the memory by its text at all); later edits, to a value of any of these shapes.
-SHORT_VALUE = 100  # characters: the memories edited are of values shorter, where there are such
-EDIT_CLASSES = ("long", "address", "url", "email", "name with punctuation", "cjk", "emoji", "plain", "code")
 _DAYS = (1, 3, 10, 30, 90, 200, 400)  # 400 is past the retention of a year: everything told before is forgotten
 _HOUR = 1 / 24  # how far from a promise's edge time lands: well beyond the seconds a session runs for
 # Near-colliding addresses: ana, Ana11, ana_1, ... The second and third differ only in a character a wildcard matcher
@@ -235,7 +222,7 @@ def _transitions(model: SessionModel, weights: dict[str, int], left_out: dict[st
 def _uncovered(draws: Draws, kinds: list[str], model: SessionModel, name: str) -> str | None:
     """The kind of action that covers something still to be drawn once, if any."""
     if draws.kinds and draws.fake.boolean(85):
-        ready = next((k for k in draws.kinds if k not in TAKING_BACK or _taker(k, name, model, draws)), None)
+        ready = next((k for k in draws.kinds if _taker(k, name, model, draws)), None)  # someone may take it
         if "clear all memories" in draws.kinds and not model.remembered(name) and not draws.pending(name):
             ready = "tell several facts at once"  # so that someone else keeps memories when one clears hers
         if ready:
@@ -270,8 +257,7 @@ def _next(model: SessionModel, draws: Draws, limits: Limits, names: list[str], l
     rule = rule_for(kind)
     if rule is not None and rule.leaving and model.alive(last) and fake.boolean(70):
         name = last  # people close the browser or sign out right after a reply, before a write is done
-    if kind in TAKING_BACK:
-        name = _taker(kind, name, model, draws) or name
+    name = _taker(kind, name, model, draws) or name
     return _draw(kind, name, model, draws, limits, long_form)
 
 
@@ -354,8 +340,7 @@ def _trial(kind: str, name: str, context: str, model: SessionModel, draws: Draws
         if trial.current(name) is None:
             return None
         moves.append(NewConversation(name))
-    if kind == "open an account again" or not trial.alive(name) or (
-            kind in TAKING_BACK and not _can_take_back(kind, trial, name, draws)):
+    if not trial.alive(name) or not _may(kind, trial, name, draws):
         return None  # (an account is opened again as the follow-up of its deletion)
     try:
         for move in moves:
@@ -379,8 +364,6 @@ def _draw(kind: str, name: str, model: SessionModel, draws: Draws, limits: Limit
     if rule is not None:
         return rule.draw(kind, name, model, draws, limits, long_form)
     fake = draws.fake
-    if kind in TAKING_BACK or kind == "turn memory on":
-        return _take_back(kind, name, model, draws)
     if kind in FAILING or kind == "restart the app":
         return _failure(kind, name, model, draws, limits)
     if kind == "tamper with another user's data":  # on someone who has something to lose
@@ -407,61 +390,16 @@ def _failure(kind: str, name: str, model: SessionModel, draws: Draws, limits: Li
     return FAILING[kind](name, turn=turn)
 
 
-# -- what users take back ----------------------------------------------------------------------------------------------
-def _can_take_back(kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
-    """Whether the user can take this back now in a way that shows: something of theirs to take back, no follow-up of
-    an earlier take-back still to draw, and for a clear-all someone else who keeps memories meanwhile."""
-    if draws.pending(name) or 0 < draws.left <= FOLLOW_UP_ROOM:  # (what shows it would not fit before the end)
-        return False
-    if kind == "delete a conversation":
-        return bool(model.listed(name))
-    others = [u for u in model.users if u != name and model.alive(u)]
-    if kind == "clear all memories" and others and not any(model.remembered(u) for u in others):
-        return False  # nobody else's memories to see kept
-    return bool(model.remembered(name)) and (kind != "turn memory off" or model.memory_on(name))
+def _may(kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
+    """Whether the user may take a move of this kind now (its precondition)."""
+    rule = rule_for(kind)
+    return rule is None or rule.precondition(kind, model, name, draws)
 
 
 def _taker(kind: str, name: str, model: SessionModel, draws: Draws) -> str | None:
-    """Who takes this back: the user drawn where they can, else another who can, if anyone can."""
-    can = [u for u in model.users if model.alive(u) and _can_take_back(kind, model, u, draws)]
+    """Who takes the move: the user drawn where she may, else another who may, if anyone may."""
+    can = [u for u in model.users if model.alive(u) and _may(kind, model, u, draws)]
     return name if name in can else (draws.fake.random_element(can) if can else None)
-
-
-def _take_back(kind: str, name: str, model: SessionModel, draws: Draws) -> Action | None:
-    fake = draws.fake
-    if kind == "turn memory on":
-        return TurnMemoryOn(name) if not model.memory_on(name) else None
-    if not _can_take_back(kind, model, name, draws):
-        return None
-    if kind == "delete a conversation":
-        told_in = {s.conversation for s in model.users[name].statements}
-        listed = model.listed(name)
-        return DeleteConversation(name, conversation=fake.random_element(
-            [i for i in listed if i in told_in] or listed) + 1)
-    if kind == "turn memory off":
-        return TurnMemoryOff(name)
-    if kind == "clear all memories":
-        return ClearMemories(name)
-    mine = model.remembered(name)
-    if kind == "delete a memory":  # one the user has only one memory of, where there is one: it is then forgotten
-        alone = [m for m in mine if sum(o.key == m.key for o in mine) == 1]
-        memory = fake.random_element(alone or mine)
-        return DeleteMemory(name, text=memory.sentence, key=memory.key)
-    newest = list({m.key: m for m in sorted(mine, key=lambda m: m.seq)}.values())  # what the user is answered
-    short = [m for m in newest if len(m.value) < SHORT_VALUE]  # (a long value edited to a long one keeps words)
-    return _edit(name, fake.random_element(short or newest), draws)
-
-
-def _edit(name: str, memory: Remembered, draws: Draws) -> EditMemory | None:
-    """The memory's value changed to another, of another class, written over the old value where the memory states
-    it; the fact's key is kept (a user correcting what the assistant remembers)."""
-    value_class = draws.first(draws.edits, EDIT_CLASSES)
-    value = draws.text.value(value_class)
-    head, found, tail = memory.sentence.rpartition(memory.value)
-    if not found or value == memory.value:
-        return None
-    return EditMemory(name, text=memory.sentence, new_text=f"{head}{value}{tail}", key=memory.key, value=value,
-                      value_class=value_class)
 
 
 def _follow_ups_of(action: Action, model: SessionModel, draws: Draws, left_out: dict[str, str]) -> list[FollowUp]:
@@ -470,19 +408,9 @@ def _follow_ups_of(action: Action, model: SessionModel, draws: Draws, left_out: 
     rule = rule_of(action)
     if rule is not None:
         return rule.follow_ups(action, model, draws, left_out)
-    name, fake = action.user, draws.fake
+    name = action.user
     if isinstance(action, (*FAILING.values(), AppRestart)):  # and goes on in the same page: a fact told there
         return [FollowUp(name, "tell")]
-    if isinstance(action, (DeleteMemory, EditMemory)):
-        return [FollowUp(name, "ask", action.key)] + ([FollowUp(name, "tell", action.key)]
-                                                        if isinstance(action, DeleteMemory) else [])
-    if isinstance(action, TurnMemoryOff):
-        before = fake.random_element([m.key for m in model.remembered(name)])
-        if "turn memory on" in left_out:
-            return [FollowUp(name, "ask", before), FollowUp(name, "tell"), FollowUp(name, "start a conversation"),
-                    FollowUp(name, "ask")]
-        return [FollowUp(name, "ask", before), FollowUp(name, "tell"), FollowUp(name, "turn memory on"),
-                FollowUp(name, "ask"), FollowUp(name, "ask", before)]
     return []
 
 
@@ -490,12 +418,6 @@ def _follow_up(model: SessionModel, draws: Draws, limits: Limits) -> Action | No
     """The next follow-up, when it still fits the model's state (else it is dropped)."""
     follow = draws.follow_ups.pop(0)
     rule = rule_for(follow.kind)
-    if rule is not None:
-        return rule.follow_up(follow, model, draws, limits)
-    name = follow.user
-    if not model.alive(name):
-        draws.follow_ups = [f for f in draws.follow_ups if f.user != name]
-        return None
-    if follow.kind == "turn memory on":
-        return _take_back("turn memory on", name, model, draws)
-    raise ValueError(f"unknown follow-up {follow.kind!r}")
+    if rule is None:
+        raise ValueError(f"unknown follow-up {follow.kind!r}")
+    return rule.follow_up(follow, model, draws, limits)

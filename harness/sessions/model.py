@@ -12,17 +12,11 @@ from harness.sessions.actions import (
     Action,
     AppRestart,
     Ask,
-    ClearMemories,
-    DeleteConversation,
-    DeleteMemory,
     DroppedReply,
-    EditMemory,
     FailedTurn,
     RefusedSend,
     TamperWith,
     Tell,
-    TurnMemoryOff,
-    TurnMemoryOn,
     WrongPasswords,
 )
 from harness.sessions.moves import rule_of
@@ -34,7 +28,6 @@ from harness.turn import Turn
 
 # each statement a memory, oldest first; or one per fact, replaced in its place or as a new memory
 EVERY_STATEMENT, NEWEST_PER_FACT, NEWEST_AS_NEW = MEMORY_LISTINGS
-TAKING_BACK = (DeleteMemory, EditMemory, ClearMemories, TurnMemoryOff, TurnMemoryOn)  # done on the memories page
 
 
 class SessionModel:
@@ -64,47 +57,10 @@ class SessionModel:
             if action.victim == action.user or not self.user(action.victim).alive:
                 raise NotApplicable(f"{action.user} has no other user's data to tamper with: {action.victim!r}")
             return None
-        if isinstance(action, DeleteConversation):
-            self._delete_conversation(user, action)
-            return None
-        if isinstance(action, TAKING_BACK):
-            self._take_back(user, action)
-            user.current = None  # back from the memories page to the chat: a new conversation
-            return None
         if isinstance(action, FAILURES):
             self._failure(user, action)
             return None
         raise NotApplicable(f"the model knows no action {type(action).__name__}")
-
-    def _take_back(self, user: UserState, action: Action) -> None:
-        """A memory deleted or edited, all cleared, memory off or on: what the app keeps of the user changes so."""
-        if isinstance(action, DeleteMemory):
-            user.remembered.remove(self._reading(user, action.user, action.text))
-        elif isinstance(action, EditMemory):
-            memory = self._reading(user, action.user, action.text)
-            if memory.key != action.key:
-                raise NotApplicable(f"{action.user}'s memory {action.text!r} does not state her {action.key}")
-            edited = replace(memory, value=action.value, sentence=action.new_text)
-            if self.forgetting.edit_makes_newest:  # the app deletes it and stores the new text as a new memory
-                user.remembered.remove(memory)
-                user.remembered.append(replace(edited, seq=self.seq, place=self.seq))
-            else:
-                user.remembered[user.remembered.index(memory)] = edited
-        elif isinstance(action, ClearMemories):
-            user.remembered = []
-        elif isinstance(action, TurnMemoryOff):
-            if not user.memory_on:
-                raise NotApplicable(f"{action.user}'s memory is off already")
-            user.memory_on = False
-        elif isinstance(action, TurnMemoryOn):
-            choice = self.forgetting.memory_on_again
-            if choice is None:
-                raise NotApplicable("the target declares no [forgetting] memory_on_again")
-            if user.memory_on:
-                raise NotApplicable(f"{action.user}'s memory is on already")
-            user.memory_on = True
-            if choice.memories == "gone":
-                user.remembered = []
 
     def adopt_memories(self, name: str, texts: list[str]) -> bool:
         """The user's memories become those the app lists (a known defect of the app's, declared by its target): each
@@ -126,26 +82,12 @@ class SessionModel:
         user.remembered = adopted + [m for m in kept if not self._remembered(m)]  # expired ones stay unlisted
         return True
 
-    def _reading(self, user: UserState, name: str, text: str) -> Remembered:
+    def reading(self, user: UserState, name: str, text: str) -> Remembered:
         """The user's first memory (as listed) that reads `text`: the one the memories page acts on."""
         found = next((m for m in user.remembered if m.sentence == text and self._remembered(m)), None)
         if found is None:
             raise NotApplicable(f"{name} has no memory that reads {text!r}")
         return found
-
-    def _delete_conversation(self, user: UserState, action: DeleteConversation) -> None:
-        """Gone from the list and its address; its memories kept or deleted as the app documents. The user looked
-        at its address and went back to the start page: a new conversation."""
-        choice = self.forgetting.conversation_deleted
-        if choice is None:
-            raise NotApplicable("the target declares no [forgetting] conversation_deleted")
-        index = action.conversation - 1
-        if index not in self.listed(action.user):
-            raise NotApplicable(f"{action.user} has no conversation {action.conversation} in her list")
-        user.deleted.add(index)
-        if choice.memories == "deleted":
-            user.remembered = [m for m in user.remembered if m.conversation != index]
-        user.current = None
 
     def remember(self, user: UserState, s: Statement) -> None:
         """A statement the app keeps as a memory, as its memory listing says."""

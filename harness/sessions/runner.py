@@ -34,14 +34,8 @@ from harness.sessions.actions import (
     FAILURES,
     Action,
     AppRestart,
-    ClearMemories,
-    DeleteConversation,
-    DeleteMemory,
     DroppedReply,
-    EditMemory,
     TamperWith,
-    TurnMemoryOff,
-    TurnMemoryOn,
     WrongPasswords,
     script,
 )
@@ -199,12 +193,9 @@ class SessionRunner:
             return rule.perform(self, number, action)
         self.applied(action)
         act: dict[type[Action], Callable[[int, Any], Difference | None]] = {
-            DeleteMemory: self._delete_memory, EditMemory: self._edit_memory, ClearMemories: self._take_back,
-            TurnMemoryOff: self._take_back, TurnMemoryOn: self._take_back,
-            DeleteConversation: self._delete_conversation, TamperWith: self._tamper,
-            WrongPasswords: self._wrong_passwords}
+            TamperWith: self._tamper, WrongPasswords: self._wrong_passwords}
         difference = act[type(action)](number, action)
-        return difference or self.check_after(number, action, isinstance(action, ClearMemories))
+        return difference or self.check_after(number, action)
 
     def applied(self, action: Action) -> str | None:
         """The action applied to the model, each action number it takes dated by when the suite began acting it out;
@@ -256,84 +247,6 @@ class SessionRunner:
                               what="the conversation's history on the page")
         except Timeout:
             return actor.history()
-
-    # -- what users take back -------------------------------------------------------------------------------------
-    def _take_back(self, number: int, action: Action) -> Difference | None:
-        """On the app's memories page (or through its API): all cleared, memory off or on. Then the memories the
-        user is shown, and back to the chat, on a new conversation."""
-        actor = self.members[action.user].actor
-        if isinstance(action, ClearMemories):
-            actor.clear_memories()
-        elif isinstance(action, (TurnMemoryOff, TurnMemoryOn)):
-            actor.turn_memory(isinstance(action, TurnMemoryOn))
-        return self._back_from_memories(number, action)
-
-    def _delete_memory(self, number: int, action: DeleteMemory) -> Difference | None:
-        """Deleted with no error shown (after a double click on a page): shown no more, and its text finds no memory
-        that reads it (unless another memory of the user's reads the same)."""
-        said = self.members[action.user].actor.delete_memory(action.text)
-        if said:
-            return Difference(number, action, f"{action.user}'s page after the deletion", "no error", said)
-        return self._back_from_memories(number, action) or self._found_by(number, action, action.text, None)
-
-    def _edit_memory(self, number: int, action: EditMemory) -> Difference | None:
-        """Edited: shown with its new text; its old text finds no memory that reads it, its new text finds it
-        first."""
-        self.members[action.user].actor.edit_memory(action.text, action.new_text)
-        return (self._back_from_memories(number, action) or self._found_by(number, action, action.text, None)
-                or self._found_by(number, action, action.new_text, action.new_text))
-
-    def _back_from_memories(self, number: int, action: Action) -> Difference | None:
-        """The memories the user is shown (the memories page, where the app has one) exactly as the model says; then
-        back to the chat, on a new conversation (as the model has it after the memories page)."""
-        actor = self.members[action.user].actor
-        shown = actor.memories_shown()
-        actor.start_new_conversation()
-        if not self.listed_as_modelled(action.user, [Memory("", text) for text in shown]):
-            return Difference(number, action, f"{action.user}'s memories shown", self.model.memories(action.user),
-                              shown)
-        return None
-
-    def _found_by(self, number: int, action: Action, text: str, first: str | None) -> Difference | None:
-        """The user's memory search for `text`: the memory that reads `first` first; or (None) no memory that reads
-        `text`, unless the model keeps one that does."""
-        name = action.user
-        if not self.app.offers(Capability.MEMORY_SEARCH):  # the run's start said it is not checked
-            return None
-        hits = self.members[name].actor.session.search(text, k=self.app.recall_k)
-        if first is not None and (not hits or hits[0].text != first):
-            return Difference(number, action, f"{name}'s search for {text!r}", f"{first!r} first",
-                              [h.text for h in hits])
-        if first is None and text not in self.model.memories(name) and any(h.text == text for h in hits):
-            return Difference(number, action, f"{name}'s search for {text!r}", "no memory that reads it",
-                              [h.text for h in hits])
-        return None
-
-    def _delete_conversation(self, number: int, action: DeleteConversation) -> Difference | None:
-        """From the list (or through the API): gone from the list shown, nothing of it shown at its address, and
-        refused by the API; then back at the app's start address."""
-        name, member = action.user, self.members[action.user]
-        gone, turns = member.ids[action.conversation - 1], self.model.conversations(name)[action.conversation - 1]
-        actor = member.actor
-        actor.delete_conversation(gone)
-        expected = [member.ids[i] for i in self.model.listed(name)]
-        listed = actor.conversations_listed(len(expected))
-        if listed != expected:
-            return Difference(number, action, f"{name}'s conversation list on the page", expected, listed)
-        status = actor.open_by_address(gone)
-        shown = actor.shown_text()
-        kept = [t.text for i in self.model.listed(name) for t in self.model.conversations(name)[i]]
-        # What only the deleted conversation said (a text another conversation holds may be in the list's titles).
-        leaked = [t.text for t in turns if t.text in shown and not any(t.text in k for k in kept)]
-        actor.reload()
-        if leaked:
-            return Difference(number, action, f"{name}'s deleted conversation at its address",
-                              "none of its turns", f"HTTP {status}: {leaked}")
-        answer = actor.session.ask_for_conversation(gone)
-        if not answer.refused:
-            return Difference(number, action, f"{name}'s request for her deleted conversation", "refused",
-                              f"HTTP {answer.status}")
-        return None
 
     def _tamper(self, number: int, action: TamperWith) -> Difference | None:
         """Every write the API offers, on the victim's data as the attacker: each refused; then everything of the

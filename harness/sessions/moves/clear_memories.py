@@ -1,0 +1,38 @@
+"""Clearing all of a user's memories on the memories page, while someone else keeps memories: hers gone, every other
+user's as before."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.sessions.actions import ClearMemories
+from harness.sessions.draws import Draws
+from harness.sessions.moves._taking_back import TakingBackRule, back_from_memories
+from harness.sessions.rules import Difference, Kind
+
+if TYPE_CHECKING:
+    from harness.sessions.model import SessionModel, UserState
+    from harness.sessions.runner import SessionRunner
+
+
+class ClearMemoriesRule(TakingBackRule[ClearMemories]):
+    action = ClearMemories
+    kinds = (Kind("clear all memories", 1),)
+    everyone = True  # (every other user's memories kept)
+    writes = frozenset({"memories", "open_conversation"})
+
+    def precondition(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
+        others = [u for u in model.users if u != name and model.alive(u)]
+        if others and not any(model.remembered(u) for u in others):
+            return False  # nobody else's memories to see kept
+        return super().precondition(kind, model, name, draws)
+
+    def change(self, model: SessionModel, user: UserState, action: ClearMemories) -> None:
+        user.remembered = []
+
+    def act(self, runner: SessionRunner, number: int, action: ClearMemories) -> Difference | None:
+        runner.members[action.user].actor.clear_memories()
+        return back_from_memories(runner, number, action)
+
+
+RULE = ClearMemoriesRule()

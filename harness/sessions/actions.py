@@ -385,5 +385,3 @@ class AppRestart(Action):
     def gherkin(self) -> str:
         return f"When the app restarts while {self.user} is in a conversation"
 
-
-FAILURES = (RefusedSend, DroppedReply, AppRestart)

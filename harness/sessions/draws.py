@@ -45,10 +45,13 @@ class FollowUp:
 
 
 class Draws:
-    """What a session must still draw once (coverage), and the seeded faker it draws with."""
+    """What a session must still draw once (coverage) and soon (follow-ups), the seeded faker it draws with and the
+    target's limits it draws within."""
 
-    def __init__(self, fake: Faker, kinds: list[str], limits: Limits, has_clock: bool) -> None:
+    def __init__(self, fake: Faker, kinds: list[str], limits: Limits, has_clock: bool, long_form: bool) -> None:
         self.fake = fake
+        self.limits = limits  # the target's: every message fits them, and time lands by them
+        self.long_form = long_form  # the session outgrows pages and batches
         self.text = TextMaker(fake)
         rng = fake.random
         self.kinds = rng.sample(kinds, len(kinds))

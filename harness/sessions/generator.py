@@ -23,16 +23,10 @@ from faker import Faker
 
 from harness.sessions.actions import (
     Action,
-    AppRestart,
-    Ask,
-    Chat,
-    DroppedReply,
     NewConversation,
-    RefusedSend,
     Rejoin,
     Reopen,
     TamperWith,
-    Tell,
     WrongPasswords,
 )
 from harness.sessions.draws import (
@@ -62,8 +56,6 @@ NEEDS_CHOICE = {"delete a conversation": ("conversation_deleted", "the memories 
                 "turn memory on": ("memory_on_again", "the memories from before once memory is on again"),
                 "connection dropped mid-reply": ("dropped_reply", "the facts of a turn whose reply never reached "
                                                                   "the page")}
-# Failures on the way, each in the conversation the user has open, who then goes on in the same page.
-FAILING = {"send refused by the app": RefusedSend, "connection dropped mid-reply": DroppedReply}
 LONG_FORM = 100  # actions from which a session is a long one
 SHORT_FORM = 60  # actions from which a session must show every transition once (the default run's size)
 STEER_TRIES = 3  # transitions still to show tried at each steering, the others after them
@@ -164,7 +156,7 @@ def _generate(seed: str, count: int, users: int, left_out: dict[str, str] | None
     model = SessionModel(names, limits.retention_days, memory_listing, limits.session_days, forgetting)
     weights = dict(WEIGHTS, **(VOLUME_WEIGHTS if count >= LONG_FORM else {}))
     kinds = [k for k in weights if k not in left_out and weights[k]]
-    draws = Draws(fake, kinds, limits, "let time pass" not in left_out)
+    draws = Draws(fake, kinds, limits, "let time pass" not in left_out, count >= LONG_FORM)
     tracked = count < LONG_FORM  # the long form outgrows pages and batches; the short form shows each transition
     required, uncovered = _transitions(model, weights, left_out, unread or {})
     draws.transitions = fake.random.sample(required, len(required)) if tracked else []
@@ -174,7 +166,7 @@ def _generate(seed: str, count: int, users: int, left_out: dict[str, str] | None
     last = names[0]
     while len(actions) < count:
         draws.left = count - len(actions)
-        action = _next(model, draws, limits, names, left_out, kinds, weights, last, count >= LONG_FORM)
+        action = _next(model, draws, names, left_out, kinds, weights, last)
         if action is None:
             continue
         draws.follow_ups += _follow_ups_of(action, model, draws, left_out)
@@ -235,18 +227,18 @@ def _uncovered(draws: Draws, kinds: list[str], model: SessionModel, name: str) -
     return next((kind for kind, left in wanted if left and kind in kinds), None)
 
 
-def _next(model: SessionModel, draws: Draws, limits: Limits, names: list[str], left_out: dict[str, str],
-          kinds: list[str], weights: dict[str, int], last: str, long_form: bool) -> Action | None:
+def _next(model: SessionModel, draws: Draws, names: list[str], left_out: dict[str, str], kinds: list[str],
+          weights: dict[str, int], last: str) -> Action | None:
     """The next action: one drawn already, a follow-up, a transition still to show, or a new draw."""
     fake = draws.fake
     if draws.queued:
         return draws.queued.pop(0)
     if draws.follow_ups and fake.boolean(90):  # soon after, now and then after another's
-        return _follow_up(model, draws, limits)
+        return _follow_up(model, draws)
     if draws.boundary(model) and "let time pass" in kinds and fake.boolean(10):  # the edges of time, among them
-        return draw_span(model, draws, limits)
+        return draw_span(model, draws)
     if draws.transitions and (fake.boolean(70) or draws.left <= 2 * len(draws.transitions)):  # (time runs out)
-        steered = _steer(model, draws, limits, names)
+        steered = _steer(model, draws, names)
         if steered:
             draws.queued[:0] = steered[1:]
             return steered[0]
@@ -258,7 +250,7 @@ def _next(model: SessionModel, draws: Draws, limits: Limits, names: list[str], l
     if rule is not None and rule.leaving and model.alive(last) and fake.boolean(70):
         name = last  # people close the browser or sign out right after a reply, before a write is done
     name = _taker(kind, name, model, draws) or name
-    return _draw(kind, name, model, draws, limits, long_form)
+    return _draw(kind, name, model, draws)
 
 
 # -- transitions: what each action changes for a later read ---------------------------------------------------------
@@ -295,7 +287,7 @@ def _question(model: SessionModel, draws: Draws, name: str, before: object, afte
     return [*move, question(name, key, draws)]
 
 
-def _steer(model: SessionModel, draws: Draws, limits: Limits, names: list[str]) -> list[Action] | None:
+def _steer(model: SessionModel, draws: Draws, names: list[str]) -> list[Action] | None:
     """Actions that show transitions not shown yet: of the kind of the next one still to show, the draw (after a
     move that makes its effect observable where it needs one: reopening an older conversation, starting a new one)
     that shows the most of them, found by trying draws on a copy of the model; a kind none of whose draws shows
@@ -310,7 +302,7 @@ def _steer(model: SessionModel, draws: Draws, limits: Limits, names: list[str]) 
         for name in fake.random.sample(alive, len(alive)):
             for context in CONTEXTS:
                 saved = draws.save()
-                found = _trial(kind, name, context, model, draws, limits, names)
+                found = _trial(kind, name, context, model, draws, names)
                 shows = len(wanted & found[1]) if found else 0
                 if found and shows and (best is None or shows > best[0]):
                     best = (shows, found[0], draws.save())
@@ -324,7 +316,7 @@ def _steer(model: SessionModel, draws: Draws, limits: Limits, names: list[str]) 
     return None
 
 
-def _trial(kind: str, name: str, context: str, model: SessionModel, draws: Draws, limits: Limits,
+def _trial(kind: str, name: str, context: str, model: SessionModel, draws: Draws,
            names: list[str]) -> tuple[list[Action], set[str]] | None:
     """A draw of `kind` by `name` after the `context` move, on a copy of the model: the actions and the reads they
     change."""
@@ -345,7 +337,7 @@ def _trial(kind: str, name: str, context: str, model: SessionModel, draws: Draws
     try:
         for move in moves:
             trial.apply(move)
-        action = _draw(kind, name, trial, draws, limits, False)
+        action = _draw(kind, name, trial, draws)
         if action is None or action.kind != kind:
             return None
         who = [name] if action.user else names
@@ -358,14 +350,12 @@ def _trial(kind: str, name: str, context: str, model: SessionModel, draws: Draws
     return [*moves, action], {read for _, read in changes(before, observe(trial, who))}
 
 
-def _draw(kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits, long_form: bool) -> Action | None:
+def _draw(kind: str, name: str, model: SessionModel, draws: Draws) -> Action | None:
     """One action of `kind` by `name` that fits the model's state, or None when none fits."""
     rule = rule_for(kind)
     if rule is not None:
-        return rule.draw(kind, name, model, draws, limits, long_form)
+        return rule.draw(kind, name, model, draws)
     fake = draws.fake
-    if kind in FAILING or kind == "restart the app":
-        return _failure(kind, name, model, draws, limits)
     if kind == "tamper with another user's data":  # on someone who has something to lose
         victims = [u for u in model.users if u != name and model.alive(u) and (
             model.remembered(u) or model.listed(u))]
@@ -373,21 +363,8 @@ def _draw(kind: str, name: str, model: SessionModel, draws: Draws, limits: Limit
     if kind == "type wrong passwords at another's address":  # one fewer than the throttle locks at
         others = [u for u in model.users if u != name and model.alive(u)]
         return WrongPasswords(name, victim=fake.random_element(others), count=max(1, (
-            limits.sign_in_failures or 4) - 1)) if others else None
+            draws.limits.sign_in_failures or 4) - 1)) if others else None
     raise ValueError(f"unknown action kind {kind!r}")
-
-
-def _failure(kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits) -> Action | None:
-    """A failure in the conversation the user has open (a turn refused, or its reply dropped; the app restarted),
-    after which the user goes on there: a fact told next (a follow-up) must be remembered, nothing lost or doubled."""
-    if model.current(name) is None or draws.pending(name):
-        return None
-    if kind == "restart the app":
-        return AppRestart(name)
-    turn = _draw(draws.fake.random_element(("tell", "ask", "chat")), name, model, draws, limits, False)
-    if not isinstance(turn, (Tell, Ask, Chat)) or (isinstance(turn, Tell) and turn.more):
-        return None
-    return FAILING[kind](name, turn=turn)
 
 
 def _may(kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
@@ -408,16 +385,13 @@ def _follow_ups_of(action: Action, model: SessionModel, draws: Draws, left_out: 
     rule = rule_of(action)
     if rule is not None:
         return rule.follow_ups(action, model, draws, left_out)
-    name = action.user
-    if isinstance(action, (*FAILING.values(), AppRestart)):  # and goes on in the same page: a fact told there
-        return [FollowUp(name, "tell")]
     return []
 
 
-def _follow_up(model: SessionModel, draws: Draws, limits: Limits) -> Action | None:
+def _follow_up(model: SessionModel, draws: Draws) -> Action | None:
     """The next follow-up, when it still fits the model's state (else it is dropped)."""
     follow = draws.follow_ups.pop(0)
     rule = rule_for(follow.kind)
     if rule is None:
         raise ValueError(f"unknown follow-up {follow.kind!r}")
-    return rule.follow_up(follow, model, draws, limits)
+    return rule.follow_up(follow, model, draws)

@@ -6,21 +6,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.language import NOTED, answer_reply
+from harness.language import answer_reply
 from harness.sessions.actions import (
-    FAILURES,
     Action,
-    AppRestart,
-    Ask,
-    DroppedReply,
-    FailedTurn,
-    RefusedSend,
     TamperWith,
-    Tell,
     WrongPasswords,
 )
 from harness.sessions.moves import rule_of
-from harness.sessions.moves import tell as tell_rule
 from harness.sessions.rules import NotApplicable
 from harness.sessions.state import Remembered, Statement, UserState
 from harness.target import MEMORY_LISTINGS, Forgetting
@@ -52,13 +44,10 @@ class SessionModel:
         rule = rule_of(action)
         if rule is not None:
             return rule.apply(self, action)
-        user = self.acting(action.user)
+        self.acting(action.user)
         if isinstance(action, (TamperWith, WrongPasswords)):  # refused, each: nothing of anyone's changes
             if action.victim == action.user or not self.user(action.victim).alive:
                 raise NotApplicable(f"{action.user} has no other user's data to tamper with: {action.victim!r}")
-            return None
-        if isinstance(action, FAILURES):
-            self._failure(user, action)
             return None
         raise NotApplicable(f"the model knows no action {type(action).__name__}")
 
@@ -126,36 +115,6 @@ class SessionModel:
         user.conversations[user.current] += [Turn("user", text), Turn("assistant", reply)]
         user.activity[user.current] = self.seq
         return user.current
-
-    # -- failures on the way, mid-conversation -------------------------------------------------------------------
-    def _failure(self, user: UserState, action: Action) -> None:
-        """What the app keeps of a failure in the middle of a conversation; the conversation stays open in the same
-        page, so the user's next turn continues it. The rules, one per failure (docs/contract.md, After a failure):
-
-        - a send refused by the app's server: nothing of it is stored (no turn, no memory);
-        - a reply dropped on its way to the page: the app stored the turn and its reply, once (the conversation
-          answers from it, as from any of its turns); nothing of it is remembered long term, since the page writes a
-          turn's memories once it has the reply, and it never had it (the reference app; an app that wrote them on
-          the server would remember them);
-        - the app restarted on its data between two turns: nothing changes."""
-        if user.current is None:
-            raise NotApplicable(f"{action.user} has no conversation open for a failure to happen in")
-        if isinstance(action, DroppedReply):
-            self._dropped(user, action)
-        elif not isinstance(action, (RefusedSend, AppRestart)):
-            raise NotApplicable(f"the model knows no failure {type(action).__name__}")
-
-    def _dropped(self, user: UserState, action: FailedTurn) -> None:
-        turn = action.turn
-        if isinstance(turn, Tell):
-            choice = self.forgetting.dropped_reply
-            if choice is None:
-                raise NotApplicable("the target declares no [forgetting] dropped_reply")
-            tell_rule.RULE.say(self, user, turn, remember=choice.memories == "remembered")
-        elif isinstance(turn, Ask):
-            self.add_turn(user, turn.question, self.answer(action.user, turn.key))
-        else:
-            self.add_turn(user, turn.text, NOTED)
 
     # -- what users must see ---------------------------------------------------------------------------------------
     def _remembered(self, memory: Remembered) -> bool:

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from harness.sessions.actions import Action
 from harness.sessions.draws import Draws, FollowUp
-from harness.target import Limits
 
 if TYPE_CHECKING:  # (the model and the runner find their moves here: these are what a move is given)
     from harness.sessions.model import SessionModel
@@ -97,22 +96,21 @@ class Rule(Generic[A]):
         another who may."""
         return True
 
-    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits,
-             long_form: bool) -> A | None:
+    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> A | None:
         """One action of `kind` by `name` that fits the model's state, or None when none fits."""
         raise NotImplementedError(f"{type(self).__name__} draws no {kind!r}")
 
-    def follow_up(self, follow: FollowUp, model: SessionModel, draws: Draws, limits: Limits) -> A | None:
+    def follow_up(self, follow: FollowUp, model: SessionModel, draws: Draws) -> A | None:
         """The action of a follow-up of this move's kind, when it still fits the model's state; a user whose account
         was deleted meanwhile drops every follow-up of hers."""
         if not model.alive(follow.user):
             draws.follow_ups = [f for f in draws.follow_ups if f.user != follow.user]
             return None
-        return self.followed(follow, model, draws, limits)
+        return self.followed(follow, model, draws)
 
-    def followed(self, follow: FollowUp, model: SessionModel, draws: Draws, limits: Limits) -> A | None:
+    def followed(self, follow: FollowUp, model: SessionModel, draws: Draws) -> A | None:
         """The follow-up's action by a user still there: as the move is drawn otherwise, unless it says more."""
-        return self.draw(follow.kind, follow.user, model, draws, limits, False)
+        return self.draw(follow.kind, follow.user, model, draws)
 
     def follow_ups(self, action: A, model: SessionModel, draws: Draws, left_out: dict[str, str]) -> list[FollowUp]:
         """What the user does soon after this action to show what it did, drawn from the state before it."""

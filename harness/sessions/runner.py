@@ -16,7 +16,6 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,10 +30,7 @@ from harness.hostile import kinds_of
 from harness.order import Span, out_of_order
 from harness.polling import Timeout, wait_until
 from harness.sessions.actions import (
-    FAILURES,
     Action,
-    AppRestart,
-    DroppedReply,
     TamperWith,
     WrongPasswords,
     script,
@@ -186,9 +182,10 @@ class SessionRunner:
                 return difference
         if action.user:
             self.acted.add(action.user)
-        if isinstance(action, FAILURES) or action.user in self.failed:
-            return self._around_failure(number, action)
         rule = rule_of(action)
+        if (rule is None or not rule.failure) and action.user in self.failed:  # her next action after a failure
+            self.failed.pop(action.user)
+            return self._step(number, action) or self._after_going_on(number, action)
         if rule is not None:
             return rule.perform(self, number, action)
         self.applied(action)
@@ -316,44 +313,6 @@ class SessionRunner:
         return None
 
     # -- failures on the way, and going on after them in the same page ---------------------------------------------
-    def _around_failure(self, number: int, action: Action) -> Difference | None:
-        """A failure acted out, or the user's next action after one (acted as any, then checked as below)."""
-        if not isinstance(action, FAILURES):
-            self.failed.pop(action.user)
-            return self._step(number, action) or self._after_going_on(number, action)
-        if isinstance(action, AppRestart):
-            # Between two turns: everything the app was still writing has landed first (a restart in the middle of a
-            # write is another promise).
-            difference = self.check_everyone(number - 1, self.previous)
-            if difference:
-                return difference
-        self._action_started[self.model.seq + 1] = time.monotonic()
-        self.model.apply(action)
-        if isinstance(action, AppRestart):
-            self._restart_app()
-        else:
-            actor = self.members[action.user].actor
-            say = actor.say_dropped if isinstance(action, DroppedReply) else actor.say_refused_by_app
-            shown = say(action.turn.typed)
-            if not shown.strip():
-                return Difference(number, action, f"{action.user}'s error on the page",
-                                  "an error saying the message was not sent", "no error")
-        self.failed[action.user] = number
-        return self.check_user(number, action, action.user)
-
-    def _restart_app(self) -> None:
-        """The app stopped and started on its data, at the same address; every page stays open. A settable clock
-        starts again at today: it is moved on by the days the session has passed, as a real clock never goes back.
-        A page that keeps a live connection to the app is back in touch with it before anyone acts again."""
-        with ExitStack() as pages_back:
-            for member in self.members.values():
-                pages_back.enter_context(member.actor.back_after_app_restart())
-            self.app = self.app.restarted()
-        if self.model.day:
-            self.app.advance_clock(self.model.day)
-        if self.use_app is not None:
-            self.use_app(self.app)
-
     def _after_going_on(self, number: int, action: Action) -> Difference | None:
         """After the user's next action: her memories, list and every turn through the API; after a turn in the
         same page, also the conversation as her page shows it loaded again."""

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, TypeVar
 from harness.sessions.actions import ReopenBrowser, SignOutAndIn
 from harness.sessions.draws import Draws
 from harness.sessions.rules import CHECKED, Rule
-from harness.target import Limits
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel, UserState
@@ -21,7 +20,7 @@ class ComingBackRule(Rule[C]):
     writes = frozenset({"open_conversation", "session"})
     reads = CHECKED | {"session"}  # (signed in, with her identity and her conversation list)
 
-    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits, long_form: bool) -> C:
+    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> C:
         return self.action(name)
 
     def apply(self, model: SessionModel, action: C) -> None:

@@ -11,7 +11,6 @@ from harness.drivers.base import Capability, Memory
 from harness.sessions.actions import Action
 from harness.sessions.draws import FOLLOW_UP_ROOM, Draws
 from harness.sessions.rules import Difference, Rule
-from harness.target import Limits
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel, UserState
@@ -38,8 +37,7 @@ class TakingBackRule(Rule[T]):
         """Whether the user has something this move takes back."""
         return bool(model.remembered(name))
 
-    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits,
-             long_form: bool) -> T | None:
+    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> T | None:
         return self.take(name, model, draws) if self.precondition(kind, model, name, draws) else None
 
     def take(self, name: str, model: SessionModel, draws: Draws) -> T | None:

@@ -9,7 +9,6 @@ from harness.sessions.actions import Ask
 from harness.sessions.draws import ASK_WORDINGS, FACT_KEYS, Draws, FollowUp
 from harness.sessions.moves._turns import TurnRule
 from harness.sessions.rules import Kind
-from harness.target import Limits
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel, UserState
@@ -24,14 +23,13 @@ class AskRule(TurnRule[Ask]):
     action = Ask
     kinds = (Kind("ask", 26),)
 
-    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits,
-             long_form: bool) -> Ask | None:
+    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> Ask | None:
         told = model.keys(name)
         others = [k for k, _ in model.values() if k not in told]
         pool = told if told and (draws.fake.boolean(80) or not others) else others or list(FACT_KEYS)
         return question(name, draws.fake.random_element(pool), draws)
 
-    def followed(self, follow: FollowUp, model: SessionModel, draws: Draws, limits: Limits) -> Ask | None:
+    def followed(self, follow: FollowUp, model: SessionModel, draws: Draws) -> Ask | None:
         """The question about the fact the follow-up names (none where it names none: the fact a follow-up told)."""
         return question(follow.user, follow.key, draws) if follow.key else None
 

@@ -11,7 +11,6 @@ from harness.sessions.draws import Draws
 from harness.sessions.moves._turns import TurnRule
 from harness.sessions.rules import Kind
 from harness.sessions.text import CHAT_CLASSES
-from harness.target import Limits
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel, UserState
@@ -21,13 +20,12 @@ class ChatRule(TurnRule[Chat]):
     action = Chat
     kinds = (Kind("chat", 8),)
 
-    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits,
-             long_form: bool) -> Chat | None:
+    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> Chat | None:
         text = draws.text
         if draws.long_chats:
             text_class = draws.long_chats.pop(0)
             script = text_class[text_class.index("(") + 1:-1]
-            return Chat(name, text=text.near_limit(script, limits.longest_to_type), text_class=text_class)
+            return Chat(name, text=text.near_limit(script, draws.limits.longest_to_type), text_class=text_class)
         text_class = text.next_class(CHAT_CLASSES)
         return Chat(name, text=text.small_talk(text_class), text_class=text_class)
 

@@ -10,7 +10,6 @@ from harness.drivers.base import Account, Capability
 from harness.sessions.actions import DeleteAccount
 from harness.sessions.draws import ENDING, Draws, FollowUp
 from harness.sessions.rules import CHECKED, Difference, Kind, Rule
-from harness.target import Limits
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel
@@ -25,8 +24,7 @@ class DeleteAccountRule(Rule[DeleteAccount]):
     writes = frozenset({"account"})
     reads = CHECKED | {"session"}
 
-    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits,
-             long_form: bool) -> DeleteAccount | None:
+    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> DeleteAccount | None:
         return DeleteAccount(name) if model.conversations(name) and not draws.pending(name) and (
             draws.left > ENDING) else None
 

@@ -9,7 +9,6 @@ from harness.sessions.actions import ManyConversations, Tell
 from harness.sessions.draws import Draws
 from harness.sessions.moves import tell
 from harness.sessions.rules import Difference, Kind, Rule
-from harness.target import Limits
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel
@@ -23,14 +22,13 @@ class ManyConversationsRule(Rule[ManyConversations]):
     writes = frozenset({"turns", "conversations", "open_conversation", "memories"})
     reads = frozenset()  # each reply says back the fact told
 
-    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits,
-             long_form: bool) -> ManyConversations | None:
+    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> ManyConversations | None:
         tells: list[Tell] = []
         for _ in range(draws.fake.random_int(15, 35)):
             found = tell.draw_key(model, name, draws, {t.key for t in tells})
             if found is None:
                 break
-            said = tell.draw_said(model, name, draws, limits, *found, False, room=0)
+            said = tell.draw_said(model, name, draws, *found, False, room=0)
             tells.append(Tell(name, key=said.key, value=said.value, sentence=said.sentence,
                               value_class=said.value_class))
         return ManyConversations(name, tells=tuple(tells)) if tells else None

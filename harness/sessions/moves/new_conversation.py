@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 from harness.sessions.actions import NewConversation
 from harness.sessions.draws import Draws
 from harness.sessions.rules import Difference, Kind, Rule
-from harness.target import Limits
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel
@@ -19,8 +18,7 @@ class NewConversationRule(Rule[NewConversation]):
     kinds = (Kind("start a conversation", 8),)
     writes = frozenset({"open_conversation"})
 
-    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits,
-             long_form: bool) -> NewConversation | None:
+    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> NewConversation | None:
         return NewConversation(name) if model.current(name) is not None else None
 
     def apply(self, model: SessionModel, action: NewConversation) -> None:

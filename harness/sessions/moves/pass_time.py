@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from harness.sessions.actions import PassTime
 from harness.sessions.draws import Draws
 from harness.sessions.rules import CHECKED, Difference, Kind, Rule
-from harness.target import Limits
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel
@@ -26,9 +25,8 @@ class PassTimeRule(Rule[PassTime]):
     writes = frozenset({"clock", "open_conversation", "session"})
     reads = CHECKED | {"session"}
 
-    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits,
-             long_form: bool) -> PassTime:
-        return draw_span(model, draws, limits)
+    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> PassTime:
+        return draw_span(model, draws)
 
     def apply(self, model: SessionModel, action: PassTime) -> None:
         model.day += action.days
@@ -66,10 +64,10 @@ def _signed_in_after_time(runner: SessionRunner, number: int, action: PassTime) 
     return None
 
 
-def draw_span(model: SessionModel, draws: Draws, limits: Limits) -> PassTime:
+def draw_span(model: SessionModel, draws: Draws) -> PassTime:
     """Days to just inside or just outside the edge of a promise with a time in it (a memory's retention, a sign-in's
     lifetime) for someone, while such edges are still to be covered or now and then; else a plain span."""
-    fake = draws.fake
+    fake, limits = draws.fake, draws.limits
     edge = draws.boundary(model) or (
         fake.random_element(("just inside the retention", "just outside the retention", "", "", ""))
         if limits.retention_days else "")

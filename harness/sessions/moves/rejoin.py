@@ -9,7 +9,6 @@ from harness.sessions.actions import Rejoin
 from harness.sessions.draws import Draws, FollowUp
 from harness.sessions.rules import PARTS, Difference, Kind, NotApplicable, Rule
 from harness.sessions.state import UserState
-from harness.target import Limits
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel
@@ -26,12 +25,11 @@ class RejoinRule(Rule[Rejoin]):
     def precondition(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
         return not model.alive(name)
 
-    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits,
-             long_form: bool) -> Rejoin | None:
+    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> Rejoin | None:
         return Rejoin(name) if self.precondition(kind, model, name, draws) else None
 
-    def follow_up(self, follow: FollowUp, model: SessionModel, draws: Draws, limits: Limits) -> Rejoin | None:
-        return self.draw(follow.kind, follow.user, model, draws, limits, False)
+    def follow_up(self, follow: FollowUp, model: SessionModel, draws: Draws) -> Rejoin | None:
+        return self.draw(follow.kind, follow.user, model, draws)
 
     def apply(self, model: SessionModel, action: Rejoin) -> None:
         user = model.user(action.user)

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 from harness.sessions.actions import Reopen
 from harness.sessions.draws import Draws
 from harness.sessions.rules import CHECKED, Difference, Kind, NotApplicable, Rule
-from harness.target import Limits
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel
@@ -20,8 +19,7 @@ class ReopenRule(Rule[Reopen]):
     writes = frozenset({"open_conversation"})
     reads = CHECKED | {"open_conversation"}
 
-    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits,
-             long_form: bool) -> Reopen | None:
+    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> Reopen | None:
         choices = [i for i in model.listed(name) if i != model.current(name)]
         return Reopen(name, conversation=draws.fake.random_element(choices) + 1) if choices else None
 

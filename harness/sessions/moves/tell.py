@@ -14,7 +14,6 @@ from harness.sessions.moves._turns import TurnRule
 from harness.sessions.rules import Kind, NotApplicable
 from harness.sessions.state import Statement
 from harness.sessions.text import CHAT_CLASSES, VALUE_CLASSES
-from harness.target import Limits
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel, UserState
@@ -29,22 +28,21 @@ class TellRule(TurnRule[Tell]):
     kinds = (Kind("tell", 20), Kind("tell several facts at once", 6, long_form_weight=12), Kind("correct", 10))
     writes = TurnRule.writes | {"memories"}
 
-    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws, limits: Limits,
-             long_form: bool) -> Tell | None:
+    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> Tell | None:
         if kind == "tell several facts at once":
             fake = draws.fake
-            several = fake.random_int(20, 60) if long_form and fake.boolean(70) else fake.random_int(
+            several = fake.random_int(20, 60) if draws.long_form and fake.boolean(70) else fake.random_int(
                 3 if draws.values else 2, 5 if draws.values else 4)
-            return draw_tell(name, model, draws, limits, several, False)
-        return draw_tell(name, model, draws, limits, 1, kind == "correct")
+            return draw_tell(name, model, draws, several, False)
+        return draw_tell(name, model, draws, 1, kind == "correct")
 
-    def followed(self, follow: FollowUp, model: SessionModel, draws: Draws, limits: Limits) -> Tell | None:
+    def followed(self, follow: FollowUp, model: SessionModel, draws: Draws) -> Tell | None:
         """The fact asked about, told again (a correction where a memory of it is still kept); or a fact not told
         yet, with more while value shapes are still to cover, which the question after it then asks about."""
         name = follow.user
         given = (follow.key, follow.key) if follow.key else draw_key(model, name, draws, set())
         several = draws.fake.random_int(2, 4) if draws.values else 1  # more facts with it while classes are to cover
-        tell = draw_tell(name, model, draws, limits, several, given is not None and model.remembers(name, given[0]),
+        tell = draw_tell(name, model, draws, several, given is not None and model.remembers(name, given[0]),
                          given) if given else None
         if tell is not None and not follow.key:  # the question after it asks about the fact it told
             waiting = next((i for i, f in enumerate(draws.follow_ups)
@@ -95,7 +93,7 @@ def draw_key(model: SessionModel, name: str, draws: Draws, taken: set[str]) -> t
     return None
 
 
-def draw_said(model: SessionModel, name: str, draws: Draws, limits: Limits, key: str, typed: str, correction: bool,
+def draw_said(model: SessionModel, name: str, draws: Draws, key: str, typed: str, correction: bool,
           room: int | None = None) -> Said:
     """One fact: a value of the next class to cover, worded in the next way to cover."""
     fake, text = draws.fake, draws.text
@@ -103,6 +101,7 @@ def draw_said(model: SessionModel, name: str, draws: Draws, limits: Limits, key:
     if draws.long_values and room is None:
         value_class = draws.long_values.pop(0)
         script = value_class[value_class.index("(") + 1:-1]
+        limits = draws.limits
         longest = min(limits.longest_to_type, limits.longest_fact or limits.longest_to_type)
         length = longest - len(template.format(key=typed, value=""))
         value = text.near_limit(script, length)[:-1].rstrip(" .!?") or "x"
@@ -116,7 +115,7 @@ def draw_said(model: SessionModel, name: str, draws: Draws, limits: Limits, key:
     return Said(key, value, template.format(key=typed, value=value), value_class, correction)
 
 
-def draw_tell(name: str, model: SessionModel, draws: Draws, limits: Limits, several: int, correction: bool,
+def draw_tell(name: str, model: SessionModel, draws: Draws, several: int, correction: bool,
           given: tuple[str, str] | None = None) -> Tell | None:
     """A message of `several` facts (a correction of one told before first, or the `given` key first: normalised,
     and as typed)."""
@@ -137,9 +136,9 @@ def draw_tell(name: str, model: SessionModel, draws: Draws, limits: Limits, seve
                 break
             key, typed = found
         taken.add(key)
-        said = draw_said(model, name, draws, limits, key, typed, correction and i == 0,
+        said = draw_said(model, name, draws, key, typed, correction and i == 0,
                          room=None if several == 1 else 0)
-        if facts and sum(len(f.sentence) + 1 for f in (*facts, said)) > limits.longest_to_type - 200:
+        if facts and sum(len(f.sentence) + 1 for f in (*facts, said)) > draws.limits.longest_to_type - 200:
             break  # the message is as long as the app takes (less room for small talk before it)
         facts.append(said)
     if not facts:
@@ -154,6 +153,6 @@ def draw_tell(name: str, model: SessionModel, draws: Draws, limits: Limits, seve
     tell = Tell(name, key=first.key, value=first.value, sentence=first.sentence, prefix=prefix, separator=separator,
                 value_class=first.value_class, correction=first.correction, more=tuple(facts[1:]),
                 joiner=fake.random_element((" ", "\n", " ")))
-    if len(tell.message) > limits.longest_to_type:
+    if len(tell.message) > draws.limits.longest_to_type:
         return None  # several long values: the message would be refused
     return tell

@@ -1,0 +1,38 @@
+"""A turn the app gets and answers, whose connection drops before the page has the answer: the turn and its reply
+stored once; what it told remembered as the target documents ([forgetting] dropped_reply; moves/_failures.py)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.sessions.actions import DroppedReply
+from harness.sessions.moves._failures import FailedTurnRule, turn_rule
+from harness.sessions.moves.tell import TellRule
+from harness.sessions.rules import Kind, NotApplicable
+
+if TYPE_CHECKING:
+    from harness.actor import Actor
+    from harness.sessions.model import SessionModel, UserState
+
+
+class DroppedReplyRule(FailedTurnRule[DroppedReply]):
+    action = DroppedReply
+    kinds = (Kind("connection dropped mid-reply", 2,
+                  needs=("dropped_reply", "the facts of a turn whose reply never reached the page")),)
+    writes = TellRule.writes - {"open_conversation"}  # what its turn writes, at most, in the conversation open
+
+    def keep(self, model: SessionModel, user: UserState, action: DroppedReply) -> None:
+        turn = turn_rule(action.turn)
+        remember = True
+        if "memories" in turn.writes:  # a page writes a turn's memories once it has the reply, as the target says
+            choice = model.forgetting.dropped_reply
+            if choice is None:
+                raise NotApplicable("the target declares no [forgetting] dropped_reply")
+            remember = choice.memories == "remembered"
+        turn.say(model, user, action.turn, remember)
+
+    def send(self, actor: Actor, text: str) -> str:
+        return actor.say_dropped(text)
+
+
+RULE = DroppedReplyRule()

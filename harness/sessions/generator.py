@@ -21,18 +21,8 @@ from dataclasses import dataclass, field
 
 from faker import Faker
 
-from harness.sessions.actions import (
-    Action,
-    NewConversation,
-    Rejoin,
-    Reopen,
-    TamperWith,
-    WrongPasswords,
-)
-from harness.sessions.draws import (
-    Draws,
-    FollowUp,
-)
+from harness.sessions.actions import Action, NewConversation, Rejoin, Reopen
+from harness.sessions.draws import Draws, FollowUp
 from harness.sessions.model import EVERY_STATEMENT, NotApplicable, SessionModel
 from harness.sessions.moves import rule_for, rule_of
 from harness.sessions.moves.ask import question
@@ -246,8 +236,7 @@ def _next(model: SessionModel, draws: Draws, names: list[str], left_out: dict[st
         return None if "open an account again" in left_out else Rejoin(name)
     kind = (_uncovered(draws, kinds, model, name) if fake.boolean(95) else None) or fake.random.choices(
         kinds, weights=[weights[k] for k in kinds])[0]
-    rule = rule_for(kind)
-    if rule is not None and rule.leaving and model.alive(last) and fake.boolean(70):
+    if rule_for(kind).leaving and model.alive(last) and fake.boolean(70):
         name = last  # people close the browser or sign out right after a reply, before a write is done
     name = _taker(kind, name, model, draws) or name
     return _draw(kind, name, model, draws)
@@ -264,8 +253,7 @@ def _shown(action: Action, number: int, before: dict, after: dict, model: Sessio
         covered[transition] = number
         if transition in draws.transitions:
             draws.transitions.remove(transition)
-        rule = rule_of(action)
-        if read in READ_AFTER and rule is not None and not rule.checked_after:
+        if read in READ_AFTER and not rule_of(action).checked_after:
             read_after.add(number)  # (every other action is followed by a read of its user)
         elif read == ANSWERS and model.alive(user) and not draws.pending(user):
             draws.queued += _question(model, draws, user, before[(user, read)], after[(user, read)])
@@ -352,25 +340,12 @@ def _trial(kind: str, name: str, context: str, model: SessionModel, draws: Draws
 
 def _draw(kind: str, name: str, model: SessionModel, draws: Draws) -> Action | None:
     """One action of `kind` by `name` that fits the model's state, or None when none fits."""
-    rule = rule_for(kind)
-    if rule is not None:
-        return rule.draw(kind, name, model, draws)
-    fake = draws.fake
-    if kind == "tamper with another user's data":  # on someone who has something to lose
-        victims = [u for u in model.users if u != name and model.alive(u) and (
-            model.remembered(u) or model.listed(u))]
-        return TamperWith(name, victim=fake.random_element(victims)) if victims else None
-    if kind == "type wrong passwords at another's address":  # one fewer than the throttle locks at
-        others = [u for u in model.users if u != name and model.alive(u)]
-        return WrongPasswords(name, victim=fake.random_element(others), count=max(1, (
-            draws.limits.sign_in_failures or 4) - 1)) if others else None
-    raise ValueError(f"unknown action kind {kind!r}")
+    return rule_for(kind).draw(kind, name, model, draws)
 
 
 def _may(kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
     """Whether the user may take a move of this kind now (its precondition)."""
-    rule = rule_for(kind)
-    return rule is None or rule.precondition(kind, model, name, draws)
+    return rule_for(kind).precondition(kind, model, name, draws)
 
 
 def _taker(kind: str, name: str, model: SessionModel, draws: Draws) -> str | None:
@@ -382,16 +357,10 @@ def _taker(kind: str, name: str, model: SessionModel, draws: Draws) -> str | Non
 def _follow_ups_of(action: Action, model: SessionModel, draws: Draws, left_out: dict[str, str]) -> list[FollowUp]:
     """What the user does soon after taking something back (or deleting their account), drawn from the state before
     the action."""
-    rule = rule_of(action)
-    if rule is not None:
-        return rule.follow_ups(action, model, draws, left_out)
-    return []
+    return rule_of(action).follow_ups(action, model, draws, left_out)
 
 
 def _follow_up(model: SessionModel, draws: Draws) -> Action | None:
     """The next follow-up, when it still fits the model's state (else it is dropped)."""
     follow = draws.follow_ups.pop(0)
-    rule = rule_for(follow.kind)
-    if rule is None:
-        raise ValueError(f"unknown follow-up {follow.kind!r}")
-    return rule.follow_up(follow, model, draws)
+    return rule_for(follow.kind).follow_up(follow, model, draws)

@@ -7,11 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from harness.language import answer_reply
-from harness.sessions.actions import (
-    Action,
-    TamperWith,
-    WrongPasswords,
-)
+from harness.sessions.actions import Action
 from harness.sessions.moves import rule_of
 from harness.sessions.rules import NotApplicable
 from harness.sessions.state import Remembered, Statement, UserState
@@ -41,15 +37,7 @@ class SessionModel:
     def apply(self, action: Action) -> str | None:
         """Apply one action; return the reply it must get when it is a chat turn."""
         self.seq += 1
-        rule = rule_of(action)
-        if rule is not None:
-            return rule.apply(self, action)
-        self.acting(action.user)
-        if isinstance(action, (TamperWith, WrongPasswords)):  # refused, each: nothing of anyone's changes
-            if action.victim == action.user or not self.user(action.victim).alive:
-                raise NotApplicable(f"{action.user} has no other user's data to tamper with: {action.victim!r}")
-            return None
-        raise NotApplicable(f"the model knows no action {type(action).__name__}")
+        return rule_of(action).apply(self, action)
 
     def adopt_memories(self, name: str, texts: list[str]) -> bool:
         """The user's memories become those the app lists (a known defect of the app's, declared by its target): each

@@ -17,7 +17,6 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from playwright.sync_api import Error as PlaywrightError
 
@@ -26,15 +25,9 @@ from harness.actor import Actor
 from harness.answers import AnswerCheck
 from harness.app_handle import AppHandle
 from harness.drivers.base import Account, Capability, Memory, UserSession
-from harness.hostile import kinds_of
 from harness.order import Span, out_of_order
 from harness.polling import Timeout, wait_until
-from harness.sessions.actions import (
-    Action,
-    TamperWith,
-    WrongPasswords,
-    script,
-)
+from harness.sessions.actions import Action, script
 from harness.sessions.generator import Plan
 from harness.sessions.model import NotApplicable, SessionModel
 from harness.sessions.moves import rule_of
@@ -183,16 +176,10 @@ class SessionRunner:
         if action.user:
             self.acted.add(action.user)
         rule = rule_of(action)
-        if (rule is None or not rule.failure) and action.user in self.failed:  # her next action after a failure
+        if not rule.failure and action.user in self.failed:  # her next action after a failure
             self.failed.pop(action.user)
             return self._step(number, action) or self._after_going_on(number, action)
-        if rule is not None:
-            return rule.perform(self, number, action)
-        self.applied(action)
-        act: dict[type[Action], Callable[[int, Any], Difference | None]] = {
-            TamperWith: self._tamper, WrongPasswords: self._wrong_passwords}
-        difference = act[type(action)](number, action)
-        return difference or self.check_after(number, action)
+        return rule.perform(self, number, action)
 
     def applied(self, action: Action) -> str | None:
         """The action applied to the model, each action number it takes dated by when the suite began acting it out;
@@ -245,35 +232,6 @@ class SessionRunner:
         except Timeout:
             return actor.history()
 
-    def _tamper(self, number: int, action: TamperWith) -> Difference | None:
-        """Every write the API offers, on the victim's data as the attacker: each refused; then everything of the
-        victim's exactly as the model says."""
-        attacker = self.members[action.user].actor
-        own = {m.id for m in attacker.session.memories()}
-        breaches = attacker.tamper_with(self.members[action.victim].actor)
-        for memory in attacker.session.memories():  # what the tries wrote on the attacker's own data, taken back
-            if memory.id not in own:
-                attacker.session.delete_memory(memory.id)
-        if breaches:  # each kind of write not refused; the first in full
-            return Difference(number, action, f"{action.user}'s writes on {action.victim}'s data", "every one refused",
-                              [*kinds_of(breaches), f"first: {breaches[0]}"])
-        return self.check_user(number, action, action.victim)
-
-    def _wrong_passwords(self, number: int, action: WrongPasswords) -> Difference | None:
-        """Wrong passwords at the victim's address through the app's API, from the suite's own network address, each
-        refused; then the victim's own password lets her in (fewer failures than the throttle locks at), and
-        everything of hers is as the model says."""
-        victim = self.members[action.victim].actor.account
-        for attempt in range(1, action.count + 1):
-            if not self.app.try_sign_in(victim.email, f"wrong-{attempt}-{victim.password}"):
-                return Difference(number, action, f"{action.user}'s wrong password {attempt} at {action.victim}'s "
-                                  "address", "refused", "let in")
-        said = self.app.try_sign_in(victim.email, victim.password)
-        if said:
-            return Difference(number, action, f"{action.victim}'s own password after {action.count} wrong ones by "
-                              f"{action.user}", "let in", said)
-        return self.check_user(number, action, action.victim)
-
     def signed_in(self, number: int, action: Action, member: Member) -> Difference | None:
         actor = member.actor
         if not actor.is_signed_in():
@@ -318,8 +276,7 @@ class SessionRunner:
         same page, also the conversation as her page shows it loaded again."""
         difference = self.check_user(number, action, action.user)
         index = self.model.current(action.user)
-        rule = rule_of(action)
-        if difference or rule is None or not rule.turn or index is None:
+        if difference or not rule_of(action).turn or index is None:
             return difference
         actor = self.members[action.user].actor
         status = actor.open_by_address(self.members[action.user].ids[index])

@@ -8,7 +8,7 @@ import pkgutil
 from typing import Any
 
 from harness.sessions.actions import Action
-from harness.sessions.rules import PARTS, Rule
+from harness.sessions.rules import PARTS, NotApplicable, Rule
 
 
 def _found() -> list[Rule[Any]]:
@@ -32,11 +32,15 @@ _BY_ACTION = {rule.action: rule for rule in RULES}
 _BY_KIND = {kind.name: rule for rule in RULES for kind in rule.kinds}
 
 
-def rule_of(action: Action) -> Rule[Any] | None:
+def rule_of(action: Action) -> Rule[Any]:
     """The move an action is one of."""
-    return _BY_ACTION.get(type(action))
+    if type(action) not in _BY_ACTION:
+        raise NotApplicable(f"the model knows no action {type(action).__name__}")
+    return _BY_ACTION[type(action)]
 
 
-def rule_for(kind: str) -> Rule[Any] | None:
+def rule_for(kind: str) -> Rule[Any]:
     """The move that draws a kind of action."""
-    return _BY_KIND.get(kind)
+    if kind not in _BY_KIND:
+        raise ValueError(f"unknown action kind {kind!r}")
+    return _BY_KIND[kind]

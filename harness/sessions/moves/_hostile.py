@@ -1,0 +1,22 @@
+"""What the hostile users' moves have in common (moves/tamper.py, wrong_passwords.py): one user acts on another's
+account, still there; the app must refuse all of it, so that nothing of anyone's changes, and the victim's state is
+read after it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeVar
+
+from harness.sessions.actions import TamperWith, WrongPasswords
+from harness.sessions.rules import NotApplicable, Rule
+
+if TYPE_CHECKING:
+    from harness.sessions.model import SessionModel
+
+H = TypeVar("H", bound=TamperWith | WrongPasswords)
+
+
+class HostileRule(Rule[H]):
+    def apply(self, model: SessionModel, action: H) -> None:
+        model.acting(action.user)
+        if action.victim == action.user or not model.user(action.victim).alive:
+            raise NotApplicable(f"{action.user} has no other user's data to tamper with: {action.victim!r}")

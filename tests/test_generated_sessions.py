@@ -35,7 +35,8 @@ from harness.sessions.actions import (
 from harness.sessions.draws import ASK_WORDINGS, CORRECT_WORDINGS, EDGE_KEYS, FACT_KEYS, TELL_WORDINGS
 from harness.sessions.generator import ALL_KINDS, SHORT_FORM, GenerationError, Limits, generate
 from harness.sessions.model import EVERY_STATEMENT, NEWEST_AS_NEW, NEWEST_PER_FACT, NotApplicable, SessionModel
-from harness.sessions.reads import READ_AFTER, changes, effects, observe, pair
+from harness.sessions.moves import effects
+from harness.sessions.reads import READ_AFTER, changes, observe, pair
 from harness.sessions.runner import SessionRunner
 from harness.sessions.seeds import SeedsError, load_seeds
 from harness.sessions.shrink import shrink

@@ -21,31 +21,25 @@ from dataclasses import dataclass, field
 
 from faker import Faker
 
-from harness.sessions.actions import Action, NewConversation, Rejoin, Reopen
+from harness.sessions.actions import Action, NewConversation, Reopen
 from harness.sessions.draws import Draws, FollowUp
 from harness.sessions.model import EVERY_STATEMENT, NotApplicable, SessionModel
-from harness.sessions.moves import rule_for, rule_of
+from harness.sessions.moves import COVERING, KINDS, effects, rule_for, rule_of
 from harness.sessions.moves.ask import question
-from harness.sessions.moves.pass_time import draw_span
-from harness.sessions.reads import ANSWERS, READ_AFTER, changes, effects, observe, pair
+from harness.sessions.reads import ANSWERS, READ_AFTER, changes, observe, pair
 from harness.target import Forgetting, Limits
 
-# How often each kind of action is drawn, relative to the others.
-WEIGHTS = {"tell": 20, "tell several facts at once": 6, "correct": 10, "ask": 26, "chat": 8,
-           "start a conversation": 8, "reopen a conversation": 7, "close and reopen the browser": 5,
-           "let time pass": 4, "sign out and back in": 4, "delete an account": 2, "start many conversations": 0,
-           "delete a memory": 3, "edit a memory": 3, "clear all memories": 1, "delete a conversation": 2,
-           "turn memory off": 2, "turn memory on": 0,  # memory is turned on again as a follow-up of turning it off
-           "send refused by the app": 2, "connection dropped mid-reply": 2, "restart the app": 1,
-           "tamper with another user's data": 1, "type wrong passwords at another's address": 1}
+# How often each kind of action is drawn, relative to the others (each move declares its kinds' weights).
+WEIGHTS = {kind.name: kind.weight for kind in KINDS}
 # The long form outgrows every page, batch and cap: many facts at once, many conversations.
-VOLUME_WEIGHTS = {"tell several facts at once": 12, "start many conversations": 3}
-ALL_KINDS = (*WEIGHTS, "open an account again")
+VOLUME_WEIGHTS = {kind.name: kind.long_form_weight for kind in KINDS if kind.long_form_weight is not None}
+ALL_KINDS = tuple(kind.name for kind in KINDS)
 # The kinds whose prediction needs the app's documented choice ([forgetting]), and which choice.
-NEEDS_CHOICE = {"delete a conversation": ("conversation_deleted", "the memories told in a deleted conversation"),
-                "turn memory on": ("memory_on_again", "the memories from before once memory is on again"),
-                "connection dropped mid-reply": ("dropped_reply", "the facts of a turn whose reply never reached "
-                                                                  "the page")}
+NEEDS_CHOICE = {kind.name: kind.needs for kind in KINDS if kind.needs}
+# The moves the generator's own strategy takes: time passing to the edges of promises, an account opened again by a
+# user whose account is deleted, and the kinds drawn otherwise than by weight (follow-ups).
+TIME, REJOIN = "let time pass", "open an account again"
+FOLLOWING = {kind.name for kind in KINDS if kind.follows}
 LONG_FORM = 100  # actions from which a session is a long one
 SHORT_FORM = 60  # actions from which a session must show every transition once (the default run's size)
 STEER_TRIES = 3  # transitions still to show tried at each steering, the others after them
@@ -56,8 +50,7 @@ CONTEXTS = ("", "reopen an older conversation", "start a conversation")  # moves
 class GenerationError(ValueError):
     """A short session that leaves a transition of the model uncovered: the generator failed, not the app."""
 
-_DAYS = (1, 3, 10, 30, 90, 200, 400)  # 400 is past the retention of a year: everything told before is forgotten
-_HOUR = 1 / 24  # how far from a promise's edge time lands: well beyond the seconds a session runs for
+
 # Near-colliding addresses: ana, Ana11, ana_1, ... The second and third differ only in a character a wildcard matcher
 # (SQL LIKE/ILIKE: `_` any one character, and no case) takes for another: the third's sign-in must reach the third.
 _EMAIL_SUFFIXES = ("", "11", "_1", "-1", "1", "1a")
@@ -188,7 +181,7 @@ def _transitions(model: SessionModel, weights: dict[str, int], left_out: dict[st
                  unread: dict[str, str]) -> tuple[list[tuple[str, str]], dict[str, str]]:
     """The (kind, read) pairs of the model's effects a session can show, and those it cannot, with why: a kind
     left out, or a read the runner cannot make on this target (`unread`: read -> why)."""
-    drawn = {k for k, w in weights.items() if w} | {"turn memory on", "open an account again"}
+    drawn = {k for k, w in weights.items() if w} | FOLLOWING
     required, why = [], {}
     for kind, reads in effects(model).items():
         for read in reads:
@@ -205,16 +198,12 @@ def _uncovered(draws: Draws, kinds: list[str], model: SessionModel, name: str) -
     """The kind of action that covers something still to be drawn once, if any."""
     if draws.kinds and draws.fake.boolean(85):
         ready = next((k for k in draws.kinds if _taker(k, name, model, draws)), None)  # someone may take it
-        if "clear all memories" in draws.kinds and not model.remembered(name) and not draws.pending(name):
-            ready = "tell several facts at once"  # so that someone else keeps memories when one clears hers
-        if ready:
-            return ready
-    if draws.boundary(model) and "let time pass" in kinds and draws.fake.boolean(60):
-        return "let time pass"
-    wanted = [("tell", draws.long_values), ("chat", draws.long_chats), ("tell several facts at once", draws.values),
-              ("correct", draws.corrects and model.keys(name)), ("ask", draws.asks),
-              ("let time pass", draws.boundary(model))]
-    return next((kind for kind, left in wanted if left and kind in kinds), None)
+        first = next((f for k in draws.kinds if (f := rule_for(k).wants_first(k, model, name, draws))), None)
+        if first or ready:
+            return first or ready
+    if draws.boundary(model) and TIME in kinds and draws.fake.boolean(60):
+        return TIME
+    return next((k for k in COVERING if k in kinds and rule_for(k).to_cover(k, model, name, draws)), None)
 
 
 def _next(model: SessionModel, draws: Draws, names: list[str], left_out: dict[str, str], kinds: list[str],
@@ -225,15 +214,15 @@ def _next(model: SessionModel, draws: Draws, names: list[str], left_out: dict[st
         return draws.queued.pop(0)
     if draws.follow_ups and fake.boolean(90):  # soon after, now and then after another's
         return _follow_up(model, draws)
-    if draws.boundary(model) and "let time pass" in kinds and fake.boolean(10):  # the edges of time, among them
-        return draw_span(model, draws)
+    if draws.boundary(model) and TIME in kinds and fake.boolean(10):  # the edges of time, among them
+        return rule_for(TIME).draw(TIME, "", model, draws)
     if draws.transitions and (fake.boolean(70) or draws.left <= 2 * len(draws.transitions)):  # (time runs out)
         steered = _steer(model, draws, names)
         if steered:
             draws.queued[:0] = steered[1:]
             return steered[0]
     if not model.alive(name := fake.random_element(names)):
-        return None if "open an account again" in left_out else Rejoin(name)
+        return None if REJOIN in left_out else rule_for(REJOIN).draw(REJOIN, name, model, draws)
     kind = (_uncovered(draws, kinds, model, name) if fake.boolean(95) else None) or fake.random.choices(
         kinds, weights=[weights[k] for k in kinds])[0]
     if rule_for(kind).leaving and model.alive(last) and fake.boolean(70):

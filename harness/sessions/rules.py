@@ -116,6 +116,20 @@ class Rule(Generic[A]):
         """What the user does soon after this action to show what it did, drawn from the state before it."""
         return []
 
+    def to_cover(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
+        """Whether `name` drawing `kind` now covers something a short session must draw once (a wording, a value
+        shape, an edge)."""
+        return False
+
+    def wants_first(self, kind: str, model: SessionModel, name: str, draws: Draws) -> str | None:
+        """While `kind` is still to cover: a kind `name` draws first so that this one shows, if any."""
+        return None
+
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        """Per kind, the reads (harness.sessions.reads) its effect can change under the model's promises; a kind
+        whose prediction the target's choices leave open, none."""
+        return {}
+
     # -- the model ------------------------------------------------------------------------------------------------
     def apply(self, model: SessionModel, action: A) -> str | None:
         """What the action does to the model; the reply it must get, for a turn."""

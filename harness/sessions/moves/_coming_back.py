@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from harness.sessions.actions import ReopenBrowser, SignOutAndIn
 from harness.sessions.draws import Draws
+from harness.sessions.reads import SIGNED_IN
 from harness.sessions.rules import CHECKED, Rule
 
 if TYPE_CHECKING:
@@ -19,6 +20,9 @@ class ComingBackRule(Rule[C]):
     leaving = True
     writes = frozenset({"open_conversation", "session"})
     reads = CHECKED | {"session"}  # (signed in, with her identity and her conversation list)
+
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        return {kind.name: (SIGNED_IN,) for kind in self.kinds}
 
     def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> C:
         return self.action(name)

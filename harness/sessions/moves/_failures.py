@@ -47,6 +47,9 @@ class FailureRule(Rule[F]):
 
     failure = True
 
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        return {kind.name: () for kind in self.kinds}  # nothing changes, unless the move says
+
     def follow_ups(self, action: F, model: SessionModel, draws: Draws, left_out: dict[str, str]) -> list[FollowUp]:
         return [FollowUp(action.user, "tell")]  # she goes on in the same page: a fact told there
 

@@ -16,6 +16,9 @@ H = TypeVar("H", bound=TamperWith | WrongPasswords)
 
 
 class HostileRule(Rule[H]):
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        return {kind.name: () for kind in self.kinds}  # refused, each: nothing of anyone's changes
+
     def apply(self, model: SessionModel, action: H) -> None:
         model.acting(action.user)
         if action.victim == action.user or not model.user(action.victim).alive:

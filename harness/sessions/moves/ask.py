@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from harness.sessions.actions import Ask
 from harness.sessions.draws import ASK_WORDINGS, FACT_KEYS, Draws, FollowUp
 from harness.sessions.moves._turns import TurnRule
+from harness.sessions.reads import TALK
 from harness.sessions.rules import Kind
 
 if TYPE_CHECKING:
@@ -22,6 +23,12 @@ def question(name: str, key: str, draws: Draws) -> Ask:
 class AskRule(TurnRule[Ask]):
     action = Ask
     kinds = (Kind("ask", 26),)
+
+    def to_cover(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
+        return bool(draws.asks)
+
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        return {"ask": TALK}
 
     def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> Ask | None:
         told = model.keys(name)

@@ -9,6 +9,7 @@ from harness.language import NOTED
 from harness.sessions.actions import Chat
 from harness.sessions.draws import Draws
 from harness.sessions.moves._turns import TurnRule
+from harness.sessions.reads import TALK
 from harness.sessions.rules import Kind
 from harness.sessions.text import CHAT_CLASSES
 
@@ -19,6 +20,12 @@ if TYPE_CHECKING:
 class ChatRule(TurnRule[Chat]):
     action = Chat
     kinds = (Kind("chat", 8),)
+
+    def to_cover(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
+        return bool(draws.long_chats)
+
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        return {"chat": TALK}
 
     def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> Chat | None:
         text = draws.text

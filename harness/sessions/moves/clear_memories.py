@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from harness.sessions.actions import ClearMemories
 from harness.sessions.draws import Draws
 from harness.sessions.moves._taking_back import TakingBackRule, back_from_memories
+from harness.sessions.reads import KEPT
 from harness.sessions.rules import Difference, Kind
 
 if TYPE_CHECKING:
@@ -26,6 +27,13 @@ class ClearMemoriesRule(TakingBackRule[ClearMemories]):
         if others and not any(model.remembered(u) for u in others):
             return False  # nobody else's memories to see kept
         return super().precondition(kind, model, name, draws)
+
+    def wants_first(self, kind: str, model: SessionModel, name: str, draws: Draws) -> str | None:
+        # memories of hers to clear, told at once, and so someone else keeps memories when one clears hers
+        return "tell several facts at once" if not model.remembered(name) and not draws.pending(name) else None
+
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        return {"clear all memories": KEPT}
 
     def change(self, model: SessionModel, user: UserState, action: ClearMemories) -> None:
         user.remembered = []

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from harness.drivers.base import Account, Capability
 from harness.sessions.actions import DeleteAccount
 from harness.sessions.draws import ENDING, Draws, FollowUp
+from harness.sessions.reads import MEMORIES, ORDER, SEARCH, SIGNED_IN
 from harness.sessions.rules import CHECKED, Difference, Kind, Rule
 
 if TYPE_CHECKING:
@@ -23,6 +24,9 @@ class DeleteAccountRule(Rule[DeleteAccount]):
     everyone = True
     writes = frozenset({"account"})
     reads = CHECKED | {"session"}
+
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        return {"delete an account": (ORDER, MEMORIES, SEARCH, SIGNED_IN)}
 
     def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> DeleteAccount | None:
         return DeleteAccount(name) if model.conversations(name) and not draws.pending(name) and (

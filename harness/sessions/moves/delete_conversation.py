@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from harness.sessions.actions import DeleteConversation
 from harness.sessions.draws import Draws
 from harness.sessions.moves._taking_back import TakingBackRule
+from harness.sessions.reads import KEPT, ORDER
 from harness.sessions.rules import Difference, Kind, NotApplicable
 
 if TYPE_CHECKING:
@@ -21,6 +22,12 @@ class DeleteConversationRule(TakingBackRule[DeleteConversation]):
     kinds = (Kind("delete a conversation", 2,
                   needs=("conversation_deleted", "the memories told in a deleted conversation")),)
     writes = frozenset({"conversations", "open_conversation", "memories"})
+
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        choice = model.forgetting.conversation_deleted
+        if choice is None:
+            return {}
+        return {"delete a conversation": (ORDER, *(KEPT if choice.memories == "deleted" else ()))}
 
     def holds(self, model: SessionModel, name: str) -> bool:
         return bool(model.listed(name))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from harness.sessions.actions import DeleteMemory
 from harness.sessions.draws import Draws, FollowUp
 from harness.sessions.moves._taking_back import TakingBackRule, back_from_memories, found_by
+from harness.sessions.reads import KEPT
 from harness.sessions.rules import Difference, Kind
 
 if TYPE_CHECKING:
@@ -20,6 +21,9 @@ class DeleteMemoryRule(TakingBackRule[DeleteMemory]):
     action = DeleteMemory
     kinds = (Kind("delete a memory", 3),)
     writes = frozenset({"memories", "open_conversation"})
+
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        return {"delete a memory": KEPT}
 
     def take(self, name: str, model: SessionModel, draws: Draws) -> DeleteMemory:
         mine = model.remembered(name)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from harness.sessions.actions import DroppedReply
 from harness.sessions.moves._failures import FailedTurnRule, turn_rule
 from harness.sessions.moves.tell import TellRule
+from harness.sessions.reads import ANSWERS, MEMORIES, SEARCH, TALK
 from harness.sessions.rules import Kind, NotApplicable
 
 if TYPE_CHECKING:
@@ -20,6 +21,14 @@ class DroppedReplyRule(FailedTurnRule[DroppedReply]):
     kinds = (Kind("connection dropped mid-reply", 2,
                   needs=("dropped_reply", "the facts of a turn whose reply never reached the page")),)
     writes = TellRule.writes - {"open_conversation"}  # what its turn writes, at most, in the conversation open
+
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        choice = model.forgetting.dropped_reply
+        if choice is None:
+            return {}
+        # its turn is stored, and answered from there
+        remembered = choice.memories == "remembered"
+        return {"connection dropped mid-reply": (*TALK, *((MEMORIES, SEARCH) if remembered else ()), ANSWERS)}
 
     def keep(self, model: SessionModel, user: UserState, action: DroppedReply) -> None:
         turn = turn_rule(action.turn)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from harness.sessions.actions import EditMemory
 from harness.sessions.draws import Draws, FollowUp
 from harness.sessions.moves._taking_back import TakingBackRule, back_from_memories, found_by
+from harness.sessions.reads import KEPT
 from harness.sessions.rules import Difference, Kind, NotApplicable
 
 if TYPE_CHECKING:
@@ -27,6 +28,9 @@ class EditMemoryRule(TakingBackRule[EditMemory]):
     action = EditMemory
     kinds = (Kind("edit a memory", 3),)
     writes = frozenset({"memories", "open_conversation"})
+
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        return {"edit a memory": KEPT}
 
     def take(self, name: str, model: SessionModel, draws: Draws) -> EditMemory | None:
         """One of the memories the user is answered from, of a short value where there are such (a long value

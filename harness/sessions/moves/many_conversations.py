@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from harness.sessions.actions import ManyConversations, Tell
 from harness.sessions.draws import Draws
 from harness.sessions.moves import tell
+from harness.sessions.reads import KEPT
 from harness.sessions.rules import Difference, Kind, Rule
 
 if TYPE_CHECKING:
@@ -21,6 +22,9 @@ class ManyConversationsRule(Rule[ManyConversations]):
     checked_after = False  # (each reply is compared; the user's state at the next full check)
     writes = frozenset({"turns", "conversations", "open_conversation", "memories"})
     reads = frozenset()  # each reply says back the fact told
+
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        return {"start many conversations": KEPT}
 
     def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> ManyConversations | None:
         tells: list[Tell] = []

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from harness.sessions.actions import TurnMemoryOff
 from harness.sessions.draws import Draws, FollowUp
 from harness.sessions.moves._taking_back import TakingBackRule, back_from_memories
+from harness.sessions.reads import ANSWERS
 from harness.sessions.rules import Difference, Kind, NotApplicable
 
 if TYPE_CHECKING:
@@ -33,6 +34,9 @@ class TurnMemoryOffRule(TakingBackRule[TurnMemoryOff]):
                     FollowUp(name, "ask")]
         return [FollowUp(name, "ask", before), FollowUp(name, "tell"), FollowUp(name, "turn memory on"),
                 FollowUp(name, "ask"), FollowUp(name, "ask", before)]
+
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        return {"turn memory off": (ANSWERS,)}
 
     def change(self, model: SessionModel, user: UserState, action: TurnMemoryOff) -> None:
         if not user.memory_on:

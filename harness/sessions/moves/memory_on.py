@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from harness.sessions.actions import TurnMemoryOn
 from harness.sessions.draws import Draws
 from harness.sessions.moves._taking_back import TakingBackRule, back_from_memories
+from harness.sessions.reads import ANSWERS, MEMORIES, SEARCH
 from harness.sessions.rules import Difference, Kind, NotApplicable
 
 if TYPE_CHECKING:
@@ -24,6 +25,13 @@ class TurnMemoryOnRule(TakingBackRule[TurnMemoryOn]):
 
     def precondition(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
         return not model.memory_on(name)  # (as the follow-up of turning it off, whatever room is left)
+
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        choice = model.forgetting.memory_on_again
+        if choice is None:
+            return {}
+        # gone: what was kept is cleared, while nothing was answered from it already; used again: answered again
+        return {"turn memory on": (MEMORIES, SEARCH) if choice.memories == "gone" else (ANSWERS,)}
 
     def change(self, model: SessionModel, user: UserState, action: TurnMemoryOn) -> None:
         choice = model.forgetting.memory_on_again

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from harness.sessions.actions import PassTime
 from harness.sessions.draws import Draws
+from harness.sessions.reads import KEPT, SIGNED_IN
 from harness.sessions.rules import CHECKED, Difference, Kind, Rule
 
 if TYPE_CHECKING:
@@ -24,6 +25,12 @@ class PassTimeRule(Rule[PassTime]):
     # (a sign-in that ended is made again before the user's next action: SessionModel.signed_in_again)
     writes = frozenset({"clock", "open_conversation", "session"})
     reads = CHECKED | {"session"}
+
+    def to_cover(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
+        return draws.boundary(model) is not None
+
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        return {"let time pass": (KEPT if model.retention_days else ()) + ((SIGNED_IN,) if model.session_days else ())}
 
     def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> PassTime:
         return draw_span(model, draws)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from harness.sessions.actions import Rejoin
 from harness.sessions.draws import Draws, FollowUp
+from harness.sessions.reads import ANSWERS, SIGNED_IN
 from harness.sessions.rules import PARTS, Difference, Kind, NotApplicable, Rule
 from harness.sessions.state import UserState
 
@@ -21,6 +22,9 @@ class RejoinRule(Rule[Rejoin]):
     kinds = (Kind("open an account again", follows=True),)
     everyone = True
     writes = PARTS - {"clock"}
+
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        return {"open an account again": (ANSWERS, SIGNED_IN)}
 
     def precondition(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
         return not model.alive(name)

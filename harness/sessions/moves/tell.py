@@ -11,6 +11,7 @@ from harness.language import normalise_key, told_reply
 from harness.sessions.actions import Said, Tell
 from harness.sessions.draws import CORRECT_WORDINGS, FACT_KEYS, TELL_WORDINGS, Draws, FollowUp
 from harness.sessions.moves._turns import TurnRule
+from harness.sessions.reads import KEPT, TALK
 from harness.sessions.rules import Kind, NotApplicable
 from harness.sessions.state import Statement
 from harness.sessions.text import CHAT_CLASSES, VALUE_CLASSES
@@ -27,6 +28,16 @@ class TellRule(TurnRule[Tell]):
     action = Tell
     kinds = (Kind("tell", 20), Kind("tell several facts at once", 6, long_form_weight=12), Kind("correct", 10))
     writes = TurnRule.writes | {"memories"}
+
+    def to_cover(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
+        if kind == "tell":  # a value at the longest message, in a script still to cover
+            return bool(draws.long_values)
+        if kind == "tell several facts at once":
+            return bool(draws.values)
+        return bool(draws.corrects and model.keys(name))
+
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        return {kind.name: TALK + KEPT for kind in self.kinds}
 
     def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> Tell | None:
         if kind == "tell several facts at once":

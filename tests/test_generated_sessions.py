@@ -13,29 +13,25 @@ from hypothesis import strategies as st
 from harness.drivers.base import Memory
 from harness.language import asked_key, facts_in, normalise_key
 from harness.sessions import generator
-from harness.sessions.actions import (
-    Action,
-    Ask,
-    Chat,
-    ClearMemories,
-    DeleteAccount,
-    DeleteConversation,
-    DeleteMemory,
-    EditMemory,
-    NewConversation,
-    PassTime,
-    Rejoin,
-    Reopen,
-    Tell,
-    TurnMemoryOff,
-    TurnMemoryOn,
-    quoted,
-    script,
-)
+from harness.sessions.actions import Action, quoted, script
 from harness.sessions.draws import ASK_WORDINGS, CORRECT_WORDINGS, EDGE_KEYS, FACT_KEYS, TELL_WORDINGS
 from harness.sessions.generator import ALL_KINDS, SHORT_FORM, GenerationError, Limits, generate
 from harness.sessions.model import EVERY_STATEMENT, NEWEST_AS_NEW, NEWEST_PER_FACT, NotApplicable, SessionModel
 from harness.sessions.moves import effects
+from harness.sessions.moves.ask import Ask
+from harness.sessions.moves.chat import Chat
+from harness.sessions.moves.clear_memories import ClearMemories
+from harness.sessions.moves.delete_account import DeleteAccount
+from harness.sessions.moves.delete_conversation import DeleteConversation
+from harness.sessions.moves.delete_memory import DeleteMemory
+from harness.sessions.moves.edit_memory import EditMemory
+from harness.sessions.moves.memory_off import TurnMemoryOff
+from harness.sessions.moves.memory_on import TurnMemoryOn
+from harness.sessions.moves.new_conversation import NewConversation
+from harness.sessions.moves.pass_time import PassTime
+from harness.sessions.moves.rejoin import Rejoin
+from harness.sessions.moves.reopen import Reopen
+from harness.sessions.moves.tell import Tell
 from harness.sessions.reads import READ_AFTER, changes, observe, pair
 from harness.sessions.runner import SessionRunner
 from harness.sessions.seeds import SeedsError, load_seeds

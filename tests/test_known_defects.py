@@ -15,8 +15,9 @@ from types import SimpleNamespace
 import pytest
 
 from harness.scenarios import UnknownScenario
-from harness.sessions.actions import Chat, Tell
 from harness.sessions.model import SessionModel
+from harness.sessions.moves.chat import Chat
+from harness.sessions.moves.tell import Tell
 from harness.sessions.runner import Difference, SessionRunner
 from harness.suite.failed_step import FAILED_STEP, FailedStep
 from harness.suite.known_defects import DECLARED, DeclaredDifferences, judge, known_defects

@@ -21,11 +21,13 @@ from dataclasses import dataclass, field
 
 from faker import Faker
 
-from harness.sessions.actions import Action, NewConversation, Reopen
+from harness.sessions.actions import Action
 from harness.sessions.draws import Draws, FollowUp
 from harness.sessions.model import EVERY_STATEMENT, NotApplicable, SessionModel
 from harness.sessions.moves import COVERING, KINDS, effects, rule_for, rule_of
 from harness.sessions.moves.ask import question
+from harness.sessions.moves.new_conversation import NewConversation
+from harness.sessions.moves.reopen import Reopen
 from harness.sessions.reads import ANSWERS, READ_AFTER, changes, observe, pair
 from harness.target import Forgetting, Limits
 

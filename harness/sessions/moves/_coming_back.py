@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeVar
 
-from harness.sessions.actions import ReopenBrowser, SignOutAndIn
+from harness.sessions.actions import Action
 from harness.sessions.draws import Draws
 from harness.sessions.reads import SIGNED_IN
 from harness.sessions.rules import CHECKED, Rule
@@ -13,7 +13,7 @@ from harness.sessions.rules import CHECKED, Rule
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel, UserState
 
-C = TypeVar("C", bound=ReopenBrowser | SignOutAndIn)
+C = TypeVar("C", bound=Action)
 
 
 class ComingBackRule(Rule[C]):

@@ -12,12 +12,16 @@ failure):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from harness.sessions.actions import Action, DroppedReply, RefusedSend
+from harness.sessions.actions import Action, Said
 from harness.sessions.draws import Draws, FollowUp
 from harness.sessions.moves import ask, chat, tell
 from harness.sessions.moves._turns import TurnRule
+from harness.sessions.moves.ask import Ask
+from harness.sessions.moves.chat import Chat
+from harness.sessions.moves.tell import Tell
 from harness.sessions.rules import Difference, NotApplicable, Rule
 
 if TYPE_CHECKING:
@@ -25,11 +29,32 @@ if TYPE_CHECKING:
     from harness.sessions.model import SessionModel, UserState
     from harness.sessions.runner import SessionRunner
 
-F = TypeVar("F", bound=Action)
-T = TypeVar("T", bound=RefusedSend | DroppedReply)
 # The turns a send that fails can be, by the kind each is drawn as: one fact at most, a question, small talk.
 TURNS: dict[str, TurnRule[Any]] = {"tell": tell.RULE, "ask": ask.RULE, "chat": chat.RULE}
 _BY_RECORD = {rule.action: rule for rule in TURNS.values()}
+
+
+@dataclass(frozen=True)
+class FailedTurn(Action):
+    """A turn that fails on its way; the user stays in the same page and goes on, the conversation stays open."""
+
+    turn: Tell | Ask | Chat = Chat("")
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return self.turn.classes
+
+    @property
+    def told(self) -> tuple[tuple[Said, ...], ...]:
+        return self.turn.told
+
+    @property
+    def boundaries(self) -> tuple[str, ...]:
+        return self.turn.boundaries
+
+
+F = TypeVar("F", bound=Action)
+T = TypeVar("T", bound=FailedTurn)
 
 
 def turn_rule(turn: Action) -> TurnRule[Any]:

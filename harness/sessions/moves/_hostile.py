@@ -4,15 +4,25 @@ read after it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from harness.sessions.actions import TamperWith, WrongPasswords
+from harness.sessions.actions import Action
 from harness.sessions.rules import NotApplicable, Rule
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel
 
-H = TypeVar("H", bound=TamperWith | WrongPasswords)
+
+
+@dataclass(frozen=True)
+class Against(Action):
+    """An action by one user on another's account (the victim)."""
+
+    victim: str = ""
+
+
+H = TypeVar("H", bound=Against)
 
 
 class HostileRule(Rule[H]):

@@ -3,16 +3,28 @@ screen (a new one where none is) and answered there."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from harness.sessions.actions import Ask, Chat, Tell
+from harness.sessions.actions import Action
 from harness.sessions.rules import CHECKED, Difference, Rule
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel, UserState
     from harness.sessions.runner import SessionRunner
 
-T = TypeVar("T", bound=Tell | Ask | Chat)
+
+
+@dataclass(frozen=True)
+class Message(Action):
+    """A message the user types in the conversation on her screen."""
+
+    @property
+    def typed(self) -> str:
+        raise NotImplementedError
+
+
+T = TypeVar("T", bound=Message)
 
 
 class TurnRule(Rule[T]):

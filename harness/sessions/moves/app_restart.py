@@ -5,9 +5,10 @@ goes on (moves/_failures.py)."""
 from __future__ import annotations
 
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.sessions.actions import AppRestart
+from harness.sessions.actions import Action
 from harness.sessions.draws import Draws
 from harness.sessions.moves._failures import FailureRule, in_conversation
 from harness.sessions.rules import Difference, Kind
@@ -15,6 +16,17 @@ from harness.sessions.rules import Difference, Kind
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel
     from harness.sessions.runner import SessionRunner
+
+
+@dataclass(frozen=True)
+class AppRestart(Action):
+    """The app stopped and started on its data between two of the user's turns; her page stays open on the
+    conversation, where she goes on."""
+
+    kind = "restart the app"
+
+    def gherkin(self) -> str:
+        return f"When the app restarts while {self.user} is in a conversation"
 
 
 class AppRestartRule(FailureRule[AppRestart]):

@@ -3,16 +3,32 @@ wording still to cover."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.sessions.actions import Ask
+from harness.sessions.actions import quoted
 from harness.sessions.draws import ASK_WORDINGS, FACT_KEYS, Draws, FollowUp
-from harness.sessions.moves._turns import TurnRule
+from harness.sessions.moves._turns import Message, TurnRule
 from harness.sessions.reads import TALK
 from harness.sessions.rules import Kind
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel, UserState
+
+
+@dataclass(frozen=True)
+class Ask(Message):
+    key: str = ""
+    question: str = ""
+
+    kind = "ask"
+
+    @property
+    def typed(self) -> str:
+        return self.question
+
+    def gherkin(self) -> str:
+        return f"When {self.user} asks {quoted(self.question)}"
 
 
 def question(name: str, key: str, draws: Draws) -> Ask:

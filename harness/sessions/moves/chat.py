@@ -3,18 +3,42 @@ cover in it, or at the longest message the app accepts, once in each script."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harness.language import NOTED
-from harness.sessions.actions import Chat
+from harness.sessions.actions import quoted
 from harness.sessions.draws import Draws
-from harness.sessions.moves._turns import TurnRule
+from harness.sessions.moves._turns import Message, TurnRule
 from harness.sessions.reads import TALK
 from harness.sessions.rules import Kind
 from harness.sessions.text import CHAT_CLASSES
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel, UserState
+
+
+@dataclass(frozen=True)
+class Chat(Message):
+    text: str = ""
+    text_class: str = "plain"  # a character class, or "near the limit (<script>)"
+
+    kind = "chat"
+
+    @property
+    def typed(self) -> str:
+        return self.text
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return (self.text_class,)
+
+    @property
+    def boundaries(self) -> tuple[str, ...]:
+        return (self.text_class,) if "limit" in self.text_class else ()
+
+    def gherkin(self) -> str:
+        return f"When {self.user} says {quoted(self.text)}"
 
 
 class ChatRule(TurnRule[Chat]):

@@ -3,9 +3,10 @@ user's as before."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.sessions.actions import ClearMemories
+from harness.sessions.actions import Action
 from harness.sessions.draws import Draws
 from harness.sessions.moves._taking_back import TakingBackRule, back_from_memories
 from harness.sessions.reads import KEPT
@@ -14,6 +15,14 @@ from harness.sessions.rules import Difference, Kind
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel, UserState
     from harness.sessions.runner import SessionRunner
+
+
+@dataclass(frozen=True)
+class ClearMemories(Action):
+    kind = "clear all memories"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} clears all her memories"
 
 
 class ClearMemoriesRule(TakingBackRule[ClearMemories]):

@@ -4,10 +4,11 @@ after."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harness.drivers.base import Account, Capability
-from harness.sessions.actions import DeleteAccount
+from harness.sessions.actions import Action
 from harness.sessions.draws import ENDING, Draws, FollowUp
 from harness.sessions.reads import MEMORIES, ORDER, SEARCH, SIGNED_IN
 from harness.sessions.rules import CHECKED, Difference, Kind, Rule
@@ -15,6 +16,14 @@ from harness.sessions.rules import CHECKED, Difference, Kind, Rule
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel
     from harness.sessions.runner import SessionRunner
+
+
+@dataclass(frozen=True)
+class DeleteAccount(Action):
+    kind = "delete an account"
+
+    def gherkin(self) -> str:
+        return f"When {self.user}'s account is deleted"
 
 
 class DeleteAccountRule(Rule[DeleteAccount]):

@@ -4,9 +4,10 @@ conversation_deleted)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.sessions.actions import DeleteConversation
+from harness.sessions.actions import OnConversation
 from harness.sessions.draws import Draws
 from harness.sessions.moves._taking_back import TakingBackRule
 from harness.sessions.reads import KEPT, ORDER
@@ -15,6 +16,14 @@ from harness.sessions.rules import Difference, Kind, NotApplicable
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel
     from harness.sessions.runner import SessionRunner
+
+
+@dataclass(frozen=True)
+class DeleteConversation(OnConversation):
+    kind = "delete a conversation"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} deletes her conversation {self.conversation} from the conversation list"
 
 
 class DeleteConversationRule(TakingBackRule[DeleteConversation]):

@@ -4,9 +4,10 @@ the fact told again."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.sessions.actions import DeleteMemory
+from harness.sessions.actions import Action, quoted
 from harness.sessions.draws import Draws, FollowUp
 from harness.sessions.moves._taking_back import TakingBackRule, back_from_memories, found_by
 from harness.sessions.reads import KEPT
@@ -15,6 +16,19 @@ from harness.sessions.rules import Difference, Kind
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel, UserState
     from harness.sessions.runner import SessionRunner
+
+
+@dataclass(frozen=True)
+class DeleteMemory(Action):
+    """Deletes the memory that reads `text` (the first, where several do), on the app's memories page."""
+
+    text: str = ""
+    key: str = ""  # the fact it states (normalised)
+
+    kind = "delete a memory"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} deletes her memory {quoted(self.text)}"
 
 
 class DeleteMemoryRule(TakingBackRule[DeleteMemory]):

@@ -3,10 +3,11 @@ stored once; what it told remembered as the target documents ([forgetting] dropp
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.sessions.actions import DroppedReply
-from harness.sessions.moves._failures import FailedTurnRule, turn_rule
+from harness.sessions.actions import quoted
+from harness.sessions.moves._failures import FailedTurn, FailedTurnRule, turn_rule
 from harness.sessions.moves.tell import TellRule
 from harness.sessions.reads import ANSWERS, MEMORIES, SEARCH, TALK
 from harness.sessions.rules import Kind, NotApplicable
@@ -14,6 +15,16 @@ from harness.sessions.rules import Kind, NotApplicable
 if TYPE_CHECKING:
     from harness.actor import Actor
     from harness.sessions.model import SessionModel, UserState
+
+
+@dataclass(frozen=True)
+class DroppedReply(FailedTurn):
+    """The app gets the turn and answers it; the connection drops before the page has the answer."""
+
+    kind = "connection dropped mid-reply"
+
+    def gherkin(self) -> str:
+        return f"When the connection drops while {self.user}'s message {quoted(self.turn.typed)} is answered"
 
 
 class DroppedReplyRule(FailedTurnRule[DroppedReply]):

@@ -3,10 +3,10 @@ the memory states it, as a user corrects what the assistant remembers. Then a qu
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from harness.sessions.actions import EditMemory
+from harness.sessions.actions import Action, quoted
 from harness.sessions.draws import Draws, FollowUp
 from harness.sessions.moves._taking_back import TakingBackRule, back_from_memories, found_by
 from harness.sessions.reads import KEPT
@@ -22,6 +22,27 @@ if TYPE_CHECKING:
 # the memory by its text at all); later edits, to a value of any of these shapes.
 SHORT_VALUE = 100  # characters: the memories edited are of values shorter, where there are such
 EDIT_CLASSES = ("long", "address", "url", "email", "name with punctuation", "cjk", "emoji", "plain", "code")
+
+
+@dataclass(frozen=True)
+class EditMemory(Action):
+    """Changes the memory that reads `text` to `new_text`: the same fact (its key kept), another value, written over
+    the old one where the memory states it."""
+
+    text: str = ""
+    new_text: str = ""
+    key: str = ""  # the fact both texts state (normalised)
+    value: str = ""  # the value `new_text` states
+    value_class: str = "plain"
+
+    kind = "edit a memory"
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return (self.value_class,)
+
+    def gherkin(self) -> str:
+        return f"When {self.user} changes her memory {quoted(self.text)} to {quoted(self.new_text)}"
 
 
 class EditMemoryRule(TakingBackRule[EditMemory]):

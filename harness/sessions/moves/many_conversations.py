@@ -3,17 +3,41 @@ form only)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.sessions.actions import ManyConversations, Tell
+from harness.sessions.actions import Action, Said, quoted
 from harness.sessions.draws import Draws
 from harness.sessions.moves import tell
+from harness.sessions.moves.tell import Tell
 from harness.sessions.reads import KEPT
 from harness.sessions.rules import Difference, Kind, Rule
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel
     from harness.sessions.runner import SessionRunner
+
+
+@dataclass(frozen=True)
+class ManyConversations(Action):
+    """One fact told in each of many new conversations, one after the other: more than any page of a list holds."""
+
+    tells: tuple[Tell, ...] = ()
+
+    kind = "start many conversations"
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c for t in self.tells for c in t.classes))
+
+    @property
+    def told(self) -> tuple[tuple[Said, ...], ...]:
+        return tuple(t.statements for t in self.tells)
+
+    def gherkin(self) -> str:
+        lines = [f"When {self.user} starts a new conversation and tells the assistant {quoted(t.message)}"
+                 for t in self.tells]
+        return "\n        ".join(lines)
 
 
 class ManyConversationsRule(Rule[ManyConversations]):

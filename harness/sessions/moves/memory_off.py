@@ -4,9 +4,10 @@ of the memories from before) and questions about both."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.sessions.actions import TurnMemoryOff
+from harness.sessions.actions import Action
 from harness.sessions.draws import Draws, FollowUp
 from harness.sessions.moves._taking_back import TakingBackRule, back_from_memories
 from harness.sessions.reads import ANSWERS
@@ -15,6 +16,14 @@ from harness.sessions.rules import Difference, Kind, NotApplicable
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel, UserState
     from harness.sessions.runner import SessionRunner
+
+
+@dataclass(frozen=True)
+class TurnMemoryOff(Action):
+    kind = "turn memory off"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} turns her memory off"
 
 
 class TurnMemoryOffRule(TakingBackRule[TurnMemoryOff]):

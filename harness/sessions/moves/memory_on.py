@@ -4,9 +4,10 @@ its own conversation."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.sessions.actions import TurnMemoryOn
+from harness.sessions.actions import Action
 from harness.sessions.draws import Draws
 from harness.sessions.moves._taking_back import TakingBackRule, back_from_memories
 from harness.sessions.reads import ANSWERS, MEMORIES, SEARCH
@@ -15,6 +16,14 @@ from harness.sessions.rules import Difference, Kind, NotApplicable
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel, UserState
     from harness.sessions.runner import SessionRunner
+
+
+@dataclass(frozen=True)
+class TurnMemoryOn(Action):
+    kind = "turn memory on"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} turns her memory on"
 
 
 class TurnMemoryOnRule(TakingBackRule[TurnMemoryOn]):

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.sessions.actions import NewConversation
+from harness.sessions.actions import Action
 from harness.sessions.draws import Draws
 from harness.sessions.rules import Difference, Kind, Rule
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel
     from harness.sessions.runner import SessionRunner
+
+
+@dataclass(frozen=True)
+class NewConversation(Action):
+    kind = "start a conversation"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} starts a new conversation"
 
 
 class NewConversationRule(Rule[NewConversation]):

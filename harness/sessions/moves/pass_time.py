@@ -4,9 +4,10 @@ whose sign-in is still within its lifetime is still signed in, everyone else is 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.sessions.actions import PassTime
+from harness.sessions.actions import Action
 from harness.sessions.draws import Draws
 from harness.sessions.reads import KEPT, SIGNED_IN
 from harness.sessions.rules import CHECKED, Difference, Kind, Rule
@@ -17,6 +18,23 @@ if TYPE_CHECKING:
 
 DAYS = (1, 3, 10, 30, 90, 200, 400)  # 400 is past the retention of a year: everything told before is forgotten
 HOUR = 1 / 24  # how far from a promise's edge time lands: well beyond the seconds a session runs for
+
+
+@dataclass(frozen=True)
+class PassTime(Action):
+    days: float = 1
+    boundary: str = ""  # which promise's edge it lands next to: "just inside the retention", ...
+
+    kind = "let time pass"
+
+    @property
+    def boundaries(self) -> tuple[str, ...]:
+        return (self.boundary,) if self.boundary else ()
+
+    def gherkin(self) -> str:
+        whole, hours = int(self.days), round((self.days - int(self.days)) * 24, 3)
+        span = f"{whole} days" + (f" and {hours:g} hours" if hours else "")
+        return f"When {span} pass" + (f" ({self.boundary})" if self.boundary else "")
 
 
 class PassTimeRule(Rule[PassTime]):

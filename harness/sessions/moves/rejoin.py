@@ -3,9 +3,10 @@ nothing of the deleted one's."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.sessions.actions import Rejoin
+from harness.sessions.actions import Action
 from harness.sessions.draws import Draws, FollowUp
 from harness.sessions.reads import ANSWERS, SIGNED_IN
 from harness.sessions.rules import PARTS, Difference, Kind, NotApplicable, Rule
@@ -14,6 +15,16 @@ from harness.sessions.state import UserState
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel
     from harness.sessions.runner import SessionRunner
+
+
+@dataclass(frozen=True)
+class Rejoin(Action):
+    """A new account with a deleted account's address, signed in in a new browser profile."""
+
+    kind = "open an account again"
+
+    def gherkin(self) -> str:
+        return f"When a new account is opened with {self.user}'s e-mail address and signs in"
 
 
 class RejoinRule(Rule[Rejoin]):

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.sessions.actions import Reopen
+from harness.sessions.actions import OnConversation
 from harness.sessions.draws import Draws
 from harness.sessions.rules import CHECKED, Difference, Kind, NotApplicable, Rule
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel
     from harness.sessions.runner import SessionRunner
+
+
+@dataclass(frozen=True)
+class Reopen(OnConversation):
+    kind = "reopen a conversation"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} opens her conversation {self.conversation} from the conversation list"
 
 
 class ReopenRule(Rule[Reopen]):

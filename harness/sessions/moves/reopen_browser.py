@@ -3,14 +3,23 @@ conversation list shown."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.sessions.actions import ReopenBrowser
+from harness.sessions.actions import Action
 from harness.sessions.moves._coming_back import ComingBackRule
 from harness.sessions.rules import Difference, Kind
 
 if TYPE_CHECKING:
     from harness.sessions.runner import SessionRunner
+
+
+@dataclass(frozen=True)
+class ReopenBrowser(Action):
+    kind = "close and reopen the browser"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} closes the browser and opens it again with the same profile"
 
 
 class ReopenBrowserRule(ComingBackRule[ReopenBrowser]):

@@ -3,15 +3,24 @@ and conversation list; her sign-in's lifetime counts from then."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.sessions.actions import SignOutAndIn
+from harness.sessions.actions import Action
 from harness.sessions.moves._coming_back import ComingBackRule
 from harness.sessions.rules import Difference, Kind
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel, UserState
     from harness.sessions.runner import SessionRunner
+
+
+@dataclass(frozen=True)
+class SignOutAndIn(Action):
+    kind = "sign out and back in"
+
+    def gherkin(self) -> str:
+        return f"When {self.user} signs out and signs in again through the login form"
 
 
 class SignOutAndInRule(ComingBackRule[SignOutAndIn]):

@@ -4,17 +4,30 @@ victim's changed."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harness.hostile import kinds_of
-from harness.sessions.actions import TamperWith
 from harness.sessions.draws import Draws
-from harness.sessions.moves._hostile import HostileRule
+from harness.sessions.moves._hostile import Against, HostileRule
 from harness.sessions.rules import Difference, Kind
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel
     from harness.sessions.runner import SessionRunner
+
+
+@dataclass(frozen=True)
+class TamperWith(Against):
+    """Every write the app's API offers tried on another user's memories, conversations and settings (their ids,
+    owner fields in the body, identity headers): each must be refused, and nothing of the victim's changes."""
+
+
+    kind = "tamper with another user's data"
+
+    def gherkin(self) -> str:
+        return (f"When {self.user} tries every write the app's API offers on {self.victim}'s memories and "
+                "conversations")
 
 
 class TamperRule(HostileRule[TamperWith]):

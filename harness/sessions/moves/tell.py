@@ -4,13 +4,13 @@ talk on the same line or the next."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from harness.language import normalise_key, told_reply
-from harness.sessions.actions import Said, Tell
+from harness.sessions.actions import Said, quoted
 from harness.sessions.draws import CORRECT_WORDINGS, FACT_KEYS, TELL_WORDINGS, Draws, FollowUp
-from harness.sessions.moves._turns import TurnRule
+from harness.sessions.moves._turns import Message, TurnRule
 from harness.sessions.reads import KEPT, TALK
 from harness.sessions.rules import Kind, NotApplicable
 from harness.sessions.state import Statement
@@ -18,6 +18,54 @@ from harness.sessions.text import CHAT_CLASSES, VALUE_CLASSES
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel, UserState
+
+
+@dataclass(frozen=True)
+class Tell(Message):
+    """States a fact (a correction when the user had stated the key before), maybe with more facts after it in the
+    same message."""
+
+    key: str = ""
+    value: str = ""
+    sentence: str = ""  # the fact as typed ("Oh, and my dog is Rex.")
+    prefix: str = ""  # small talk typed before it in the same message, if any
+    separator: str = " "
+    value_class: str = "plain"
+    correction: bool = False
+    more: tuple[Said, ...] = ()  # further facts of the same message, each after `joiner`
+    joiner: str = " "
+
+    @property
+    def kind(self) -> str:  # type: ignore[override]
+        if self.more:
+            return "tell several facts at once"
+        return "correct" if self.correction else "tell"
+
+    @property
+    def statements(self) -> tuple[Said, ...]:
+        return (Said(self.key, self.value, self.sentence, self.value_class, self.correction), *self.more)
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        newline = "\n" in self.separator or (self.more and "\n" in self.joiner)
+        return (*dict.fromkeys(s.value_class for s in self.statements), *(("newline",) if newline else ()))
+
+    @property
+    def told(self) -> tuple[tuple[Said, ...], ...]:
+        return (self.statements,)
+
+    @property
+    def message(self) -> str:
+        facts = self.joiner.join(s.sentence for s in self.statements)
+        return f"{self.prefix}{self.separator}{facts}" if self.prefix else facts
+
+    @property
+    def typed(self) -> str:
+        """The chat message as the user types it."""
+        return self.message
+
+    def gherkin(self) -> str:
+        return f"When {self.user} tells the assistant {quoted(self.message)}"
 
 
 def reply_to(tell: Tell) -> str:

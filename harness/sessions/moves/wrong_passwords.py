@@ -4,16 +4,30 @@ let in."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.sessions.actions import WrongPasswords
 from harness.sessions.draws import Draws
-from harness.sessions.moves._hostile import HostileRule
+from harness.sessions.moves._hostile import Against, HostileRule
 from harness.sessions.rules import Difference, Kind
 
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel
     from harness.sessions.runner import SessionRunner
+
+
+@dataclass(frozen=True)
+class WrongPasswords(Against):
+    """Wrong passwords typed at another user's address from the same network address (as behind one proxy), fewer
+    than the target's sign-in throttle locks at; then the victim types her own and must be let in."""
+
+    count: int = 1
+
+    kind = "type wrong passwords at another's address"
+
+    def gherkin(self) -> str:
+        return (f"When {self.user} types {self.count} wrong passwords at {self.victim}'s address, and {self.victim} "
+                "then signs in with her own")
 
 
 class WrongPasswordsRule(HostileRule[WrongPasswords]):

@@ -4,6 +4,7 @@ in what taking memory back does, the target's documented choices ([forgetting]).
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import replace
 
 from harness.language import answer_reply
@@ -38,6 +39,20 @@ class SessionModel:
         """Apply one action; return the reply it must get when it is a chat turn."""
         self.seq += 1
         return rule_of(action).apply(self, action)
+
+    def parts(self) -> dict[str, Hashable]:
+        """Every user's state by the parts moves declare they write (harness.sessions.rules.PARTS), and the clock."""
+        users = [self.users[name] for name in sorted(self.users)]
+        return {
+            "turns": tuple((tuple(map(tuple, u.conversations)), tuple(u.statements)) for u in users),
+            "conversations": tuple((tuple(sorted(u.deleted)), tuple(u.activity)) for u in users),
+            "open_conversation": tuple(u.current for u in users),
+            "memories": tuple(tuple(u.remembered) for u in users),
+            "memory_switch": tuple(u.memory_on for u in users),
+            "session": tuple((u.signed_in_day, u.sign_ins) for u in users),
+            "account": tuple((u.alive, u.account) for u in users),
+            "clock": self.day,
+        }
 
     def adopt_memories(self, name: str, texts: list[str]) -> bool:
         """The user's memories become those the app lists (a known defect of the app's, declared by its target): each

@@ -11,7 +11,11 @@ question about it in a new conversation and the fact told again; a memory edited
 turned off, then a question about a fact told before, a new fact told, memory turned on again, and questions about
 both. All memories are cleared while someone else keeps memories; what the runner checks after a clear-all or a
 conversation's deletion needs no action of the user's (every user's state; the conversation's address). An account
-deleted is opened again soon after."""
+deleted is opened again soon after.
+
+Each kind is drawn by its move (harness/sessions/moves/), which says when it may be drawn, how, what follows it and
+what it covers; the generator chooses which kind is drawn next, by whom, and what steers towards the transitions
+still to show."""
 
 from __future__ import annotations
 
@@ -141,7 +145,7 @@ def _generate(seed: str, count: int, users: int, left_out: dict[str, str] | None
     model = SessionModel(names, limits.retention_days, memory_listing, limits.session_days, forgetting)
     weights = dict(WEIGHTS, **(VOLUME_WEIGHTS if count >= LONG_FORM else {}))
     kinds = [k for k in weights if k not in left_out and weights[k]]
-    draws = Draws(fake, kinds, limits, "let time pass" not in left_out, count >= LONG_FORM)
+    draws = Draws(fake, kinds, limits, TIME not in left_out, count >= LONG_FORM)
     tracked = count < LONG_FORM  # the long form outgrows pages and batches; the short form shows each transition
     required, uncovered = _transitions(model, weights, left_out, unread or {})
     draws.transitions = fake.random.sample(required, len(required)) if tracked else []
@@ -175,7 +179,8 @@ def _generate(seed: str, count: int, users: int, left_out: dict[str, str] | None
     if left and count >= SHORT_FORM:
         raise GenerationError(f"seed {seed}: the session of {count} actions by {users} users leaves "
                               f"{len(left)} transition(s) of the model uncovered: {', '.join(pair(*t) for t in left)}"
-                              "; draw them (harness/sessions/generator.py) or give the session more actions")
+                              "; draw them (the generator's steering, or the moves' draws in harness/sessions/moves/)"
+                              " or give the session more actions")
     return plan
 
 
@@ -229,7 +234,7 @@ def _next(model: SessionModel, draws: Draws, names: list[str], left_out: dict[st
         kinds, weights=[weights[k] for k in kinds])[0]
     if rule_for(kind).leaving and model.alive(last) and fake.boolean(70):
         name = last  # people close the browser or sign out right after a reply, before a write is done
-    name = _taker(kind, name, model, draws) or name
+    name = _taker(kind, name, model, draws) or name  # (a take-back goes to someone with something to take back)
     return _draw(kind, name, model, draws)
 
 

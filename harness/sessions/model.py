@@ -1,6 +1,8 @@
 """The plain model of a generated session: what each user must see and be answered, computed from the actions alone
 (never from what the app returned). The promises it encodes are the README's memory contract, and where apps differ
-in what taking memory back does, the target's documented choices ([forgetting])."""
+in what taking memory back does, the target's documented choices ([forgetting]). What each action does is its move's
+(harness/sessions/moves/); the model holds the users' state (state.py), what several moves do alike (a turn, a
+memory kept as the app's listing says) and what users must see."""
 
 from __future__ import annotations
 

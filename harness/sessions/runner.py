@@ -6,7 +6,9 @@ conversation refused at its address; after a clear-all, every few actions and at
 that nobody's API opens another's conversation.
 
 The runner acts through `Actor`s (harness.actor: a user in a browser, or through the app's API) that the scenario's
-world gives it, and asks the app itself through its handle. After a turn it goes straight on, as users do: an app
+world gives it, and asks the app itself through its handle. Each action is acted out by its move
+(harness/sessions/moves/: `perform`); the runner holds the session's accounts and what the moves read with (a user's
+state, everyone's, a sign-in, a conversation shown). After a turn it goes straight on, as users do: an app
 that still has to persist what the turn said must do it before the page is closed or the next question is asked, not
 while a test waits."""
 
@@ -159,11 +161,13 @@ class SessionRunner:
         return True
 
     def note_not_checked(self, check: str, why: str) -> None:
+        """A check the session cannot make on the target, with why: reported once."""
         if check not in self.not_checked:
             self.not_checked[check] = why
             report.attach_text("not checked", f"{check}: {why}")
 
     def new_member(self, name: str) -> Member:
+        """The user joined with a new account of this run's (at the start, and when her account is opened again)."""
         actor = self.join(name, self.plan.email_locals[name], self.tag, self.plan.email_domains.get(name, "x.test"))
         self._accounts.append(actor.account)
         return Member(actor)

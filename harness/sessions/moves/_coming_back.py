@@ -17,6 +17,8 @@ C = TypeVar("C", bound=Action)
 
 
 class ComingBackRule(Rule[C]):
+    """Leaving the app and coming back to it: drawn for the last to act, back on the start page, signed in."""
+
     leaving = True
     writes = frozenset({"open_conversation", "session"})
     reads = CHECKED | {"session"}  # (signed in, with her identity and her conversation list)

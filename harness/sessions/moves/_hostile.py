@@ -26,6 +26,8 @@ H = TypeVar("H", bound=Against)
 
 
 class HostileRule(Rule[H]):
+    """An action on another user's account, who must be one of the session's other users, still there."""
+
     def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
         return {kind.name: () for kind in self.kinds}  # refused, each: nothing of anyone's changes
 

@@ -30,6 +30,8 @@ class AppRestart(Action):
 
 
 class AppRestartRule(FailureRule[AppRestart]):
+    """The restart: everyone read before it, the app started again under the same pages."""
+
     action = AppRestart
     kinds = (Kind("restart the app", 1),)
 

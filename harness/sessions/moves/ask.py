@@ -37,6 +37,8 @@ def question(name: str, key: str, draws: Draws) -> Ask:
 
 
 class AskRule(TurnRule[Ask]):
+    """A question: answered from the conversation on screen or a memory kept, as the model says."""
+
     action = Ask
     kinds = (Kind("ask", 26),)
 

@@ -42,6 +42,8 @@ class Chat(Message):
 
 
 class ChatRule(TurnRule[Chat]):
+    """Small talk: noted, nothing told."""
+
     action = Chat
     kinds = (Kind("chat", 8),)
 

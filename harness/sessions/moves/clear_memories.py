@@ -26,6 +26,8 @@ class ClearMemories(Action):
 
 
 class ClearMemoriesRule(TakingBackRule[ClearMemories]):
+    """All of one user's memories cleared, and everyone read after it."""
+
     action = ClearMemories
     kinds = (Kind("clear all memories", 1),)
     everyone = True  # (every other user's memories kept)

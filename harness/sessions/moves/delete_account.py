@@ -27,6 +27,8 @@ class DeleteAccount(Action):
 
 
 class DeleteAccountRule(Rule[DeleteAccount]):
+    """The account deleted through the app's admin API, and everyone read after it."""
+
     action = DeleteAccount
     kinds = (Kind("delete an account", 2),)
     leaving = True

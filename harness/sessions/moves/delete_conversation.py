@@ -27,6 +27,8 @@ class DeleteConversation(OnConversation):
 
 
 class DeleteConversationRule(TakingBackRule[DeleteConversation]):
+    """A conversation of the user's list deleted, from the list (or through the API)."""
+
     action = DeleteConversation
     kinds = (Kind("delete a conversation", 2,
                   needs=("conversation_deleted", "the memories told in a deleted conversation")),)

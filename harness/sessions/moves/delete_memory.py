@@ -32,6 +32,8 @@ class DeleteMemory(Action):
 
 
 class DeleteMemoryRule(TakingBackRule[DeleteMemory]):
+    """One memory deleted by its text."""
+
     action = DeleteMemory
     kinds = (Kind("delete a memory", 3),)
     writes = frozenset({"memories", "open_conversation"})

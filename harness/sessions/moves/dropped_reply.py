@@ -28,6 +28,8 @@ class DroppedReply(FailedTurn):
 
 
 class DroppedReplyRule(FailedTurnRule[DroppedReply]):
+    """The reply lost on its way: the turn kept as its own move keeps it, its facts as the target says."""
+
     action = DroppedReply
     kinds = (Kind("connection dropped mid-reply", 2,
                   needs=("dropped_reply", "the facts of a turn whose reply never reached the page")),)

@@ -46,6 +46,8 @@ class EditMemory(Action):
 
 
 class EditMemoryRule(TakingBackRule[EditMemory]):
+    """One memory given another value, in its place or as the newest, as the target says."""
+
     action = EditMemory
     kinds = (Kind("edit a memory", 3),)
     writes = frozenset({"memories", "open_conversation"})

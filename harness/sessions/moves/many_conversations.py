@@ -41,6 +41,8 @@ class ManyConversations(Action):
 
 
 class ManyConversationsRule(Rule[ManyConversations]):
+    """Conversations one after the other, each reply compared; the user's state read at the next full check."""
+
     action = ManyConversations
     kinds = (Kind("start many conversations", 0, long_form_weight=3),)
     checked_after = False  # (each reply is compared; the user's state at the next full check)

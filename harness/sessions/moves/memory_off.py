@@ -27,6 +27,8 @@ class TurnMemoryOff(Action):
 
 
 class TurnMemoryOffRule(TakingBackRule[TurnMemoryOff]):
+    """Memory turned off: drawn where the user has memories and her memory is on."""
+
     action = TurnMemoryOff
     kinds = (Kind("turn memory off", 2),)
     writes = frozenset({"memory_switch", "open_conversation"})

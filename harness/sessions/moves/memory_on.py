@@ -27,6 +27,8 @@ class TurnMemoryOn(Action):
 
 
 class TurnMemoryOnRule(TakingBackRule[TurnMemoryOn]):
+    """Memory turned on again: drawn where it is off, whatever room is left."""
+
     action = TurnMemoryOn
     kinds = (Kind("turn memory on", 0, follows=True,
                   needs=("memory_on_again", "the memories from before once memory is on again")),)

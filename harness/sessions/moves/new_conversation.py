@@ -23,6 +23,8 @@ class NewConversation(Action):
 
 
 class NewConversationRule(Rule[NewConversation]):
+    """A new conversation, where one is on the user's screen."""
+
     action = NewConversation
     kinds = (Kind("start a conversation", 8),)
     writes = frozenset({"open_conversation"})

@@ -38,6 +38,8 @@ class PassTime(Action):
 
 
 class PassTimeRule(Rule[PassTime]):
+    """Days passing for everyone, on the app's clock."""
+
     action = PassTime
     kinds = (Kind("let time pass", 4),)
     # (a sign-in that ended is made again before the user's next action: SessionModel.signed_in_again)

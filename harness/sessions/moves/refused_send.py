@@ -24,6 +24,8 @@ class RefusedSend(FailedTurn):
 
 
 class RefusedSendRule(FailedTurnRule[RefusedSend]):
+    """The send refused: nothing of it kept."""
+
     action = RefusedSend
     kinds = (Kind("send refused by the app", 2),)
 

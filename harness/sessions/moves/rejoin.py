@@ -28,6 +28,8 @@ class Rejoin(Action):
 
 
 class RejoinRule(Rule[Rejoin]):
+    """The account opened again: a new user state, a new member of the session, everyone read after it."""
+
     action = Rejoin
     # Drawn for a user whose account is deleted, as the follow-up of the deletion or when she is drawn to act.
     kinds = (Kind("open an account again", follows=True),)

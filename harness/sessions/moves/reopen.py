@@ -23,6 +23,8 @@ class Reopen(OnConversation):
 
 
 class ReopenRule(Rule[Reopen]):
+    """An older conversation opened, where the user has one besides the one on her screen."""
+
     action = Reopen
     kinds = (Kind("reopen a conversation", 7),)
     writes = frozenset({"open_conversation"})

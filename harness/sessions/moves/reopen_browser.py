@@ -23,6 +23,8 @@ class ReopenBrowser(Action):
 
 
 class ReopenBrowserRule(ComingBackRule[ReopenBrowser]):
+    """The browser closed and opened again: the same sign-in."""
+
     action = ReopenBrowser
     kinds = (Kind("close and reopen the browser", 5),)
 

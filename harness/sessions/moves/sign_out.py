@@ -24,6 +24,8 @@ class SignOutAndIn(Action):
 
 
 class SignOutAndInRule(ComingBackRule[SignOutAndIn]):
+    """Signed out and in again: a new sign-in."""
+
     action = SignOutAndIn
     kinds = (Kind("sign out and back in", 4),)
 

@@ -31,6 +31,8 @@ class TamperWith(Against):
 
 
 class TamperRule(HostileRule[TamperWith]):
+    """Every write tried on the victim's data: each refused, the victim read after it."""
+
     action = TamperWith
     kinds = (Kind("tamper with another user's data", 1),)
 

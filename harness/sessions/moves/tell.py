@@ -73,6 +73,8 @@ def reply_to(tell: Tell) -> str:
 
 
 class TellRule(TurnRule[Tell]):
+    """Facts told: each a statement of the conversation, and a memory while memory is on."""
+
     action = Tell
     kinds = (Kind("tell", 20), Kind("tell several facts at once", 6, long_form_weight=12), Kind("correct", 10))
     writes = TurnRule.writes | {"memories"}

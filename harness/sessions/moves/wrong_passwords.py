@@ -31,6 +31,8 @@ class WrongPasswords(Against):
 
 
 class WrongPasswordsRule(HostileRule[WrongPasswords]):
+    """Wrong passwords at the victim's address, then her own: let in, the victim read after it."""
+
     action = WrongPasswords
     kinds = (Kind("type wrong passwords at another's address", 1),)
 

@@ -6,7 +6,7 @@ import time
 
 from pytest_bdd import given, parsers, then, when
 
-from harness.sessions.generator import FACT_KEYS
+from harness.sessions.draws import FACT_KEYS
 from harness.users.actor import Actor
 from harness.vocabulary.answers import AnswerCheck
 from harness.vocabulary.facts import Fact

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from pathlib import Path
@@ -13,39 +14,26 @@ from hypothesis import strategies as st
 from harness.app.target import Choice, Forgetting
 from harness.drivers.base import Memory
 from harness.sessions import generator
-from harness.sessions.actions import (
-    Action,
-    Ask,
-    Chat,
-    ClearMemories,
-    DeleteAccount,
-    DeleteConversation,
-    DeleteMemory,
-    EditMemory,
-    NewConversation,
-    PassTime,
-    Rejoin,
-    Reopen,
-    Tell,
-    TurnMemoryOff,
-    TurnMemoryOn,
-    quoted,
-    script,
-)
-from harness.sessions.generator import (
-    _ASK,
-    _CORRECT,
-    _TELL,
-    ALL_KINDS,
-    EDGE_KEYS,
-    FACT_KEYS,
-    SHORT_FORM,
-    GenerationError,
-    Limits,
-    generate,
-)
+from harness.sessions.actions import Action, quoted, script
+from harness.sessions.draws import ASK_WORDINGS, CORRECT_WORDINGS, EDGE_KEYS, FACT_KEYS, TELL_WORDINGS
+from harness.sessions.generator import ALL_KINDS, SHORT_FORM, GenerationError, Limits, generate
 from harness.sessions.model import EVERY_STATEMENT, NEWEST_AS_NEW, NEWEST_PER_FACT, NotApplicable, SessionModel
-from harness.sessions.reads import READ_AFTER, changes, effects, observe, pair
+from harness.sessions.moves import RULES, effects
+from harness.sessions.moves.ask import Ask
+from harness.sessions.moves.chat import Chat
+from harness.sessions.moves.clear_memories import ClearMemories
+from harness.sessions.moves.delete_account import DeleteAccount
+from harness.sessions.moves.delete_conversation import DeleteConversation
+from harness.sessions.moves.delete_memory import DeleteMemory
+from harness.sessions.moves.edit_memory import EditMemory
+from harness.sessions.moves.memory_off import TurnMemoryOff
+from harness.sessions.moves.memory_on import TurnMemoryOn
+from harness.sessions.moves.new_conversation import NewConversation
+from harness.sessions.moves.pass_time import PassTime
+from harness.sessions.moves.rejoin import Rejoin
+from harness.sessions.moves.reopen import Reopen
+from harness.sessions.moves.tell import Tell
+from harness.sessions.reads import READ_AFTER, changes, observe, pair
 from harness.sessions.runner import SessionRunner
 from harness.sessions.seeds import SeedsError, load_seeds
 from harness.sessions.shrink import shrink
@@ -151,7 +139,7 @@ def test_every_generated_session_is_valid_for_the_model_and_addresses_nearly_col
 
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 10_000), value_class=st.sampled_from(VALUE_CLASSES),
-       template=st.sampled_from(_TELL + _CORRECT), key=st.sampled_from(FACT_KEYS + EDGE_KEYS))
+       template=st.sampled_from(TELL_WORDINGS + CORRECT_WORDINGS), key=st.sampled_from(FACT_KEYS + EDGE_KEYS))
 def test_every_value_in_every_wording_is_read_back_as_told(seed: int, value_class: str, template: str,
                                                            key: str) -> None:
     """What the generator types is what the assistants' shared language reads: the key, and the value exactly."""
@@ -165,7 +153,7 @@ def test_every_value_in_every_wording_is_read_back_as_told(seed: int, value_clas
     assert (fact.key, fact.value, fact.sentence) == (normalise_key(key), value, sentence)
 
 
-@given(key=st.sampled_from(FACT_KEYS + EDGE_KEYS), template=st.sampled_from(_ASK))
+@given(key=st.sampled_from(FACT_KEYS + EDGE_KEYS), template=st.sampled_from(ASK_WORDINGS))
 def test_every_question_asks_for_its_key(key: str, template: str) -> None:
     assert asked_key(template.format(key=key)) == normalise_key(key)
 
@@ -281,15 +269,15 @@ def test_memories_made_within_the_apps_clock_resolution_may_be_listed_either_way
     now = time.monotonic()
     # the dog was listed 5 s before the cat and the vet were told; those two, 0.3 s apart, were not listed yet
     quick = _runner(model, 1.0, {1: now - 10, 2: now - 5, 3: now - 4.7}, {1: now - 9})
-    assert quick._listed_as_modelled("Ana", _listing(dog, cat, vet))
-    assert quick._listed_as_modelled("Ana", _listing(dog, vet, cat))
-    assert not quick._listed_as_modelled("Ana", _listing(cat, dog, vet)), "the dog was surely made first"
-    assert not quick._listed_as_modelled("Ana", _listing(dog, cat)), "a memory missing"
-    assert not quick._listed_as_modelled("Ana", _listing(dog, cat, vet, vet)), "a memory twice"
-    assert not quick._listed_as_modelled("Ana", _listing(dog, cat, vet.upper())), "not exactly as told"
+    assert quick.listed_as_modelled("Ana", _listing(dog, cat, vet))
+    assert quick.listed_as_modelled("Ana", _listing(dog, vet, cat))
+    assert not quick.listed_as_modelled("Ana", _listing(cat, dog, vet)), "the dog was surely made first"
+    assert not quick.listed_as_modelled("Ana", _listing(dog, cat)), "a memory missing"
+    assert not quick.listed_as_modelled("Ana", _listing(dog, cat, vet, vet)), "a memory twice"
+    assert not quick.listed_as_modelled("Ana", _listing(dog, cat, vet.upper())), "not exactly as told"
     exact = _runner(model, 0.0, {1: now - 10, 2: now - 5, 3: now - 4.7}, {1: now - 9})
-    assert exact._listed_as_modelled("Ana", _listing(dog, cat, vet))
-    assert not exact._listed_as_modelled("Ana", _listing(dog, vet, cat)), "an app of exact timestamps keeps order"
+    assert exact.listed_as_modelled("Ana", _listing(dog, cat, vet))
+    assert not exact.listed_as_modelled("Ana", _listing(dog, vet, cat)), "an app of exact timestamps keeps order"
 
 
 # -- what users take back ---------------------------------------------------------------------------------------------
@@ -487,34 +475,61 @@ API_LEFT_OUT = {"close and reopen the browser": "no page", "sign out and back in
                 "restart the app": "no page"}
 
 
-def _explored(seeds: range, count: int, forgetting: Forgetting, listing: str = EVERY_STATEMENT,
-              ) -> set[tuple[str, str]]:
-    """Every (kind, read) the model's reads show changed, over generated sessions replayed with every user read after
-    every action."""
+def _forgetting(choices: str) -> Forgetting:
+    """The [forgetting] choices "<a deleted conversation's memories>, <the memories once memory is on again>" (none:
+    not declared, so memory once off stays off); a dropped reply's facts are remembered where a deleted
+    conversation's memories go."""
+    kept, again = choices.split(", ")
+    return Forgetting(conversation_deleted=Choice(kept, "x"),
+                      memory_on_again=None if again == "none" else Choice(again, "x"),
+                      dropped_reply=Choice("remembered" if kept == "deleted" else "not remembered", "x"))
+
+
+@functools.cache
+def _explored(choices: str) -> tuple[frozenset[tuple[str, str]], dict[str, frozenset[str]]]:
+    """Generated sessions (long and short) replayed with every user read after every action, under the choices named:
+    every (kind, read) the model's reads show changed, and per move (its record's name) the parts of the model's
+    state its actions changed."""
+    forgetting = _forgetting(choices)
     seen: set[tuple[str, str]] = set()
-    for seed in seeds:
-        plan = generate(str(seed), count, 3, limits=MEMCHAT_LIMITS, forgetting=forgetting, memory_listing=listing)
-        model = SessionModel(plan.users, 365, listing, 30, forgetting)
-        for action in plan.actions:
-            before = observe(model, plan.users)
-            model.apply(action)
-            for name in model.expired_sessions():
-                model.signed_in_again(name)
-            seen |= {(action.kind, read) for _, read in changes(before, observe(model, plan.users))}
-    return seen
+    written: dict[str, set[str]] = {}
+    for seeds, count in ((range(2), 110), (range(4), 99)):
+        for seed in seeds:
+            plan = generate(str(seed), count, 3, limits=MEMCHAT_LIMITS, forgetting=forgetting)
+            model = SessionModel(plan.users, 365, EVERY_STATEMENT, 30, forgetting)
+            for action in plan.actions:
+                before, parts = observe(model, plan.users), model.parts()
+                model.apply(action)
+                for name in model.expired_sessions():
+                    model.signed_in_again(name)
+                seen |= {(action.kind, read) for _, read in changes(before, observe(model, plan.users))}
+                now = model.parts()
+                written.setdefault(type(action).__name__, set()).update(p for p in parts if parts[p] != now[p])
+    return frozenset(seen), {move: frozenset(parts) for move, parts in written.items()}
 
 
 @pytest.mark.parametrize("choices", ["kept, used again", "deleted, gone"])
 def test_the_models_effects_are_exactly_the_reads_its_actions_change(choices: str) -> None:
-    kept, again = choices.split(", ")
-    forgetting = Forgetting(conversation_deleted=Choice("deleted" if kept == "deleted" else "kept", "x"),
-                            memory_on_again=Choice(again, "x"),
-                            dropped_reply=Choice("remembered" if kept == "deleted" else "not remembered", "x"))
+    forgetting = _forgetting(choices)
     declared = {(kind, read) for kind, reads in
                 effects(SessionModel(["a"], 365, session_days=30, forgetting=forgetting)).items() for read in reads}
-    seen = _explored(range(2), 110, forgetting) | _explored(range(4), 99, forgetting)
+    seen, _ = _explored(choices)
     assert seen - declared == set(), "the model changes reads its effects do not declare"
     assert declared - seen == set(), "the model's effects declare changes no session shows"
+
+
+def test_each_move_writes_exactly_the_parts_of_the_model_it_declares() -> None:
+    """What a move declares it writes (Rule.writes) is what its actions change of the model's state, so that which
+    moves affect which can be read off the declarations: nothing undeclared under any choice of the target's, and
+    each declared part changed under one (an account opened again turns memory back on only where memory, once off,
+    stays off)."""
+    explorations = [_explored(choices)[1] for choices in ("kept, used again", "deleted, gone", "kept, none")]
+    for rule in RULES:
+        move = rule.action.__name__
+        written = [parts.get(move, frozenset()) for parts in explorations]
+        every = frozenset().union(*written)
+        assert all(w <= rule.writes for w in written), f"{move} writes {sorted(every - rule.writes)}, undeclared"
+        assert rule.writes <= every, f"{move} declares it writes {sorted(rule.writes - every)}, and never does"
 
 
 @pytest.mark.parametrize("seed", [*load_seeds().fixed, *(r.seed for r in load_seeds().regressions)])

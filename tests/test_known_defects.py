@@ -15,8 +15,9 @@ from types import SimpleNamespace
 import pytest
 
 from harness.app.target import KnownDefect, TargetError, load_target
-from harness.sessions.actions import Chat, Tell
 from harness.sessions.model import SessionModel
+from harness.sessions.moves.chat import Chat
+from harness.sessions.moves.tell import Tell
 from harness.sessions.runner import Difference, SessionRunner
 from harness.suite.failed_step import FAILED_STEP, FailedStep
 from harness.suite.known_defects import DECLARED, DeclaredDifferences, judge, known_defects
@@ -160,11 +161,11 @@ def test_a_session_takes_the_declared_difference_and_fails_at_the_next_undeclare
         checks.append(number)
         return None
 
-    runner._step, runner._check_everyone = step, check_everyone  # type: ignore[method-assign]
+    runner._step, runner.check_everyone = step, check_everyone  # type: ignore[method-assign]
     runner.new_model = lambda: model  # type: ignore[method-assign]
     runner.app = SimpleNamespace(delete_user=lambda account: None)
     runner.members, runner._accounts, runner.new_tag = {}, [], lambda: "t"
-    runner._join = lambda name: SimpleNamespace(actor=SimpleNamespace(account=name))  # type: ignore[method-assign]
+    runner.new_member = lambda name: SimpleNamespace(actor=SimpleNamespace(account=name))  # type: ignore[method-assign]
     difference = runner.run(actions)
     assert difference is wrong
     assert runner.shown == [back] and checks == [2]  # everyone checked again once it was taken over

@@ -7,17 +7,15 @@ from __future__ import annotations
 import pytest
 
 from harness.app.target import Choice, Forgetting
-from harness.sessions.actions import (
-    AppRestart,
-    Ask,
-    Chat,
-    DroppedReply,
-    NewConversation,
-    RefusedSend,
-    Tell,
-    script,
-)
+from harness.sessions.actions import script
 from harness.sessions.model import NotApplicable, SessionModel
+from harness.sessions.moves.app_restart import AppRestart
+from harness.sessions.moves.ask import Ask
+from harness.sessions.moves.chat import Chat
+from harness.sessions.moves.dropped_reply import DroppedReply
+from harness.sessions.moves.new_conversation import NewConversation
+from harness.sessions.moves.refused_send import RefusedSend
+from harness.sessions.moves.tell import Tell
 from harness.vocabulary.language import NOTED
 from harness.vocabulary.turn import Turn
 

@@ -11,102 +11,52 @@ question about it in a new conversation and the fact told again; a memory edited
 turned off, then a question about a fact told before, a new fact told, memory turned on again, and questions about
 both. All memories are cleared while someone else keeps memories; what the runner checks after a clear-all or a
 conversation's deletion needs no action of the user's (every user's state; the conversation's address). An account
-deleted is opened again soon after."""
+deleted is opened again soon after.
+
+Each kind is drawn by its move (harness/sessions/moves/), which says when it may be drawn, how, what follows it and
+what it covers; the generator chooses which kind is drawn next, by whom, and what steers towards the transitions
+still to show."""
 
 from __future__ import annotations
 
 import copy
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from faker import Faker
 
 from harness.app.target import Forgetting, Limits
-from harness.sessions.actions import (
-    Action,
-    AppRestart,
-    Ask,
-    Chat,
-    ClearMemories,
-    DeleteAccount,
-    DeleteConversation,
-    DeleteMemory,
-    DroppedReply,
-    EditMemory,
-    FailedTurn,
-    ManyConversations,
-    NewConversation,
-    PassTime,
-    RefusedSend,
-    Rejoin,
-    Reopen,
-    ReopenBrowser,
-    Said,
-    SignOutAndIn,
-    TamperWith,
-    Tell,
-    TurnMemoryOff,
-    TurnMemoryOn,
-    WrongPasswords,
-)
-from harness.sessions.model import EVERY_STATEMENT, NotApplicable, Remembered, SessionModel
-from harness.sessions.reads import ANSWERS, READ_AFTER, changes, effects, observe, pair
-from harness.sessions.text import CHAT_CLASSES, SCRIPTS, VALUE_CLASSES, TextMaker
-from harness.vocabulary.language import normalise_key
+from harness.sessions.actions import Action
+from harness.sessions.draws import Draws, FollowUp
+from harness.sessions.model import EVERY_STATEMENT, NotApplicable, SessionModel
+from harness.sessions.moves import COVERING, KINDS, effects, rule_for, rule_of
+from harness.sessions.moves.ask import question
+from harness.sessions.moves.new_conversation import NewConversation
+from harness.sessions.moves.reopen import Reopen
+from harness.sessions.reads import ANSWERS, READ_AFTER, changes, observe, pair
 
-# The facts users tell: one line each, as people name the things they want remembered.
-FACT_KEYS = ("locker code", "gate code", "dentist", "plumber", "gym class", "book club", "favourite tea", "bike shop",
-             "tax advisor", "car plate", "library card", "wifi password", "piano teacher", "vet", "bank branch",
-             "passport number", "seat preference", "home city", "sister's birthday", "order number", "dog",
-             "nickname", "home folder", "signature", "train", "parking spot")
-# Keys of the edges: made only of common words (no search vector), with digits, and typed in other spellings.
-EDGE_KEYS = ("will", "to-do", "why", "wifi 5g password", "kid's school", "favorite colour", "PIN", "Home Address")
-
-# How often each kind of action is drawn, relative to the others.
-WEIGHTS = {"tell": 20, "tell several facts at once": 6, "correct": 10, "ask": 26, "chat": 8,
-           "start a conversation": 8, "reopen a conversation": 7, "close and reopen the browser": 5,
-           "let time pass": 4, "sign out and back in": 4, "delete an account": 2, "start many conversations": 0,
-           "delete a memory": 3, "edit a memory": 3, "clear all memories": 1, "delete a conversation": 2,
-           "turn memory off": 2, "turn memory on": 0,  # memory is turned on again as a follow-up of turning it off
-           "send refused by the app": 2, "connection dropped mid-reply": 2, "restart the app": 1,
-           "tamper with another user's data": 1, "type wrong passwords at another's address": 1}
+# How often each kind of action is drawn, relative to the others (each move declares its kinds' weights).
+WEIGHTS = {kind.name: kind.weight for kind in KINDS}
 # The long form outgrows every page, batch and cap: many facts at once, many conversations.
-VOLUME_WEIGHTS = {"tell several facts at once": 12, "start many conversations": 3}
-ALL_KINDS = (*WEIGHTS, "open an account again")
-LEAVING = ("close and reopen the browser", "sign out and back in", "delete an account")
-TAKING_BACK = ("delete a memory", "edit a memory", "clear all memories", "delete a conversation", "turn memory off")
+VOLUME_WEIGHTS = {kind.name: kind.long_form_weight for kind in KINDS if kind.long_form_weight is not None}
+ALL_KINDS = tuple(kind.name for kind in KINDS)
 # The kinds whose prediction needs the app's documented choice ([forgetting]), and which choice.
-NEEDS_CHOICE = {"delete a conversation": ("conversation_deleted", "the memories told in a deleted conversation"),
-                "turn memory on": ("memory_on_again", "the memories from before once memory is on again"),
-                "connection dropped mid-reply": ("dropped_reply", "the facts of a turn whose reply never reached "
-                                                                  "the page")}
-# Failures on the way, each in the conversation the user has open, who then goes on in the same page.
-FAILING = {"send refused by the app": RefusedSend, "connection dropped mid-reply": DroppedReply}
+NEEDS_CHOICE = {kind.name: kind.needs for kind in KINDS if kind.needs}
+# The moves the generator's own strategy takes: time passing to the edges of promises, an account opened again by a
+# user whose account is deleted, and the kinds drawn otherwise than by weight (follow-ups).
+TIME, REJOIN = "let time pass", "open an account again"
+FOLLOWING = {kind.name for kind in KINDS if kind.follows}
 LONG_FORM = 100  # actions from which a session is a long one
 SHORT_FORM = 60  # actions from which a session must show every transition once (the default run's size)
 STEER_TRIES = 3  # transitions still to show tried at each steering, the others after them
 ATTEMPTS = 3  # draws of one seed before a short form that leaves a transition uncovered fails
-FOLLOW_UP_ROOM = 8  # the last actions, too few for what shows a take-back
-ENDING = 4  # the last actions, too few to show what an account's deletion is followed by
 CONTEXTS = ("", "reopen an older conversation", "start a conversation")  # moves that make an effect observable
 
 
 class GenerationError(ValueError):
     """A short session that leaves a transition of the model uncovered: the generator failed, not the app."""
 
-_TELL = ("My {key} is {value}.", "Oh, and my {key} is {value}.", "Also my {key} is {value}!", "So my {key} is {value}.",
-         "Well, my {key} is {value}.", "Our {key} is {value}.", "My {key} = {value}.")
-_CORRECT = ("Actually, my {key} is {value}.", "Correction: my {key} is {value}.", "Sorry, my {key} is {value}.",
-            "Actually my {key} is {value}!", "Okay, my {key} is {value}.")
-_ASK = ("What is my {key}?", "What's my {key}?", "Do you remember my {key}?", "Tell me my {key}.",
-        "What was my {key}?", "Do you still remember my {key}?", "Hi! What is my {key}?", "What’s my {key}?")
-# The values a memory is edited to. The first edit of a session is to a long value, the edge of an edit: nearly all
-# of the text is new, so that only a vector of the new text finds it (an app that kept the old vector no longer finds
-# the memory by its text at all); later edits, to a value of any of these shapes.
-SHORT_VALUE = 100  # characters: the memories edited are of values shorter, where there are such
-EDIT_CLASSES = ("long", "address", "url", "email", "name with punctuation", "cjk", "emoji", "plain", "code")
-_DAYS = (1, 3, 10, 30, 90, 200, 400)  # 400 is past the retention of a year: everything told before is forgotten
-_HOUR = 1 / 24  # how far from a promise's edge time lands: well beyond the seconds a session runs for
+
 # Near-colliding addresses: ana, Ana11, ana_1, ... The second and third differ only in a character a wildcard matcher
 # (SQL LIKE/ILIKE: `_` any one character, and no case) takes for another: the third's sign-in must reach the third.
 _EMAIL_SUFFIXES = ("", "11", "_1", "-1", "1", "1a")
@@ -136,105 +86,14 @@ class Plan:
     def counts(self) -> dict[str, dict[str, int]]:
         kinds = Counter(a.kind for a in self.actions)
         classes = Counter(c for a in self.actions for c in a.classes)
-        told = [s for a in self.actions for t in _tells(a) for s in t.statements]
+        told = [s for a in self.actions for message in a.told for s in message]
         shapes = Counter(s.value_class for s in told)
-        boundaries = Counter(a.boundary for a in self.actions if isinstance(a, PassTime) and a.boundary)
-        chats = [t for t in map(_turn, self.actions) if isinstance(t, Chat)]
-        boundaries.update(c.text_class for c in chats if "limit" in c.text_class)
+        boundaries = Counter(b for a in self.actions for b in a.boundaries)
         boundaries.update(s.value_class for s in told if "limit" in s.value_class)
         return {"action kinds": dict(sorted(kinds.items())), "character classes": dict(sorted(classes.items())),
                 "value shapes": dict(sorted(shapes.items())), "boundaries": dict(sorted(boundaries.items())),
                 "facts told": {"statements": len(told), "in messages of several facts": sum(
-                    len(t.statements) for a in self.actions for t in _tells(a) if t.more)}}
-
-
-@dataclass(frozen=True)
-class FollowUp:
-    """What a user does soon after taking something back, to show it: "ask" about `key` (empty: the key of the
-    fact told by the follow-up "tell" before it), "tell" `key` (empty: a fact not told yet), "turn memory on",
-    "start a conversation"; or soon after their account's deletion, "open an account again"."""
-
-    user: str
-    kind: str
-    key: str = ""
-
-
-def _turn(action: Action) -> Action:
-    """The turn a failure happened to, else the action itself."""
-    return action.turn if isinstance(action, FailedTurn) else action
-
-
-def _tells(action: Action) -> tuple[Tell, ...]:
-    action = _turn(action)
-    if isinstance(action, Tell):
-        return (action,)
-    if isinstance(action, ManyConversations):
-        return action.tells
-    return ()
-
-
-class _Draws:
-    """What a session must still draw once (coverage), and the seeded faker it draws with."""
-
-    def __init__(self, fake: Faker, kinds: list[str], limits: Limits, has_clock: bool) -> None:
-        self.fake = fake
-        self.text = TextMaker(fake)
-        rng = fake.random
-        self.kinds = rng.sample(kinds, len(kinds))
-        self.text.unseen = rng.sample(CHAT_CLASSES, len(CHAT_CLASSES))
-        self.values = rng.sample(VALUE_CLASSES, len(VALUE_CLASSES))
-        self.keys = rng.sample(EDGE_KEYS, len(EDGE_KEYS))
-        self.tells, self.corrects, self.asks = (rng.sample(t, len(t)) for t in (_TELL, _CORRECT, _ASK))
-        # Each script once at the longest message: half as small talk, half as a fact's value.
-        scripts = rng.sample([f"near the limit ({s})" for s in SCRIPTS], len(SCRIPTS))
-        self.long_chats, self.long_values = scripts[::2], scripts[1::2]
-        edges = ["just inside the retention", "just outside the retention"] if limits.retention_days else []
-        edges += ["just inside the session", "just outside the session"] if limits.session_days else []
-        self.boundaries = rng.sample(edges, len(edges)) if has_clock else []
-        self.follow_ups: list[FollowUp] = []  # in the order they are to be drawn
-        self.edits = ["long"]  # the value class of the first edit
-        self.queued: list[Action] = []  # drawn already, to be taken next in this order
-        self.left = 0  # actions still to draw
-        self.transitions: list[tuple[str, str]] = []  # (kind, read) still to show, in a seeded order
-
-    def save(self) -> tuple[object, dict[str, list]]:
-        """What drawing changes, to go back to after a trial draw."""
-        lists = {k: list(v) for k, v in vars(self).items() if isinstance(v, list)}
-        return self.fake.random.getstate(), {**lists, "unseen": list(self.text.unseen)}
-
-    def restore(self, saved: tuple[object, dict[str, list]]) -> None:
-        state, lists = saved
-        self.fake.random.setstate(state)
-        self.text.unseen = lists.pop("unseen")
-        vars(self).update(lists)
-
-    def first(self, pool: list[str], every: tuple[str, ...] | list[str]) -> str:
-        """The next of `pool` not drawn yet, else any of `every`."""
-        return pool.pop(0) if pool else self.fake.random_element(every)
-
-    def boundary(self, model: SessionModel) -> str | None:
-        """The next edge still to cover that time can reach now (a retention edge needs a memory still kept)."""
-        kept = any(u.alive and model.memories(name) for name, u in model.users.items())
-        return next((b for b in self.boundaries if "session" in b or kept), None)
-
-    def pending(self, name: str) -> bool:
-        """Whether the user still has follow-ups to draw."""
-        return any(f.user == name for f in self.follow_ups)
-
-    def uncovered(self, kinds: list[str], model: SessionModel, name: str) -> str | None:
-        """The kind of action that covers something still to be drawn once, if any."""
-        if self.kinds and self.fake.boolean(85):
-            ready = next((k for k in self.kinds if k not in TAKING_BACK or _taker(k, name, model, self)), None)
-            if "clear all memories" in self.kinds and not model.remembered(name) and not self.pending(name):
-                ready = "tell several facts at once"  # so that someone else keeps memories when one clears hers
-            if ready:
-                return ready
-        if self.boundary(model) and "let time pass" in kinds and self.fake.boolean(60):
-            return "let time pass"
-        wanted = [("tell", self.long_values), ("chat", self.long_chats), ("tell several facts at once", self.values),
-                  ("correct", self.corrects and model.keys(name)), ("ask", self.asks),
-                  ("let time pass", self.boundary(model))]
-        return next((kind for kind, left in wanted if left and kind in kinds), None)
+                    len(message) for a in self.actions for message in a.told if len(message) > 1)}}
 
 
 def generate(seed: str, count: int, users: int, left_out: dict[str, str] | None = None,
@@ -286,7 +145,7 @@ def _generate(seed: str, count: int, users: int, left_out: dict[str, str] | None
     model = SessionModel(names, limits.retention_days, memory_listing, limits.session_days, forgetting)
     weights = dict(WEIGHTS, **(VOLUME_WEIGHTS if count >= LONG_FORM else {}))
     kinds = [k for k in weights if k not in left_out and weights[k]]
-    draws = _Draws(fake, kinds, limits, "let time pass" not in left_out)
+    draws = Draws(fake, kinds, limits, TIME not in left_out, count >= LONG_FORM)
     tracked = count < LONG_FORM  # the long form outgrows pages and batches; the short form shows each transition
     required, uncovered = _transitions(model, weights, left_out, unread or {})
     draws.transitions = fake.random.sample(required, len(required)) if tracked else []
@@ -296,11 +155,11 @@ def _generate(seed: str, count: int, users: int, left_out: dict[str, str] | None
     last = names[0]
     while len(actions) < count:
         draws.left = count - len(actions)
-        action = _next(model, draws, limits, names, left_out, kinds, weights, last, count >= LONG_FORM)
+        action = _next(model, draws, names, left_out, kinds, weights, last)
         if action is None:
             continue
         draws.follow_ups += _follow_ups_of(action, model, draws, left_out)
-        who = names if isinstance(action, PassTime) else [action.user]
+        who = [action.user] if action.user else names  # (time passes for everyone)
         before = observe(model, who) if tracked else {}
         model.apply(action)
         for name in model.expired_sessions():  # what the runner does: they sign in again
@@ -320,7 +179,8 @@ def _generate(seed: str, count: int, users: int, left_out: dict[str, str] | None
     if left and count >= SHORT_FORM:
         raise GenerationError(f"seed {seed}: the session of {count} actions by {users} users leaves "
                               f"{len(left)} transition(s) of the model uncovered: {', '.join(pair(*t) for t in left)}"
-                              "; draw them (harness/sessions/generator.py) or give the session more actions")
+                              "; draw them (the generator's steering, or the moves' draws in harness/sessions/moves/)"
+                              " or give the session more actions")
     return plan
 
 
@@ -328,7 +188,7 @@ def _transitions(model: SessionModel, weights: dict[str, int], left_out: dict[st
                  unread: dict[str, str]) -> tuple[list[tuple[str, str]], dict[str, str]]:
     """The (kind, read) pairs of the model's effects a session can show, and those it cannot, with why: a kind
     left out, or a read the runner cannot make on this target (`unread`: read -> why)."""
-    drawn = {k for k, w in weights.items() if w} | {"turn memory on", "open an account again"}
+    drawn = {k for k, w in weights.items() if w} | FOLLOWING
     required, why = [], {}
     for kind, reads in effects(model).items():
         for read in reads:
@@ -341,34 +201,45 @@ def _transitions(model: SessionModel, weights: dict[str, int], left_out: dict[st
     return required, why
 
 
-def _next(model: SessionModel, draws: _Draws, limits: Limits, names: list[str], left_out: dict[str, str],
-          kinds: list[str], weights: dict[str, int], last: str, long_form: bool) -> Action | None:
+def _uncovered(draws: Draws, kinds: list[str], model: SessionModel, name: str) -> str | None:
+    """The kind of action that covers something still to be drawn once, if any."""
+    if draws.kinds and draws.fake.boolean(85):
+        ready = next((k for k in draws.kinds if _taker(k, name, model, draws)), None)  # someone may take it
+        first = next((f for k in draws.kinds if (f := rule_for(k).wants_first(k, model, name, draws))), None)
+        if first or ready:
+            return first or ready
+    if draws.boundary(model) and TIME in kinds and draws.fake.boolean(60):
+        return TIME
+    return next((k for k in COVERING if k in kinds and rule_for(k).to_cover(k, model, name, draws)), None)
+
+
+def _next(model: SessionModel, draws: Draws, names: list[str], left_out: dict[str, str], kinds: list[str],
+          weights: dict[str, int], last: str) -> Action | None:
     """The next action: one drawn already, a follow-up, a transition still to show, or a new draw."""
     fake = draws.fake
     if draws.queued:
         return draws.queued.pop(0)
     if draws.follow_ups and fake.boolean(90):  # soon after, now and then after another's
-        return _follow_up(model, draws, limits)
-    if draws.boundary(model) and "let time pass" in kinds and fake.boolean(10):  # the edges of time, among them
-        return _pass_time(model, draws, limits)
+        return _follow_up(model, draws)
+    if draws.boundary(model) and TIME in kinds and fake.boolean(10):  # the edges of time, among them
+        return rule_for(TIME).draw(TIME, "", model, draws)
     if draws.transitions and (fake.boolean(70) or draws.left <= 2 * len(draws.transitions)):  # (time runs out)
-        steered = _steer(model, draws, limits, names)
+        steered = _steer(model, draws, names)
         if steered:
             draws.queued[:0] = steered[1:]
             return steered[0]
     if not model.alive(name := fake.random_element(names)):
-        return None if "open an account again" in left_out else Rejoin(name)
-    kind = (draws.uncovered(kinds, model, name) if fake.boolean(95) else None) or fake.random.choices(
+        return None if REJOIN in left_out else rule_for(REJOIN).draw(REJOIN, name, model, draws)
+    kind = (_uncovered(draws, kinds, model, name) if fake.boolean(95) else None) or fake.random.choices(
         kinds, weights=[weights[k] for k in kinds])[0]
-    if kind in LEAVING and model.alive(last) and fake.boolean(70):
+    if rule_for(kind).leaving and model.alive(last) and fake.boolean(70):
         name = last  # people close the browser or sign out right after a reply, before a write is done
-    if kind in TAKING_BACK:
-        name = _taker(kind, name, model, draws) or name
-    return _draw(kind, name, model, draws, limits, long_form)
+    name = _taker(kind, name, model, draws) or name  # (a take-back goes to someone with something to take back)
+    return _draw(kind, name, model, draws)
 
 
 # -- transitions: what each action changes for a later read ---------------------------------------------------------
-def _shown(action: Action, number: int, before: dict, after: dict, model: SessionModel, draws: _Draws,
+def _shown(action: Action, number: int, before: dict, after: dict, model: SessionModel, draws: Draws,
            covered: dict[tuple[str, str], int], read_after: set[int]) -> None:
     """Record the transitions the action showed first; have the runner (or a question drawn next) read them."""
     for user, read in changes(before, after):
@@ -378,13 +249,13 @@ def _shown(action: Action, number: int, before: dict, after: dict, model: Sessio
         covered[transition] = number
         if transition in draws.transitions:
             draws.transitions.remove(transition)
-        if read in READ_AFTER and isinstance(action, (Tell, Ask, Chat, ManyConversations)):
+        if read in READ_AFTER and not rule_of(action).checked_after:
             read_after.add(number)  # (every other action is followed by a read of its user)
         elif read == ANSWERS and model.alive(user) and not draws.pending(user):
             draws.queued += _question(model, draws, user, before[(user, read)], after[(user, read)])
 
 
-def _question(model: SessionModel, draws: _Draws, name: str, before: object, after: object) -> list[Action]:
+def _question(model: SessionModel, draws: Draws, name: str, before: object, after: object) -> list[Action]:
     """The question that reads a changed answer: in the older conversation that said the fact (reopened from the
     list) where the answer there changed, else in a new conversation."""
     was = dict(before) if isinstance(before, tuple) else {}
@@ -397,10 +268,10 @@ def _question(model: SessionModel, draws: _Draws, name: str, before: object, aft
         move: list[Action] = [Reopen(name, conversation=where + 1)]
     else:
         move = [NewConversation(name)] if model.current(name) is not None else []
-    return [*move, Ask(name, key=key, question=draws.first(draws.asks, _ASK).format(key=key))]
+    return [*move, question(name, key, draws)]
 
 
-def _steer(model: SessionModel, draws: _Draws, limits: Limits, names: list[str]) -> list[Action] | None:
+def _steer(model: SessionModel, draws: Draws, names: list[str]) -> list[Action] | None:
     """Actions that show transitions not shown yet: of the kind of the next one still to show, the draw (after a
     move that makes its effect observable where it needs one: reopening an older conversation, starting a new one)
     that shows the most of them, found by trying draws on a copy of the model; a kind none of whose draws shows
@@ -415,7 +286,7 @@ def _steer(model: SessionModel, draws: _Draws, limits: Limits, names: list[str])
         for name in fake.random.sample(alive, len(alive)):
             for context in CONTEXTS:
                 saved = draws.save()
-                found = _trial(kind, name, context, model, draws, limits, names)
+                found = _trial(kind, name, context, model, draws, names)
                 shows = len(wanted & found[1]) if found else 0
                 if found and shows and (best is None or shows > best[0]):
                     best = (shows, found[0], draws.save())
@@ -429,7 +300,7 @@ def _steer(model: SessionModel, draws: _Draws, limits: Limits, names: list[str])
     return None
 
 
-def _trial(kind: str, name: str, context: str, model: SessionModel, draws: _Draws, limits: Limits,
+def _trial(kind: str, name: str, context: str, model: SessionModel, draws: Draws,
            names: list[str]) -> tuple[list[Action], set[str]] | None:
     """A draw of `kind` by `name` after the `context` move, on a copy of the model: the actions and the reads they
     change."""
@@ -445,16 +316,15 @@ def _trial(kind: str, name: str, context: str, model: SessionModel, draws: _Draw
         if trial.current(name) is None:
             return None
         moves.append(NewConversation(name))
-    if kind == "open an account again" or not trial.alive(name) or (
-            kind in TAKING_BACK and not _can_take_back(kind, trial, name, draws)):
+    if not trial.alive(name) or not _may(kind, trial, name, draws):
         return None  # (an account is opened again as the follow-up of its deletion)
     try:
         for move in moves:
             trial.apply(move)
-        action = _draw(kind, name, trial, draws, limits, False)
+        action = _draw(kind, name, trial, draws)
         if action is None or action.kind != kind:
             return None
-        who = names if isinstance(action, PassTime) else [name]
+        who = [name] if action.user else names
         before = observe(trial, who)
         trial.apply(action)
         for other in trial.expired_sessions():
@@ -464,290 +334,29 @@ def _trial(kind: str, name: str, context: str, model: SessionModel, draws: _Draw
     return [*moves, action], {read for _, read in changes(before, observe(trial, who))}
 
 
-def _key(model: SessionModel, name: str, draws: _Draws, taken: set[str]) -> tuple[str, str] | None:
-    """A key the user has not told yet (normalised, and as typed): an edge key first, then the usual ones, then
-    numbered ones (long sessions run out of names)."""
-    told = set(model.keys(name)) | taken
-    edge = next((k for k in draws.keys if normalise_key(k) not in told), None)
-    if edge is not None:
-        draws.keys.remove(edge)
-        return normalise_key(edge), edge
-    fresh = [k for k in FACT_KEYS if k not in told]
-    if fresh:
-        key = draws.fake.random_element(fresh)
-        return key, key
-    for n in range(1, 10_000):
-        if f"parcel {n}" not in told:
-            return f"parcel {n}", f"parcel {n}"
-    return None
-
-
-def _said(model: SessionModel, name: str, draws: _Draws, limits: Limits, key: str, typed: str, correction: bool,
-          room: int | None = None) -> Said:
-    """One fact: a value of the next class to cover, worded in the next way to cover."""
-    fake, text = draws.fake, draws.text
-    template = draws.first(draws.corrects if correction else draws.tells, _CORRECT if correction else _TELL)
-    if draws.long_values and room is None:
-        value_class = draws.long_values.pop(0)
-        script = value_class[value_class.index("(") + 1:-1]
-        longest = min(limits.longest_to_type, limits.longest_fact or limits.longest_to_type)
-        length = longest - len(template.format(key=typed, value=""))
-        value = text.near_limit(script, length)[:-1].rstrip(" .!?") or "x"
-    else:
-        others = [(k, v) for k, v in model.values(but=name) if k == key]
-        if not correction and others and fake.boolean(30):  # another user holds the identical fact
-            value, value_class = fake.random_element(others)[1], "identical"
-        else:
-            value_class = draws.first(draws.values, VALUE_CLASSES)
-            value = text.value(value_class)
-    return Said(key, value, template.format(key=typed, value=value), value_class, correction)
-
-
-def _tell(name: str, model: SessionModel, draws: _Draws, limits: Limits, several: int, correction: bool,
-          given: tuple[str, str] | None = None) -> Tell | None:
-    """A message of `several` facts (a correction of one told before first, or the `given` key first: normalised,
-    and as typed)."""
-    told = model.keys(name)
-    if correction and not told and given is None:
-        return None
-    taken: set[str] = set()
-    facts: list[Said] = []
-    for i in range(several):
-        if i == 0 and given is not None:
-            key, typed = given
-        elif correction and i == 0:
-            key = draws.fake.random_element(told)
-            typed = key
-        else:
-            found = _key(model, name, draws, taken)
-            if found is None:
-                break
-            key, typed = found
-        taken.add(key)
-        said = _said(model, name, draws, limits, key, typed, correction and i == 0, room=None if several == 1 else 0)
-        if facts and sum(len(f.sentence) + 1 for f in (*facts, said)) > limits.longest_to_type - 200:
-            break  # the message is as long as the app takes (less room for small talk before it)
-        facts.append(said)
-    if not facts:
-        return None
-    fake = draws.fake
-    prefix, separator = "", " "
-    near_limit = any("limit" in f.value_class for f in facts)
-    if not near_limit and (draws.text.unseen or fake.boolean(20)):  # small talk first, of a class still to cover
-        prefix = draws.text.small_talk(draws.text.next_class(CHAT_CLASSES))
-        separator = fake.random_element((" ", "\n", "\n\n"))
-    first = facts[0]
-    tell = Tell(name, key=first.key, value=first.value, sentence=first.sentence, prefix=prefix, separator=separator,
-                value_class=first.value_class, correction=first.correction, more=tuple(facts[1:]),
-                joiner=fake.random_element((" ", "\n", " ")))
-    if len(tell.message) > limits.longest_to_type:
-        return None  # several long values: the message would be refused
-    return tell
-
-
-def _draw(kind: str, name: str, model: SessionModel, draws: _Draws, limits: Limits, long_form: bool) -> Action | None:
+def _draw(kind: str, name: str, model: SessionModel, draws: Draws) -> Action | None:
     """One action of `kind` by `name` that fits the model's state, or None when none fits."""
-    fake, text = draws.fake, draws.text
-    told = model.keys(name)
-    if kind in ("tell", "correct"):
-        return _tell(name, model, draws, limits, 1, kind == "correct")
-    if kind == "tell several facts at once":
-        several = fake.random_int(20, 60) if long_form and fake.boolean(70) else fake.random_int(
-            3 if draws.values else 2, 5 if draws.values else 4)
-        return _tell(name, model, draws, limits, several, False)
-    if kind == "start many conversations":
-        tells: list[Tell] = []
-        for _ in range(fake.random_int(15, 35)):
-            found = _key(model, name, draws, {t.key for t in tells})
-            if found is None:
-                break
-            said = _said(model, name, draws, limits, *found, False, room=0)
-            tells.append(Tell(name, key=said.key, value=said.value, sentence=said.sentence,
-                              value_class=said.value_class))
-        return ManyConversations(name, tells=tuple(tells)) if tells else None
-    if kind == "ask":
-        others = [k for k, _ in model.values() if k not in told]
-        pool = told if told and (fake.boolean(80) or not others) else others or list(FACT_KEYS)
-        key = fake.random_element(pool)
-        return Ask(name, key=key, question=draws.first(draws.asks, _ASK).format(key=key))
-    if kind == "chat":
-        if draws.long_chats:
-            text_class = draws.long_chats.pop(0)
-            script = text_class[text_class.index("(") + 1:-1]
-            return Chat(name, text=text.near_limit(script, limits.longest_to_type), text_class=text_class)
-        text_class = text.next_class(CHAT_CLASSES)
-        return Chat(name, text=text.small_talk(text_class), text_class=text_class)
-    if kind == "start a conversation":
-        return NewConversation(name) if model.current(name) is not None else None
-    if kind == "reopen a conversation":
-        choices = [i for i in model.listed(name) if i != model.current(name)]
-        return Reopen(name, conversation=fake.random_element(choices) + 1) if choices else None
-    if kind == "close and reopen the browser":
-        return ReopenBrowser(name)
-    if kind == "sign out and back in":
-        return SignOutAndIn(name)
-    if kind == "let time pass":
-        return _pass_time(model, draws, limits)
-    if kind == "delete an account":  # not before the follow-ups of what the user took back, nor at the very end
-        return DeleteAccount(name) if model.conversations(name) and not draws.pending(name) and (
-            draws.left > ENDING) else None
-    if kind in TAKING_BACK or kind == "turn memory on":
-        return _take_back(kind, name, model, draws)
-    if kind in FAILING or kind == "restart the app":
-        return _failure(kind, name, model, draws, limits)
-    if kind == "tamper with another user's data":  # on someone who has something to lose
-        victims = [u for u in model.users if u != name and model.alive(u) and (
-            model.remembered(u) or model.listed(u))]
-        return TamperWith(name, victim=fake.random_element(victims)) if victims else None
-    if kind == "type wrong passwords at another's address":  # one fewer than the throttle locks at
-        others = [u for u in model.users if u != name and model.alive(u)]
-        return WrongPasswords(name, victim=fake.random_element(others), count=max(1, (
-            limits.sign_in_failures or 4) - 1)) if others else None
-    raise ValueError(f"unknown action kind {kind!r}")
+    return rule_for(kind).draw(kind, name, model, draws)
 
 
-def _failure(kind: str, name: str, model: SessionModel, draws: _Draws, limits: Limits) -> Action | None:
-    """A failure in the conversation the user has open (a turn refused, or its reply dropped; the app restarted),
-    after which the user goes on there: a fact told next (a follow-up) must be remembered, nothing lost or doubled."""
-    if model.current(name) is None or draws.pending(name):
-        return None
-    if kind == "restart the app":
-        return AppRestart(name)
-    turn = _draw(draws.fake.random_element(("tell", "ask", "chat")), name, model, draws, limits, False)
-    if not isinstance(turn, (Tell, Ask, Chat)) or (isinstance(turn, Tell) and turn.more):
-        return None
-    return FAILING[kind](name, turn=turn)
+def _may(kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
+    """Whether the user may take a move of this kind now (its precondition)."""
+    return rule_for(kind).precondition(kind, model, name, draws)
 
 
-# -- what users take back ----------------------------------------------------------------------------------------------
-def _can_take_back(kind: str, model: SessionModel, name: str, draws: _Draws) -> bool:
-    """Whether the user can take this back now in a way that shows: something of theirs to take back, no follow-up of
-    an earlier take-back still to draw, and for a clear-all someone else who keeps memories meanwhile."""
-    if draws.pending(name) or 0 < draws.left <= FOLLOW_UP_ROOM:  # (what shows it would not fit before the end)
-        return False
-    if kind == "delete a conversation":
-        return bool(model.listed(name))
-    others = [u for u in model.users if u != name and model.alive(u)]
-    if kind == "clear all memories" and others and not any(model.remembered(u) for u in others):
-        return False  # nobody else's memories to see kept
-    return bool(model.remembered(name)) and (kind != "turn memory off" or model.memory_on(name))
-
-
-def _taker(kind: str, name: str, model: SessionModel, draws: _Draws) -> str | None:
-    """Who takes this back: the user drawn where they can, else another who can, if anyone can."""
-    can = [u for u in model.users if model.alive(u) and _can_take_back(kind, model, u, draws)]
+def _taker(kind: str, name: str, model: SessionModel, draws: Draws) -> str | None:
+    """Who takes the move: the user drawn where she may, else another who may, if anyone may."""
+    can = [u for u in model.users if model.alive(u) and _may(kind, model, u, draws)]
     return name if name in can else (draws.fake.random_element(can) if can else None)
 
 
-def _take_back(kind: str, name: str, model: SessionModel, draws: _Draws) -> Action | None:
-    fake = draws.fake
-    if kind == "turn memory on":
-        return TurnMemoryOn(name) if not model.memory_on(name) else None
-    if not _can_take_back(kind, model, name, draws):
-        return None
-    if kind == "delete a conversation":
-        told_in = {s.conversation for s in model.users[name].statements}
-        listed = model.listed(name)
-        return DeleteConversation(name, conversation=fake.random_element(
-            [i for i in listed if i in told_in] or listed) + 1)
-    if kind == "turn memory off":
-        return TurnMemoryOff(name)
-    if kind == "clear all memories":
-        return ClearMemories(name)
-    mine = model.remembered(name)
-    if kind == "delete a memory":  # one the user has only one memory of, where there is one: it is then forgotten
-        alone = [m for m in mine if sum(o.key == m.key for o in mine) == 1]
-        memory = fake.random_element(alone or mine)
-        return DeleteMemory(name, text=memory.sentence, key=memory.key)
-    newest = list({m.key: m for m in sorted(mine, key=lambda m: m.seq)}.values())  # what the user is answered
-    short = [m for m in newest if len(m.value) < SHORT_VALUE]  # (a long value edited to a long one keeps words)
-    return _edit(name, fake.random_element(short or newest), draws)
-
-
-def _edit(name: str, memory: Remembered, draws: _Draws) -> EditMemory | None:
-    """The memory's value changed to another, of another class, written over the old value where the memory states
-    it; the fact's key is kept (a user correcting what the assistant remembers)."""
-    value_class = draws.first(draws.edits, EDIT_CLASSES)
-    value = draws.text.value(value_class)
-    head, found, tail = memory.sentence.rpartition(memory.value)
-    if not found or value == memory.value:
-        return None
-    return EditMemory(name, text=memory.sentence, new_text=f"{head}{value}{tail}", key=memory.key, value=value,
-                      value_class=value_class)
-
-
-def _follow_ups_of(action: Action, model: SessionModel, draws: _Draws, left_out: dict[str, str]) -> list[FollowUp]:
+def _follow_ups_of(action: Action, model: SessionModel, draws: Draws, left_out: dict[str, str]) -> list[FollowUp]:
     """What the user does soon after taking something back (or deleting their account), drawn from the state before
     the action."""
-    name, fake = action.user, draws.fake
-    if isinstance(action, DeleteAccount):  # and the person opens an account again with the same address
-        return [] if "open an account again" in left_out else [FollowUp(name, "open an account again")]
-    if isinstance(action, (*FAILING.values(), AppRestart)):  # and goes on in the same page: a fact told there
-        return [FollowUp(name, "tell")]
-    if isinstance(action, (DeleteMemory, EditMemory)):
-        return [FollowUp(name, "ask", action.key)] + ([FollowUp(name, "tell", action.key)]
-                                                        if isinstance(action, DeleteMemory) else [])
-    if isinstance(action, TurnMemoryOff):
-        before = fake.random_element([m.key for m in model.remembered(name)])
-        if "turn memory on" in left_out:
-            return [FollowUp(name, "ask", before), FollowUp(name, "tell"), FollowUp(name, "start a conversation"),
-                    FollowUp(name, "ask")]
-        return [FollowUp(name, "ask", before), FollowUp(name, "tell"), FollowUp(name, "turn memory on"),
-                FollowUp(name, "ask"), FollowUp(name, "ask", before)]
-    return []
+    return rule_of(action).follow_ups(action, model, draws, left_out)
 
 
-def _follow_up(model: SessionModel, draws: _Draws, limits: Limits) -> Action | None:
+def _follow_up(model: SessionModel, draws: Draws) -> Action | None:
     """The next follow-up, when it still fits the model's state (else it is dropped)."""
     follow = draws.follow_ups.pop(0)
-    name = follow.user
-    if follow.kind == "open an account again":
-        return Rejoin(name) if not model.alive(name) else None
-    if not model.alive(name):
-        draws.follow_ups = [f for f in draws.follow_ups if f.user != name]
-        return None
-    if follow.kind == "ask":
-        return Ask(name, key=follow.key, question=draws.first(draws.asks, _ASK).format(key=follow.key)) \
-            if follow.key else None
-    if follow.kind == "turn memory on":
-        return _take_back("turn memory on", name, model, draws)
-    if follow.kind == "start a conversation":
-        return NewConversation(name) if model.current(name) is not None else None
-    given = (follow.key, follow.key) if follow.key else _key(model, name, draws, set())
-    several = draws.fake.random_int(2, 4) if draws.values else 1  # more facts with it while classes are to cover
-    tell = _tell(name, model, draws, limits, several, given is not None and model.remembers(name, given[0]), given) \
-        if given else None
-    if tell is not None and not follow.key:  # the question after it asks about the fact it told
-        waiting = next((i for i, f in enumerate(draws.follow_ups) if f.user == name and f.kind == "ask" and not f.key),
-                       None)
-        if waiting is not None:
-            draws.follow_ups[waiting] = replace(draws.follow_ups[waiting], key=tell.key)
-    return tell
-
-
-def _pass_time(model: SessionModel, draws: _Draws, limits: Limits) -> PassTime:
-    """Days to just inside or just outside the edge of a promise with a time in it (a memory's retention, a sign-in's
-    lifetime) for someone, while such edges are still to be covered or now and then; else a plain span."""
-    fake = draws.fake
-    edge = draws.boundary(model) or (
-        fake.random_element(("just inside the retention", "just outside the retention", "", "", ""))
-        if limits.retention_days else "")
-    if "retention" in edge and limits.retention_days:
-        ages = [model.day - m.day for u in model.users.values() if u.alive for m in u.remembered
-                if model.day - m.day < limits.retention_days]
-        if ages:
-            left = limits.retention_days - fake.random_element(ages)
-            if left > _HOUR:
-                return _edge(draws, edge, left)
-    if "session" in edge and limits.session_days:
-        ages = [model.day - u.signed_in_day for u in model.users.values() if u.alive]
-        left = limits.session_days - min(ages) if ages else 0
-        if left > _HOUR:
-            return _edge(draws, edge, left)
-    return PassTime("", days=fake.random_element(_DAYS))
-
-
-def _edge(draws: _Draws, edge: str, left: float) -> PassTime:
-    if edge in draws.boundaries:
-        draws.boundaries.remove(edge)
-    return PassTime("", days=left + (-_HOUR if "inside" in edge else _HOUR), boundary=edge)
+    return rule_for(follow.kind).follow_up(follow, model, draws)

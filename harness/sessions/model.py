@@ -1,94 +1,24 @@
 """The plain model of a generated session: what each user must see and be answered, computed from the actions alone
 (never from what the app returned). The promises it encodes are the README's memory contract, and where apps differ
-in what taking memory back does, the target's documented choices ([forgetting])."""
+in what taking memory back does, the target's documented choices ([forgetting]). What each action does is its move's
+(harness/sessions/moves/); the model holds the users' state (state.py), what several moves do alike (a turn, a
+memory kept as the app's listing says) and what users must see."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from collections.abc import Hashable
+from dataclasses import replace
 
 from harness.app.target import MEMORY_LISTINGS, Forgetting
-from harness.sessions.actions import (
-    FAILURES,
-    Action,
-    AppRestart,
-    Ask,
-    Chat,
-    ClearMemories,
-    DeleteAccount,
-    DeleteConversation,
-    DeleteMemory,
-    DroppedReply,
-    EditMemory,
-    FailedTurn,
-    ManyConversations,
-    NewConversation,
-    PassTime,
-    RefusedSend,
-    Rejoin,
-    Reopen,
-    ReopenBrowser,
-    SignOutAndIn,
-    TamperWith,
-    Tell,
-    TurnMemoryOff,
-    TurnMemoryOn,
-    WrongPasswords,
-)
-from harness.vocabulary.language import NOTED, answer_reply, told_reply
+from harness.sessions.actions import Action
+from harness.sessions.moves import rule_of
+from harness.sessions.rules import NotApplicable
+from harness.sessions.state import Remembered, Statement, UserState
+from harness.vocabulary.language import answer_reply
 from harness.vocabulary.turn import Turn
 
 # each statement a memory, oldest first; or one per fact, replaced in its place or as a new memory
 EVERY_STATEMENT, NEWEST_PER_FACT, NEWEST_AS_NEW = MEMORY_LISTINGS
-TAKING_BACK = (DeleteMemory, EditMemory, ClearMemories, TurnMemoryOff, TurnMemoryOn)  # done on the memories page
-
-
-class NotApplicable(Exception):
-    """The action cannot happen in this state (a deleted user acting, a conversation that does not exist)."""
-
-
-def reply_to(tell: Tell) -> str:
-    return told_reply((s.key, s.value) for s in tell.statements)
-
-
-@dataclass(frozen=True)
-class Statement:
-    """A fact as told in a conversation: what the conversation's own turns say, whatever became of its memory."""
-
-    key: str
-    value: str
-    sentence: str
-    day: float  # when it was told, in days since the session began
-    conversation: int  # the user's conversation it was told in (index)
-    seq: int  # the action's number: a later statement of a key replaces an earlier one
-
-
-@dataclass(frozen=True)
-class Remembered:
-    """One long-term memory as the app keeps it: a statement's, or (one memory per fact) the newest statement's in the
-    place its fact was first given; an edit changes its value and text and keeps the rest."""
-
-    key: str
-    value: str
-    sentence: str
-    day: float  # when its statement was told: its age for the retention (an edit keeps it)
-    conversation: int  # the conversation its statement was told in
-    seq: int  # its statement's action: the newer of two memories of a fact is answered
-    place: int  # the action that first told what holds its place in the list
-
-
-@dataclass
-class UserState:
-    conversations: list[list[Turn]] = field(default_factory=list)  # their turns, in order
-    activity: list[int] = field(default_factory=list)  # per conversation: the action number of its last turn
-    deleted: set[int] = field(default_factory=set)  # the conversations the user deleted (indexes)
-    current: int | None = None  # the conversation on screen; None: a new one, not yet started
-    statements: list[Statement] = field(default_factory=list)
-    remembered: list[Remembered] = field(default_factory=list)  # the app's memories of the user, in listed order
-    memory_on: bool = True
-    alive: bool = True
-    account: int = 1  # how many accounts this person has opened with their address
-    signed_in_day: float = 0  # when the user last signed in (their session's age counts from it)
-    sign_ins: int = 1  # how many times the user signed in or opened the app again, on this account
 
 
 class SessionModel:
@@ -110,100 +40,27 @@ class SessionModel:
     def apply(self, action: Action) -> str | None:
         """Apply one action; return the reply it must get when it is a chat turn."""
         self.seq += 1
-        if isinstance(action, PassTime):
-            self.day += action.days
-            for user in self.users.values():  # people come back to the app's start page: a new conversation
-                user.current = None
-            return None
-        user = self._user(action.user)
-        if isinstance(action, Rejoin):
-            if user.alive:
-                raise NotApplicable(f"{action.user}'s account was not deleted")
-            self.users[action.user] = UserState(account=user.account + 1, signed_in_day=self.day)
-            return None
-        if not user.alive:
-            raise NotApplicable(f"{action.user}'s account is deleted")
-        if isinstance(action, (TamperWith, WrongPasswords)):  # refused, each: nothing of anyone's changes
-            if action.victim == action.user or not self._user(action.victim).alive:
-                raise NotApplicable(f"{action.user} has no other user's data to tamper with: {action.victim!r}")
-            return None
-        if isinstance(action, Tell):
-            return self._tell(user, action)
-        if isinstance(action, ManyConversations):
-            for i, tell in enumerate(action.tells):
-                user.current = None  # each in a new conversation, each later than the one before
-                self.seq += 1 if i else 0
-                self._tell(user, tell)
-            return None
-        if isinstance(action, Ask):
-            reply = self.answer(action.user, action.key)  # before the question joins the conversation
-            self._turn(user, action.question, reply)
-            return reply
-        if isinstance(action, Chat):
-            self._turn(user, action.text, NOTED)
-            return NOTED
-        if isinstance(action, Reopen):
-            if action.conversation - 1 not in self.listed(action.user):
-                raise NotApplicable(f"{action.user} has no conversation {action.conversation} in her list")
-            user.current = action.conversation - 1
-            return None
-        if isinstance(action, (NewConversation, ReopenBrowser, SignOutAndIn)):
-            user.current = None
-            if isinstance(action, SignOutAndIn):
-                user.signed_in_day = self.day
-            if not isinstance(action, NewConversation):
-                user.sign_ins += 1
-            return None
-        if isinstance(action, DeleteAccount):
-            user.alive = False
-            return None
-        if isinstance(action, DeleteConversation):
-            self._delete_conversation(user, action)
-            return None
-        if isinstance(action, TAKING_BACK):
-            self._take_back(user, action)
-            user.current = None  # back from the memories page to the chat: a new conversation
-            return None
-        if isinstance(action, FAILURES):
-            self._failure(user, action)
-            return None
-        raise NotApplicable(f"the model knows no action {type(action).__name__}")
+        return rule_of(action).apply(self, action)
 
-    def _take_back(self, user: UserState, action: Action) -> None:
-        """A memory deleted or edited, all cleared, memory off or on: what the app keeps of the user changes so."""
-        if isinstance(action, DeleteMemory):
-            user.remembered.remove(self._reading(user, action.user, action.text))
-        elif isinstance(action, EditMemory):
-            memory = self._reading(user, action.user, action.text)
-            if memory.key != action.key:
-                raise NotApplicable(f"{action.user}'s memory {action.text!r} does not state her {action.key}")
-            edited = replace(memory, value=action.value, sentence=action.new_text)
-            if self.forgetting.edit_makes_newest:  # the app deletes it and stores the new text as a new memory
-                user.remembered.remove(memory)
-                user.remembered.append(replace(edited, seq=self.seq, place=self.seq))
-            else:
-                user.remembered[user.remembered.index(memory)] = edited
-        elif isinstance(action, ClearMemories):
-            user.remembered = []
-        elif isinstance(action, TurnMemoryOff):
-            if not user.memory_on:
-                raise NotApplicable(f"{action.user}'s memory is off already")
-            user.memory_on = False
-        elif isinstance(action, TurnMemoryOn):
-            choice = self.forgetting.memory_on_again
-            if choice is None:
-                raise NotApplicable("the target declares no [forgetting] memory_on_again")
-            if user.memory_on:
-                raise NotApplicable(f"{action.user}'s memory is on already")
-            user.memory_on = True
-            if choice.memories == "gone":
-                user.remembered = []
+    def parts(self) -> dict[str, Hashable]:
+        """Every user's state by the parts moves declare they write (harness.sessions.rules.PARTS), and the clock."""
+        users = [self.users[name] for name in sorted(self.users)]
+        return {
+            "turns": tuple((tuple(map(tuple, u.conversations)), tuple(u.statements)) for u in users),
+            "conversations": tuple((tuple(sorted(u.deleted)), tuple(u.activity)) for u in users),
+            "open_conversation": tuple(u.current for u in users),
+            "memories": tuple(tuple(u.remembered) for u in users),
+            "memory_switch": tuple(u.memory_on for u in users),
+            "session": tuple((u.signed_in_day, u.sign_ins) for u in users),
+            "account": tuple((u.alive, u.account) for u in users),
+            "clock": self.day,
+        }
 
     def adopt_memories(self, name: str, texts: list[str]) -> bool:
         """The user's memories become those the app lists (a known defect of the app's, declared by its target): each
         one the model holds, else the newest statement of the user's that reads so. False, and nothing changed, when
         the app lists a text the user never told."""
-        user = self._user(name)
+        user = self.user(name)
         kept, adopted = list(user.remembered), []
         for text in texts:
             held = next((m for m in kept if m.sentence == text), None)
@@ -219,46 +76,15 @@ class SessionModel:
         user.remembered = adopted + [m for m in kept if not self._remembered(m)]  # expired ones stay unlisted
         return True
 
-    def _reading(self, user: UserState, name: str, text: str) -> Remembered:
+    def reading(self, user: UserState, name: str, text: str) -> Remembered:
         """The user's first memory (as listed) that reads `text`: the one the memories page acts on."""
         found = next((m for m in user.remembered if m.sentence == text and self._remembered(m)), None)
         if found is None:
             raise NotApplicable(f"{name} has no memory that reads {text!r}")
         return found
 
-    def _delete_conversation(self, user: UserState, action: DeleteConversation) -> None:
-        """Gone from the list and its address; its memories kept or deleted as the app documents. The user looked
-        at its address and went back to the start page: a new conversation."""
-        choice = self.forgetting.conversation_deleted
-        if choice is None:
-            raise NotApplicable("the target declares no [forgetting] conversation_deleted")
-        index = action.conversation - 1
-        if index not in self.listed(action.user):
-            raise NotApplicable(f"{action.user} has no conversation {action.conversation} in her list")
-        user.deleted.add(index)
-        if choice.memories == "deleted":
-            user.remembered = [m for m in user.remembered if m.conversation != index]
-        user.current = None
-
-    def _tell(self, user: UserState, tell: Tell, remember: bool = True) -> str:
-        keys = [said.key for said in tell.statements]
-        if len(set(keys)) != len(keys):
-            raise NotApplicable(f"{tell.user} states one key twice in one message")
-        for said in tell.statements:
-            if not said.correction and self._remembers(user, said.key):
-                raise NotApplicable(f"{tell.user} already told her {said.key}: that is a correction")
-        reply = reply_to(tell)
-        conversation = self._turn(user, tell.message, reply)
-        told = [Statement(said.key, said.value, said.sentence, self.day, conversation, self.seq)
-                for said in tell.statements]
-        user.statements += told
-        self.keys_told.update(dict.fromkeys(s.key for s in told))
-        if user.memory_on and remember:  # else nothing told is remembered: only the conversation's turns say it
-            for statement in told:
-                self._remember(user, statement)
-        return reply
-
-    def _remember(self, user: UserState, s: Statement) -> None:
+    def remember(self, user: UserState, s: Statement) -> None:
+        """A statement the app keeps as a memory, as its memory listing says."""
         memory = Remembered(s.key, s.value, s.sentence, s.day, s.conversation, s.seq, place=s.seq)
         same = [i for i, m in enumerate(user.remembered) if m.key == s.key]
         if self.memory_policy == NEWEST_PER_FACT and same:  # the fact's memory replaced, in its place
@@ -272,12 +98,21 @@ class SessionModel:
     def _remembers(self, user: UserState, key: str) -> bool:
         return any(m.key == key and self._remembered(m) for m in user.remembered)
 
-    def _user(self, name: str) -> UserState:
+    def user(self, name: str) -> UserState:
+        """One of the session's users, whatever became of her account."""
         if name not in self.users:
             raise NotApplicable(f"{name} is not one of the session's users")
         return self.users[name]
 
-    def _turn(self, user: UserState, text: str, reply: str) -> int:
+    def acting(self, name: str) -> UserState:
+        """The user who acts: one of the session's, her account not deleted."""
+        user = self.user(name)
+        if not user.alive:
+            raise NotApplicable(f"{name}'s account is deleted")
+        return user
+
+    def add_turn(self, user: UserState, text: str, reply: str) -> int:
+        """A turn and its reply in the conversation on the user's screen (a new one where none is); its index."""
         if user.current is None:
             user.conversations.append([])
             user.activity.append(self.seq)
@@ -285,36 +120,6 @@ class SessionModel:
         user.conversations[user.current] += [Turn("user", text), Turn("assistant", reply)]
         user.activity[user.current] = self.seq
         return user.current
-
-    # -- failures on the way, mid-conversation -------------------------------------------------------------------
-    def _failure(self, user: UserState, action: Action) -> None:
-        """What the app keeps of a failure in the middle of a conversation; the conversation stays open in the same
-        page, so the user's next turn continues it. The rules, one per failure (docs/contract.md, After a failure):
-
-        - a send refused by the app's server: nothing of it is stored (no turn, no memory);
-        - a reply dropped on its way to the page: the app stored the turn and its reply, once (the conversation
-          answers from it, as from any of its turns); nothing of it is remembered long term, since the page writes a
-          turn's memories once it has the reply, and it never had it (the reference app; an app that wrote them on
-          the server would remember them);
-        - the app restarted on its data between two turns: nothing changes."""
-        if user.current is None:
-            raise NotApplicable(f"{action.user} has no conversation open for a failure to happen in")
-        if isinstance(action, DroppedReply):
-            self._dropped(user, action)
-        elif not isinstance(action, (RefusedSend, AppRestart)):
-            raise NotApplicable(f"the model knows no failure {type(action).__name__}")
-
-    def _dropped(self, user: UserState, action: FailedTurn) -> None:
-        turn = action.turn
-        if isinstance(turn, Tell):
-            choice = self.forgetting.dropped_reply
-            if choice is None:
-                raise NotApplicable("the target declares no [forgetting] dropped_reply")
-            self._tell(user, turn, remember=choice.memories == "remembered")
-        elif isinstance(turn, Ask):
-            self._turn(user, turn.question, self.answer(action.user, turn.key))
-        else:
-            self._turn(user, turn.text, NOTED)
 
     # -- what users must see ---------------------------------------------------------------------------------------
     def _remembered(self, memory: Remembered) -> bool:

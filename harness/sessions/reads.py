@@ -11,8 +11,10 @@ in where."""
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING
 
-from harness.sessions.model import SessionModel
+if TYPE_CHECKING:  # (the model finds its moves, which name these reads)
+    from harness.sessions.model import SessionModel
 
 Value = Hashable
 Observation = dict[tuple[str, str], Value]  # (user, read) -> value
@@ -110,38 +112,9 @@ def changes(before: Observation, after: Observation) -> list[tuple[str, str]]:
 
 
 ORDER, ENTRIES, TURNS, MEMORIES, SEARCH, ANSWERS, SIGNED_IN = READS
-_TALK = (ORDER, ENTRIES, TURNS)  # a turn in a conversation listed before
-_KEPT = (MEMORIES, SEARCH, ANSWERS)  # what the app keeps and answers from
-
-
-def effects(model: SessionModel) -> dict[str, tuple[str, ...]]:
-    """For each action kind, the reads its effect can change under the model's promises (the target's retention,
-    session lifetime and documented choices): the pairs a short session must each show once. A test explores the
-    model to keep this exact (every change it sees is here, and each pair here is seen)."""
-    forgetting, gone = model.forgetting, ()
-    effects = {
-        "tell": _TALK + _KEPT, "tell several facts at once": _TALK + _KEPT, "correct": _TALK + _KEPT,
-        "ask": _TALK, "chat": _TALK, "start many conversations": _KEPT,
-        "close and reopen the browser": (SIGNED_IN,), "sign out and back in": (SIGNED_IN,),
-        "let time pass": ((*_KEPT,) if model.retention_days else gone) + ((SIGNED_IN,) if model.session_days else gone),
-        "delete an account": (ORDER, MEMORIES, SEARCH, SIGNED_IN), "open an account again": (ANSWERS, SIGNED_IN),
-        "delete a memory": _KEPT, "edit a memory": _KEPT, "clear all memories": _KEPT,
-        "turn memory off": (ANSWERS,),
-        # A refused send and a restart change nothing; a dropped reply's turn is stored (and answered from there).
-        "send refused by the app": (), "restart the app": (), "tamper with another user's data": (),
-        "type wrong passwords at another's address": (),
-    }
-    if forgetting.dropped_reply is not None:
-        remembered = forgetting.dropped_reply.memories == "remembered"
-        effects["connection dropped mid-reply"] = (*_TALK, *((MEMORIES, SEARCH) if remembered else ()), ANSWERS)
-    if forgetting.conversation_deleted is not None:
-        deleted = forgetting.conversation_deleted.memories == "deleted"
-        effects["delete a conversation"] = (ORDER, *(_KEPT if deleted else ()))
-    if forgetting.memory_on_again is not None:
-        gone_again = forgetting.memory_on_again.memories == "gone"
-        # gone: what was kept is cleared, while nothing was answered from it already; used again: answered again
-        effects["turn memory on"] = (MEMORIES, SEARCH) if gone_again else (ANSWERS,)
-    return effects
+# The reads groups of moves change (each move says which: harness.sessions.moves.effects):
+TALK = (ORDER, ENTRIES, TURNS)  # a turn in a conversation listed before
+KEPT = (MEMORIES, SEARCH, ANSWERS)  # what the app keeps and answers from
 
 
 def pair(kind: str, read: str) -> str:

@@ -6,9 +6,11 @@ conversation refused at its address; after a clear-all, every few actions and at
 that nobody's API opens another's conversation.
 
 The runner acts through `Actor`s (harness.users.actor: a user in a browser, or through the app's API) that the
-scenario's world gives it, and asks the app itself through its handle. After a turn it goes straight on, as users do:
-an app that still has to persist what the turn said must do it before the page is closed or the next question is
-asked, not while a test waits."""
+scenario's world gives it, and asks the app itself through its handle. Each action is acted out by its move
+(harness/sessions/moves/: `perform`); the runner holds the session's accounts and what the moves read with (a user's
+state, everyone's, a sign-in, a conversation shown). After a turn it goes straight on, as users do: an app that
+still has to persist what the turn said must do it before the page is closed or the next question is asked, not
+while a test waits."""
 
 from __future__ import annotations
 
@@ -16,47 +18,21 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
-from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any
 
 from playwright.sync_api import Error as PlaywrightError
 
 from harness.app.app_handle import AppHandle
 from harness.app.target import KnownDefect
 from harness.drivers.base import Account, Capability, Memory, UserSession
-from harness.sessions.actions import (
-    FAILURES,
-    Action,
-    AppRestart,
-    Ask,
-    Chat,
-    ClearMemories,
-    DeleteAccount,
-    DeleteConversation,
-    DeleteMemory,
-    DroppedReply,
-    EditMemory,
-    ManyConversations,
-    NewConversation,
-    PassTime,
-    Rejoin,
-    Reopen,
-    ReopenBrowser,
-    SignOutAndIn,
-    TamperWith,
-    Tell,
-    TurnMemoryOff,
-    TurnMemoryOn,
-    WrongPasswords,
-    script,
-)
+from harness.sessions.actions import Action, script
 from harness.sessions.generator import Plan
-from harness.sessions.model import NotApplicable, SessionModel, reply_to
+from harness.sessions.model import NotApplicable, SessionModel
+from harness.sessions.moves import rule_of
+from harness.sessions.rules import Difference
 from harness.sessions.shrink import shrink
 from harness.suite import report
 from harness.users.actor import Actor
-from harness.users.hostile import kinds_of
 from harness.vocabulary.answers import AnswerCheck
 from harness.vocabulary.order import Span, out_of_order
 from harness.vocabulary.polling import Timeout, wait_until
@@ -72,31 +48,6 @@ SEARCHES_PER_CHECK = 6  # memories searched by their own text at each check of a
 
 # Opens an actor: (name, e-mail local part, tag that makes the address unique to one run, domain) -> signed in.
 Join = Callable[[str, str, str, str], Actor]
-
-
-@dataclass(frozen=True)
-class Difference:
-    """The first place the app and the model disagree."""
-
-    number: int  # the action's number, from 1 (0: before the first action)
-    action: Action | None
-    what: str  # what was compared, e.g. "Ana's answer", "Ben's memories"
-    expected: Any
-    actual: Any
-
-    @property
-    def category(self) -> str:
-        return self.what.split(" ", 1)[-1]
-
-    def describe(self) -> str:
-        where = f"action {self.number} ({self.action.gherkin()})" if self.action else "before the first action"
-        text = (f"{where}: the app and the model disagree on {self.what}\n  expected: {self.expected!r}\n"
-                f"  actual:   {self.actual!r}")
-        if isinstance(self.expected, list) and isinstance(self.actual, list):  # which are missing, which are more
-            expected, actual = Counter(map(repr, self.expected)), Counter(map(repr, self.actual))
-            text += (f"\n  missing:  [{', '.join((expected - actual).elements())}]"
-                     f"\n  extra:    [{', '.join((actual - expected).elements())}]")
-        return text
 
 
 @dataclass
@@ -126,7 +77,7 @@ class SessionRunner:
         self.model = self.new_model()
         self.tag = ""  # makes this run's addresses unique (a shrinking replay opens new accounts)
         self._accounts: list[Account] = []  # every account a run opened, deleted before the next run
-        self._previous: Action | None = None
+        self.previous: Action | None = None
         self._searched: dict[str, int] = {}  # user -> how many of their memories were searched so far (a cursor)
         # The app's timestamps of its memories have this resolution: memories it made within it may be listed
         # either way. When each was made is known as a span of the suite's clock: from the start of the action that
@@ -134,11 +85,11 @@ class SessionRunner:
         self.resolution_s = app.target.limits.clock_resolution_s
         self._action_started: dict[int, float] = {}  # the model's action number -> when the suite began acting it
         self._first_listed: dict[int, float] = {}  # the action number of a memory's newest statement -> first seen
-        self._failed: dict[str, int] = {}  # user -> the number of the failure her next action goes on from
-        self._acted: set[str] = set()  # users who acted since their state was last checked
+        self.failed: dict[str, int] = {}  # user -> the number of the failure her next action goes on from
+        self.acted: set[str] = set()  # users who acted since their state was last checked
         # Users whose page asked them to sign in after time passed: each signs in at her next action (one who does
         # not act again before the end or the next days signs in for nothing; the form is shown either way).
-        self._to_sign_in: set[str] = set()
+        self.to_sign_in: set[str] = set()
         # The difference the target declares a known defect of the app (a read and a pattern), if any: where it shows,
         # it is recorded, the app's side of that read becomes the model's, and the session goes on to its end.
         self.declared = declared
@@ -168,12 +119,12 @@ class SessionRunner:
             self.app.delete_user(account)
         self._accounts = []
         self.model = self.new_model()
-        self._previous = None
-        self._action_started, self._first_listed, self._failed, self._acted = {}, {}, {}, set()
-        self._to_sign_in = set()
+        self.previous = None
+        self._action_started, self._first_listed, self.failed, self.acted = {}, {}, {}, set()
+        self.to_sign_in = set()
         self.shown = []
         self.tag = self.new_tag()
-        self.members = {name: self._join(name) for name in self.plan.users}
+        self.members = {name: self.new_member(name) for name in self.plan.users}
         for number, action in enumerate(actions, 1):
             try:
                 difference = self._step(number, action)
@@ -186,8 +137,8 @@ class SessionRunner:
             difference = self._unless_declared(difference)
             if difference:
                 return difference
-            self._previous = action
-        return self._unless_declared(self._check_everyone(len(actions), actions[-1] if actions else None))
+            self.previous = action
+        return self._unless_declared(self.check_everyone(len(actions), actions[-1] if actions else None))
 
     def _unless_declared(self, difference: Difference | None) -> Difference | None:
         """The difference, unless it is the one the target declares: that one is recorded, the app's side of its read
@@ -197,7 +148,7 @@ class SessionRunner:
             if difference is None or not self._declared_shows(difference):
                 return difference
             self.shown.append(difference)
-            difference = self._check_everyone(difference.number, difference.action)
+            difference = self.check_everyone(difference.number, difference.action)
         return difference
 
     def _declared_shows(self, difference: Difference) -> bool:
@@ -209,80 +160,55 @@ class SessionRunner:
             return self.model.adopt_memories(difference.what.partition("'s ")[0], list(difference.actual))
         return True
 
-    def _not_checked(self, check: str, why: str) -> None:
+    def note_not_checked(self, check: str, why: str) -> None:
+        """A check the session cannot make on the target, with why: reported once."""
         if check not in self.not_checked:
             self.not_checked[check] = why
             report.attach_text("not checked", f"{check}: {why}")
 
-    def _join(self, name: str) -> Member:
+    def new_member(self, name: str) -> Member:
+        """The user joined with a new account of this run's (at the start, and when her account is opened again)."""
         actor = self.join(name, self.plan.email_locals[name], self.tag, self.plan.email_domains.get(name, "x.test"))
         self._accounts.append(actor.account)
         return Member(actor)
 
     def _step(self, number: int, action: Action) -> Difference | None:
-        if action.user in self._to_sign_in:
+        if action.user in self.to_sign_in:
             difference = self._sign_in_asked(number, action, action.user)
             if difference:
                 return difference
         if action.user:
-            self._acted.add(action.user)
-        if isinstance(action, FAILURES) or action.user in self._failed:
-            return self._around_failure(number, action)
-        if isinstance(action, PassTime):
-            return self._pass_time(number, action)
-        starts_conversation = self.model.current(action.user) is None
+            self.acted.add(action.user)
+        rule = rule_of(action)
+        if not rule.failure and action.user in self.failed:  # her next action after a failure
+            self.failed.pop(action.user)
+            return self._step(number, action) or self._after_going_on(number, action)
+        return rule.perform(self, number, action)
+
+    def applied(self, action: Action) -> str | None:
+        """The action applied to the model, each action number it takes dated by when the suite began acting it out;
+        the reply it must get, for a turn."""
         numbered_from, started = self.model.seq + 1, time.monotonic()
         expected = self.model.apply(action)
         for seq in range(numbered_from, self.model.seq + 1):  # several for an action of many conversations
             self._action_started[seq] = started
-        if isinstance(action, (Tell, Ask, Chat)):
-            return self._turn(number, action, expected or "", starts_conversation)
-        if isinstance(action, ManyConversations):
-            return self._many_conversations(number, action, starts_conversation)
-        act: dict[type[Action], Callable[[int, Any], Difference | None]] = {
-            NewConversation: self._new_conversation, Reopen: self._reopen, ReopenBrowser: self._reopen_browser,
-            SignOutAndIn: self._sign_out_and_in, DeleteAccount: self._delete_account, Rejoin: self._rejoin,
-            DeleteMemory: self._delete_memory, EditMemory: self._edit_memory, ClearMemories: self._take_back,
-            TurnMemoryOff: self._take_back, TurnMemoryOn: self._take_back,
-            DeleteConversation: self._delete_conversation, TamperWith: self._tamper,
-            WrongPasswords: self._wrong_passwords}
-        difference = act[type(action)](number, action)
-        if difference or isinstance(action, (DeleteAccount, Rejoin, ClearMemories)) or number % FULL_CHECK_EVERY == 0:
-            return difference or self._check_everyone(number, action)
-        return self._check_user(number, action, action.user)
+        return expected
 
-    def _pass_time(self, number: int, action: PassTime) -> Difference | None:
-        """Days pass between one action and the next: what the app was still writing has landed by then, with
-        today's date (the model dates each memory by the action that told it): everyone who acted since their last
-        check is checked first; then everyone."""
-        for name in [n for n in self.plan.users if n in self._acted]:
-            difference = self._check_user(number - 1, self._previous, name)
-            if difference:
-                return difference
-        self.model.apply(action)
-        self.app.advance_clock(action.days)
-        return self._signed_in_after_time(number, action) or self._check_everyone(number, action)
+    def check_after(self, number: int, action: Action, everyone: bool = False) -> Difference | None:
+        """The read after an action: everyone's state after one that touched everyone, and every FULL_CHECK_EVERY
+        actions; else the acting user's."""
+        if everyone or self.full_check_due(number):
+            return self.check_everyone(number, action)
+        return self.check_user(number, action, action.user)
 
-    def _signed_in_after_time(self, number: int, action: PassTime) -> Difference | None:
-        """After time passed, everyone whose sign-in is still within the session lifetime is signed in, everyone
-        else is asked to sign in (and does, before her next action)."""
-        for name in [n for n in self.plan.users if self.model.alive(n)]:
-            actor = self.members[name].actor
-            actor.drop_api_session()
-            actor.reload()
-            expired = self.model.session_expired(name)
-            signed_in = actor.is_signed_in(expected=not expired)
-            if signed_in == expired:
-                return Difference(number, action, f"{name}'s sign-in after {action.days:g} days",
-                                  "asked to sign in" if expired else "still signed in",
-                                  "still signed in" if signed_in else "asked to sign in")
-            if expired:
-                self._to_sign_in.add(name)
-        return None
+    @staticmethod
+    def full_check_due(number: int) -> bool:
+        """Whether everyone's state is read after this action, whatever it was."""
+        return number % FULL_CHECK_EVERY == 0
 
     def _sign_in_asked(self, number: int, action: Action, name: str) -> Difference | None:
         """The user signs in on the form her page showed when time had passed, before her next action."""
-        self._to_sign_in.discard(name)
+        self.to_sign_in.discard(name)
         actor = self.members[name].actor
         actor.sign_in_again()
         if not actor.is_signed_in():
@@ -290,52 +216,8 @@ class SessionRunner:
         self.model.signed_in_again(name)
         return None
 
-    def _many_conversations(self, number: int, action: ManyConversations, was_new: bool) -> Difference | None:
-        member = self.members[action.user]
-        for i, tell in enumerate(action.tells):
-            if i or not was_new:
-                member.actor.start_new_conversation()
-            reply = member.actor.say(tell.message).reply
-            member.ids.append(member.actor.conversation_id())
-            if not self.answers.matches(reply, reply_to(tell)):
-                return Difference(number, action, f"{action.user}'s answer in new conversation {i + 1}",
-                                  reply_to(tell), reply)
-        return None
-
-    def _turn(self, number: int, action: Tell | Ask | Chat, expected: str,
-              starts_conversation: bool) -> Difference | None:
-        member = self.members[action.user]
-        exchange = member.actor.say(action.typed)
-        if starts_conversation:
-            member.ids.append(member.actor.conversation_id())
-        if not self.answers.matches(exchange.reply, expected):
-            return Difference(number, action, f"{action.user}'s answer", expected, exchange.reply)
-        # Only the user's own memories kept now are recalled, and none while their memory is off.
-        own = set(self.model.memories(action.user)) if self.model.memory_on(action.user) else set()
-        foreign = [t for t in exchange.recalled if t not in own]
-        if foreign:
-            return Difference(number, action, f"{action.user}'s recalled memories", sorted(own),
-                              list(exchange.recalled))
-        if number % FULL_CHECK_EVERY == 0:
-            return self._check_everyone(number, action)
-        # The first turn that changed a read (the order of the list, a conversation's entry, ...): read it now.
-        return self._check_user(number, action, action.user) if number in self.plan.read_after else None
-
-    def _new_conversation(self, number: int, action: Action) -> Difference | None:
-        self.members[action.user].actor.start_new_conversation()
-        return None
-
-    def _reopen(self, number: int, action: Reopen) -> Difference | None:
-        member = self.members[action.user]
-        member.actor.open_from_list(member.ids[action.conversation - 1])
-        expected = list(self.model.conversations(action.user)[action.conversation - 1])
-        shown = self._history_shown(member.actor, expected)
-        if shown != expected:
-            return Difference(number, action, f"{action.user}'s history on the page", expected, shown)
-        return self._marked_open(number, action, member.actor, member.ids[action.conversation - 1])
-
     @staticmethod
-    def _marked_open(number: int, action: Action, actor: Actor, conversation_id: str) -> Difference | None:
+    def marked_open(number: int, action: Action, actor: Actor, conversation_id: str) -> Difference | None:
         """The page's list marks the conversation open as the current one, and only it (where the target declares
         how it marks it): what a screen reader announces as the page the user is on."""
         marked = actor.conversations_marked_open()
@@ -345,7 +227,7 @@ class SessionRunner:
                           marked)
 
     @staticmethod
-    def _history_shown(actor: Actor, expected: list[Turn]) -> list[Turn]:
+    def history_shown(actor: Actor, expected: list[Turn]) -> list[Turn]:
         """The conversation as the page shows it once it has loaded what the model says it holds (a page that opens
         a conversation in place fills it in after its address changes), or as it shows it at the deadline."""
         try:
@@ -354,140 +236,7 @@ class SessionRunner:
         except Timeout:
             return actor.history()
 
-    def _reopen_browser(self, number: int, action: Action) -> Difference | None:
-        self.members[action.user].actor.reopen_browser()
-        return self._signed_in(number, action, self.members[action.user])
-
-    def _sign_out_and_in(self, number: int, action: Action) -> Difference | None:
-        actor = self.members[action.user].actor
-        held = actor.sign_out()
-        difference = self._old_session_refused(number, action, held, "signing out")
-        if difference:
-            return difference
-        actor.sign_in_again()
-        return self._signed_in(number, action, self.members[action.user])
-
-    def _delete_account(self, number: int, action: Action) -> Difference | None:
-        actor = self.members[action.user].actor
-        held = actor.held_session()
-        had = (actor.session.conversation_ids(), [m.id for m in actor.session.memories()])
-        self.app.delete_user(actor.account)
-        actor.leave()
-        return (self._old_session_refused(number, action, held, "the account's deletion")
-                or self._nothing_left(number, action, actor.account, had))
-
-    def _rejoin(self, number: int, action: Action) -> Difference | None:
-        self.members[action.user] = self._join(action.user)
-        return None
-
-    # -- what users take back -------------------------------------------------------------------------------------
-    def _take_back(self, number: int, action: Action) -> Difference | None:
-        """On the app's memories page (or through its API): all cleared, memory off or on. Then the memories the
-        user is shown, and back to the chat, on a new conversation."""
-        actor = self.members[action.user].actor
-        if isinstance(action, ClearMemories):
-            actor.clear_memories()
-        elif isinstance(action, (TurnMemoryOff, TurnMemoryOn)):
-            actor.turn_memory(isinstance(action, TurnMemoryOn))
-        return self._back_from_memories(number, action)
-
-    def _delete_memory(self, number: int, action: DeleteMemory) -> Difference | None:
-        """Deleted with no error shown (after a double click on a page): shown no more, and its text finds no memory
-        that reads it (unless another memory of the user's reads the same)."""
-        said = self.members[action.user].actor.delete_memory(action.text)
-        if said:
-            return Difference(number, action, f"{action.user}'s page after the deletion", "no error", said)
-        return self._back_from_memories(number, action) or self._found_by(number, action, action.text, None)
-
-    def _edit_memory(self, number: int, action: EditMemory) -> Difference | None:
-        """Edited: shown with its new text; its old text finds no memory that reads it, its new text finds it
-        first."""
-        self.members[action.user].actor.edit_memory(action.text, action.new_text)
-        return (self._back_from_memories(number, action) or self._found_by(number, action, action.text, None)
-                or self._found_by(number, action, action.new_text, action.new_text))
-
-    def _back_from_memories(self, number: int, action: Action) -> Difference | None:
-        """The memories the user is shown (the memories page, where the app has one) exactly as the model says; then
-        back to the chat, on a new conversation (as the model has it after the memories page)."""
-        actor = self.members[action.user].actor
-        shown = actor.memories_shown()
-        actor.start_new_conversation()
-        if not self._listed_as_modelled(action.user, [Memory("", text) for text in shown]):
-            return Difference(number, action, f"{action.user}'s memories shown", self.model.memories(action.user),
-                              shown)
-        return None
-
-    def _found_by(self, number: int, action: Action, text: str, first: str | None) -> Difference | None:
-        """The user's memory search for `text`: the memory that reads `first` first; or (None) no memory that reads
-        `text`, unless the model keeps one that does."""
-        name = action.user
-        if not self.app.offers(Capability.MEMORY_SEARCH):  # the run's start said it is not checked
-            return None
-        hits = self.members[name].actor.session.search(text, k=self.app.recall_k)
-        if first is not None and (not hits or hits[0].text != first):
-            return Difference(number, action, f"{name}'s search for {text!r}", f"{first!r} first",
-                              [h.text for h in hits])
-        if first is None and text not in self.model.memories(name) and any(h.text == text for h in hits):
-            return Difference(number, action, f"{name}'s search for {text!r}", "no memory that reads it",
-                              [h.text for h in hits])
-        return None
-
-    def _delete_conversation(self, number: int, action: DeleteConversation) -> Difference | None:
-        """From the list (or through the API): gone from the list shown, nothing of it shown at its address, and
-        refused by the API; then back at the app's start address."""
-        name, member = action.user, self.members[action.user]
-        gone, turns = member.ids[action.conversation - 1], self.model.conversations(name)[action.conversation - 1]
-        actor = member.actor
-        actor.delete_conversation(gone)
-        expected = [member.ids[i] for i in self.model.listed(name)]
-        listed = actor.conversations_listed(len(expected))
-        if listed != expected:
-            return Difference(number, action, f"{name}'s conversation list on the page", expected, listed)
-        status = actor.open_by_address(gone)
-        shown = actor.shown_text()
-        kept = [t.text for i in self.model.listed(name) for t in self.model.conversations(name)[i]]
-        # What only the deleted conversation said (a text another conversation holds may be in the list's titles).
-        leaked = [t.text for t in turns if t.text in shown and not any(t.text in k for k in kept)]
-        actor.reload()
-        if leaked:
-            return Difference(number, action, f"{name}'s deleted conversation at its address",
-                              "none of its turns", f"HTTP {status}: {leaked}")
-        answer = actor.session.ask_for_conversation(gone)
-        if not answer.refused:
-            return Difference(number, action, f"{name}'s request for her deleted conversation", "refused",
-                              f"HTTP {answer.status}")
-        return None
-
-    def _tamper(self, number: int, action: TamperWith) -> Difference | None:
-        """Every write the API offers, on the victim's data as the attacker: each refused; then everything of the
-        victim's exactly as the model says."""
-        attacker = self.members[action.user].actor
-        own = {m.id for m in attacker.session.memories()}
-        breaches = attacker.tamper_with(self.members[action.victim].actor)
-        for memory in attacker.session.memories():  # what the tries wrote on the attacker's own data, taken back
-            if memory.id not in own:
-                attacker.session.delete_memory(memory.id)
-        if breaches:  # each kind of write not refused; the first in full
-            return Difference(number, action, f"{action.user}'s writes on {action.victim}'s data", "every one refused",
-                              [*kinds_of(breaches), f"first: {breaches[0]}"])
-        return self._check_user(number, action, action.victim)
-
-    def _wrong_passwords(self, number: int, action: WrongPasswords) -> Difference | None:
-        """Wrong passwords at the victim's address through the app's API, from the suite's own network address, each
-        refused; then the victim's own password lets her in (fewer failures than the throttle locks at), and
-        everything of hers is as the model says."""
-        victim = self.members[action.victim].actor.account
-        for attempt in range(1, action.count + 1):
-            if not self.app.try_sign_in(victim.email, f"wrong-{attempt}-{victim.password}"):
-                return Difference(number, action, f"{action.user}'s wrong password {attempt} at {action.victim}'s "
-                                  "address", "refused", "let in")
-        said = self.app.try_sign_in(victim.email, victim.password)
-        if said:
-            return Difference(number, action, f"{action.victim}'s own password after {action.count} wrong ones by "
-                              f"{action.user}", "let in", said)
-        return self._check_user(number, action, action.victim)
-
-    def _signed_in(self, number: int, action: Action, member: Member) -> Difference | None:
+    def signed_in(self, number: int, action: Action, member: Member) -> Difference | None:
         actor = member.actor
         if not actor.is_signed_in():
             return Difference(number, action, f"{action.user}'s sign-in", "signed in", "asked to sign in")
@@ -514,89 +263,38 @@ class SessionRunner:
                               {cid: expected.get(cid) for cid in wrong}, {cid: shown.get(cid) for cid in wrong})
         return None
 
-    def _old_session_refused(self, number: int, action: Action, held: dict, after: str) -> Difference | None:
+    def old_session_refused(self, number: int, action: Action, held: dict, after: str) -> Difference | None:
         # An app whose API the suite speaks can be asked about any held session; else it must sign out on its server.
         if not (self.app.offers(Capability.SERVER_SIGN_OUT) or self.app.offers(Capability.CHAT_API)):
-            self._not_checked(f"the old session after {after}",
-                              f"needs {Capability.SERVER_SIGN_OUT.value} or {Capability.CHAT_API.value}, which the "
-                              f"{self.app.name} driver does not offer")
+            self.note_not_checked(f"the old session after {after}",
+                                  f"needs {Capability.SERVER_SIGN_OUT.value} or {Capability.CHAT_API.value}, which "
+                                  f"the {self.app.name} driver does not offer")
             return None
         if self.app.accepts(held):
             return Difference(number, action, f"{action.user}'s old session after {after}", "refused", "accepted")
         return None
 
-    def _nothing_left(self, number: int, action: Action, account: Account,
-                      had: tuple[list[str], list[str]]) -> Difference | None:
-        """Where the driver can read the app's store: no row of the deleted account is left in it."""
-        if not (self.app.offers(Capability.DATABASE_ACCESS) or self.app.offers(Capability.ACCOUNT_REMAINS)):
-            self._not_checked("what the store keeps of a deleted account",
-                              f"needs {Capability.ACCOUNT_REMAINS.value}, which the {self.app.name} driver does not "
-                              "offer")
-            return None
-        left = {kind: n for kind, n in self.app.remains_of(account, *had).items() if n}
-        if left:
-            return Difference(number, action, f"what the store keeps of {action.user}'s deleted account", {}, left)
-        return None
-
     # -- failures on the way, and going on after them in the same page ---------------------------------------------
-    def _around_failure(self, number: int, action: Action) -> Difference | None:
-        """A failure acted out, or the user's next action after one (acted as any, then checked as below)."""
-        if not isinstance(action, FAILURES):
-            self._failed.pop(action.user)
-            return self._step(number, action) or self._after_going_on(number, action)
-        if isinstance(action, AppRestart):
-            # Between two turns: everything the app was still writing has landed first (a restart in the middle of a
-            # write is another promise).
-            difference = self._check_everyone(number - 1, self._previous)
-            if difference:
-                return difference
-        self._action_started[self.model.seq + 1] = time.monotonic()
-        self.model.apply(action)
-        if isinstance(action, AppRestart):
-            self._restart_app()
-        else:
-            actor = self.members[action.user].actor
-            say = actor.say_dropped if isinstance(action, DroppedReply) else actor.say_refused_by_app
-            shown = say(action.turn.typed)
-            if not shown.strip():
-                return Difference(number, action, f"{action.user}'s error on the page",
-                                  "an error saying the message was not sent", "no error")
-        self._failed[action.user] = number
-        return self._check_user(number, action, action.user)
-
-    def _restart_app(self) -> None:
-        """The app stopped and started on its data, at the same address; every page stays open. A settable clock
-        starts again at today: it is moved on by the days the session has passed, as a real clock never goes back.
-        A page that keeps a live connection to the app is back in touch with it before anyone acts again."""
-        with ExitStack() as pages_back:
-            for member in self.members.values():
-                pages_back.enter_context(member.actor.back_after_app_restart())
-            self.app = self.app.restarted()
-        if self.model.day:
-            self.app.advance_clock(self.model.day)
-        if self.use_app is not None:
-            self.use_app(self.app)
-
     def _after_going_on(self, number: int, action: Action) -> Difference | None:
         """After the user's next action: her memories, list and every turn through the API; after a turn in the
         same page, also the conversation as her page shows it loaded again."""
-        difference = self._check_user(number, action, action.user)
+        difference = self.check_user(number, action, action.user)
         index = self.model.current(action.user)
-        if difference or not isinstance(action, (Tell, Ask, Chat)) or index is None:
+        if difference or not rule_of(action).turn or index is None:
             return difference
         actor = self.members[action.user].actor
         status = actor.open_by_address(self.members[action.user].ids[index])
         expected = list(self.model.conversations(action.user)[index])
-        shown = self._history_shown(actor, expected)
+        shown = self.history_shown(actor, expected)
         if status != 200 or shown != expected:
             return Difference(number, action, f"{action.user}'s history on the page loaded again after the failure",
                               expected, f"HTTP {status}: {shown}")
-        return self._marked_open(number, action, actor, self.members[action.user].ids[index])
+        return self.marked_open(number, action, actor, self.members[action.user].ids[index])
 
     # -- comparing with the model ----------------------------------------------------------------------------------
-    def _check_user(self, number: int, action: Action | None, name: str) -> Difference | None:
+    def check_user(self, number: int, action: Action | None, name: str) -> Difference | None:
         """The user's memories, conversation list and every turn of every conversation, through the API."""
-        self._acted.discard(name)
+        self.acted.discard(name)
         if not self.model.alive(name):
             return None
         member = self.members[name]
@@ -604,7 +302,7 @@ class SessionRunner:
         expected_memories = self.model.memories(name)
         member.actor.settle()
         try:
-            memories = wait_until(session.memories, lambda found: self._listed_as_modelled(name, found),
+            memories = wait_until(session.memories, lambda found: self.listed_as_modelled(name, found),
                                   timeout=MEMORY_WAIT_S, what=f"{name}'s memories matching the model")
         except Timeout:
             return Difference(number, action, f"{name}'s memories", expected_memories,
@@ -637,19 +335,19 @@ class SessionRunner:
                         session: UserSession) -> Difference | None:
         """The user's memory switch as the app's API reads it back: as she last set it."""
         if not self.app.offers(Capability.MEMORY_SWITCH):
-            self._not_checked("the memory setting read back", f"the {self.app.name} app offers its users no memory "
-                              "switch")
+            self.note_not_checked("the memory setting read back",
+                                  f"the {self.app.name} app offers its users no memory switch")
             return None
         setting = session.memory_setting()
         if setting is None:
-            self._not_checked("the memory setting read back", f"the {self.app.name} driver reads no memory setting "
-                              "(the suite has not built it)")
+            self.note_not_checked("the memory setting read back",
+                                  f"the {self.app.name} driver reads no memory setting (the suite has not built it)")
             return None
         if setting != self.model.memory_on(name):
             return Difference(number, action, f"{name}'s memory setting", self.model.memory_on(name), setting)
         return None
 
-    def _listed_as_modelled(self, name: str, found: list[Memory]) -> bool:
+    def listed_as_modelled(self, name: str, found: list[Memory]) -> bool:
         """Every memory of the model's, exactly as told, nothing else, in its order: where the app's clock cannot
         tell two apart (made within its resolution of each other, for all the suite knows), in either order."""
         listed, expected = [m.text for m in found], self.model.memories(name)
@@ -670,8 +368,8 @@ class SessionRunner:
         identical text), and every hit is one of the user's memories listed now (nothing of another user, nothing
         forgotten or deleted)."""
         if not self.app.offers(Capability.MEMORY_SEARCH):
-            self._not_checked("the memory search", f"the {self.app.name} app offers its users no search of their "
-                              "memories")
+            self.note_not_checked("the memory search",
+                                  f"the {self.app.name} app offers its users no search of their memories")
             return None
         if not memories:
             return None
@@ -690,12 +388,12 @@ class SessionRunner:
                                   [h.text for h in hits])
         return None
 
-    def _check_everyone(self, number: int, action: Action | None) -> Difference | None:
+    def check_everyone(self, number: int, action: Action | None) -> Difference | None:
         """Every user's state, and that nobody's API opens any of another user's conversations (the isolation
         scenarios try every other read an API offers: UserSession.reads_of)."""
         alive = [n for n in self.plan.users if self.model.alive(n)]
         for name in alive:
-            difference = self._check_user(number, action, name)
+            difference = self.check_user(number, action, name)
             if difference:
                 return difference
         for name, other in zip(alive, alive[1:] + alive[:1], strict=True):

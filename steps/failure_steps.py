@@ -168,10 +168,12 @@ class RefusedChange:
 def _refuse(world: World, name: str, change: MemoryChange) -> RefusedChange:
     """On the memories page, one click, the change's request answered by a server error in the app's place (the app
     never sees it)."""
-    session = world.actors[name].session
-    memories = tuple(m.text for m in session.memories())
-    on = session.memory_setting()
-    return RefusedChange(name, change, world.actors[name].memory_change_refused(change), memories, on)
+    actor = world.actors[name]
+    actor.settle()
+    actor.memories_shown()  # her memories page, reached from the chat: a page's writes of her last turns land first
+    memories = tuple(m.text for m in actor.session.memories())
+    on = actor.session.memory_setting()
+    return RefusedChange(name, change, actor.memory_change_refused(change), memories, on)
 
 
 @when(parsers.re(f'^{NAME} changes {HER} memory "(?P<text>.+)" to "(?P<new_text>.+)", and the app refuses it$'),
@@ -204,18 +206,18 @@ def told_not_changed(world: World, refused: RefusedChange, name: str) -> None:
     """The page said so, the app's API lists the same memories in the same order, her memories page shows them,
     and her memory is still on or off as it was."""
     assert refused.name == name, f"{refused.name}'s change was refused, not {name}'s"
-    assert refused.shown.strip(), (f"the app refused {refused.change} and {name}'s page showed her no error: she "
-                                   "believes it was made")
+    assert refused.shown.strip(), (f"the app refused {refused.change} for {name} and her page showed her no error: "
+                                   "she believes it was made")
     actor = world.actors[name]
     listed = tuple(m.text for m in actor.session.memories())
-    assert listed == refused.memories, (f"the app refused {name}'s {refused.change}, yet its API lists her memories "
-                                        f"as {list(listed)}, not {list(refused.memories)}")
+    assert listed == refused.memories, (f"the app refused {refused.change} for {name}, yet its API lists her "
+                                        f"memories as {list(listed)}, not {list(refused.memories)}")
     shown = tuple(actor.memories_shown())
-    assert shown == refused.memories, (f"the app refused {name}'s {refused.change}, yet she is shown her memories as "
-                                       f"{list(shown)}, not {list(refused.memories)}")
+    assert shown == refused.memories, (f"the app refused {refused.change} for {name}, yet she is shown her memories "
+                                       f"as {list(shown)}, not {list(refused.memories)}")
     if refused.memory_on is not None:
         on = actor.session.memory_setting()
-        assert on == refused.memory_on, (f"the app refused {name}'s {refused.change}, yet her memory is "
+        assert on == refused.memory_on, (f"the app refused {refused.change} for {name}, yet her memory is "
                                          f"{'on' if on else 'off'}")
 
 

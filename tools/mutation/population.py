@@ -54,6 +54,12 @@ class Mutant:
         return f"{self.tool}:{self.module}:{self.line}:{self.operator}:{self.detail}"
 
 
+def app_modules(root: Path) -> list[Path]:
+    """memchat's own modules, its packages' included (memchat/web/), its tests not."""
+    app = root / "memchat"
+    return sorted(p for p in app.rglob("*.py") if "tests" not in p.relative_to(app).parts[:-1])
+
+
 def line_source(root: Path, module: str, line: int) -> str | None:
     """The stripped text of a line of a module of the project; None when the module or the line is not there."""
     try:
@@ -261,7 +267,7 @@ class Population:
     def add(self, mutants: Iterable[Mutant], root: Path) -> None:
         spans: dict[str, list[tuple[str, list[Span]]]] = {}
         app = {path.relative_to(root).as_posix(): path.read_text(encoding="utf-8")
-               for path in sorted((root / "memchat").glob("*.py"))}
+               for path in app_modules(root)}
         flags = fault_flags(app.values())
         for mutant in mutants:
             if mutant.module.endswith(".py"):

@@ -55,6 +55,7 @@ from tools.mutation.population import (
     Equivalent,
     Mutant,
     Population,
+    app_modules,
     enclosing_definition,
     load_equivalents,
     named_exactly,
@@ -86,7 +87,7 @@ NOT_MUTATED = {
 
 def python_modules(every: bool = False) -> list[str]:
     """memchat's modules that are mutated (`every`: those left out too)."""
-    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "memchat").glob("*.py")
+    return sorted(str(p.relative_to(ROOT)) for p in app_modules(ROOT)
                   if every or str(p.relative_to(ROOT)) not in NOT_MUTATED)
 
 

@@ -33,6 +33,7 @@ from tools.mutation.population import (
     UNCALLED,
     Mutant,
     Population,
+    app_modules,
     enclosing_definition,
     fault_only_spans,
     load_equivalents,
@@ -326,6 +327,20 @@ def test_a_function_nothing_in_the_app_uses_is_left_out(tmp_path: Path) -> None:
     population.add([Mutant("cosmic-ray", str(line), "memchat/legacy.py", line, "NumberReplacer", "0", column=15)
                     for line in (2, 5, 8, 11)], tmp_path)
     assert [population.by_rule.get(m.id) for m in population.mutants] == [None, None, None, UNCALLED]
+
+
+def test_a_package_of_the_app_is_drawn_from_and_its_functions_used_by_their_package_name(tmp_path: Path) -> None:
+    (tmp_path / "memchat" / "web").mkdir(parents=True)
+    (tmp_path / "memchat" / "cli.py").write_text("from memchat.web import build_app\n\ndef main():\n    build_app(1)\n")
+    (tmp_path / "memchat" / "web" / "__init__.py").write_text(
+        "from memchat.web import pages\n\ndef build_app(x):\n    return [*pages.routes(x)]\n")
+    (tmp_path / "memchat" / "web" / "pages.py").write_text("def routes(x):\n    return x + 1\n")
+    assert [p.relative_to(tmp_path).as_posix() for p in app_modules(tmp_path)] == [
+        "memchat/cli.py", "memchat/web/__init__.py", "memchat/web/pages.py"]
+    population = Population()
+    population.add([Mutant("cosmic-ray", "1", "memchat/web/__init__.py", 4, "NumberReplacer", "0", column=0),
+                    Mutant("cosmic-ray", "2", "memchat/web/pages.py", 2, "NumberReplacer", "0", column=15)], tmp_path)
+    assert [population.by_rule.get(m.id) for m in population.mutants] == [None, None]
 
 
 def test_annotations_a_module_never_evaluates_are_left_out(tmp_path: Path) -> None:

@@ -178,7 +178,7 @@ def uncalled_spans(module: str, app: dict[str, str]) -> list[Span]:
     and source, `module` among them; a definition is not a use): only memchat's own tests call them, so no user's move
     reaches them. A use is the bare name in its own module or where it is imported from there, or `<module>.<name>`
     anywhere."""
-    stem = Path(module).stem
+    stem = Path(module).stem if Path(module).stem != "__init__" else Path(module).parent.name  # a package by its name
     used: set[str] = set()
     for path, source in app.items():
         tree = ast.parse(source)

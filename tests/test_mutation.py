@@ -182,7 +182,7 @@ def test_each_part_of_the_app_runs_the_features_that_reach_it() -> None:
     assert features_for("memchat/migration.py") == ["features/replay_through_changes.feature"]
     assert "features/replay_through_changes.feature" not in features_for("memchat/static/chat.js")
     assert "features/generated_sessions.feature" in features_for("memchat/memory_store.py")
-    for name in {f for p in ("memchat/web.py", "memchat/static/chat.js", "memchat/sign_ins.py")
+    for name in {f for p in ("memchat/web/memories.py", "memchat/static/chat.js", "memchat/sign_ins.py")
                  for f in features_for(p)}:
         assert (ROOT / name).exists(), name
     with pytest.raises(SystemExit, match="in no area"):

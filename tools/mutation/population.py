@@ -55,7 +55,7 @@ class Mutant:
 
 
 def app_modules(root: Path) -> list[Path]:
-    """memchat's own modules, those of its packages included, its tests not."""
+    """memchat's own modules, its packages' included (memchat/web/), its tests not."""
     app = root / "memchat"
     return sorted(p for p in app.rglob("*.py") if "tests" not in p.relative_to(app).parts[:-1])
 

@@ -20,6 +20,7 @@ __all__ = ["HELD_BACK_WRITE_FAULTS", "build_app"]
 
 def build_app(state: AppState) -> Starlette:
     web = Web(state)
-    routes = [route for resource in (pages, sessions, conversations, memories, admin) for route in resource.routes(web)]
+    routes = [*pages.routes(web), *sessions.routes(web), *conversations.routes(web), *memories.routes(web),
+              *admin.routes(web)]
     static = Path(__file__).resolve().parent.parent / "static"
     return Starlette(routes=[*routes, Mount("/static", StaticFiles(directory=static), name="static")])

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from playwright.sync_api import Locator, Page, expect
+
+from pages.network_failures import once, refused_by_server
 
 
 class UnknownLocator(KeyError):
@@ -130,3 +132,16 @@ class BasePage:
         before, _, rest = self._paths[path_name].partition("{")
         after = rest.partition("}")[2]
         return re.compile(re.escape(self.base_url + before) + r"[^/?#]+" + re.escape(after) + r"$")
+
+    def refused_once(self, path_name: str, method: str, act: Callable[[], None], alert: str = "memories_error") -> str:
+        """`act` (the click that sends a change), its `method` request to `path_name` answered once by a server error
+        in the app's place (pages.network_failures); returns what the page then says in `alert`, once it says it."""
+        requests, handler = self.urls_of(path_name), once(refused_by_server, method)
+        self.page.route(requests, handler)
+        try:
+            act()
+            said = self.el(alert)
+            expect(said, "the page said nothing of the change the app refused").to_have_count(1)
+        finally:
+            self.page.unroute(requests, handler)
+        return said.inner_text()

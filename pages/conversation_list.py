@@ -6,7 +6,6 @@ from playwright.sync_api import Locator, expect
 
 from pages.base import BasePage
 from pages.impatient import click_twice
-from pages.network_failures import once, refused_by_server
 
 
 class ConversationList(BasePage):
@@ -93,16 +92,9 @@ class ConversationList(BasePage):
         self.reveal("conversation_list")
         link = self.page.locator(f'[href$="/{conversation_id}"]')
         row = self.el("conversation_row").filter(has=link).first
-        requests, handler = self.urls_of("conversation"), once(refused_by_server, "DELETE")
-        self.page.route(requests, handler)
-        try:
-            self.el("delete_conversation", within=row).click()
-            alert = self.el("memories_error")
-            expect(alert, "the page said nothing of the deletion the app refused").to_have_count(1)
-        finally:
-            self.page.unroute(requests, handler)
+        shown = self.refused_once("conversation", "DELETE", self.el("delete_conversation", within=row).click)
         expect(self._items().and_(link), "the page let the conversation the app did not delete go").to_have_count(1)
-        return alert.inner_text()
+        return shown
 
     def change_errors(self) -> list[str]:
         """What the page says now of changes the app refused (a deletion), as it is."""

@@ -3,13 +3,10 @@ Every change is made once the page shows the server's answer to it (the page sho
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from playwright.sync_api import Locator, expect
 
 from pages.base import BasePage
 from pages.impatient import click_twice
-from pages.network_failures import once, refused_by_server
 
 
 def _words(text: str) -> str:
@@ -126,19 +123,6 @@ class MemoriesPage(BasePage):
             expect(status).not_to_have_text(before)
 
     # -- a change the app refuses: its one request answered by a server error in the app's place -------------------
-    def _refused(self, path_name: str, method: str, act: Callable[[], None]) -> str:
-        """`act` (the click that sends the change), its `method` request to `path_name` refused once; returns what
-        the page then says, once it says it."""
-        requests, handler = self.urls_of(path_name), once(refused_by_server, method)
-        self.page.route(requests, handler)
-        try:
-            act()
-            alert = self.el("memories_error")
-            expect(alert, "the page said nothing of the change the app refused").to_have_count(1)
-        finally:
-            self.page.unroute(requests, handler)
-        return alert.inner_text()
-
     def _unchanged(self, item: Locator, text: str) -> None:
         """The item reads as before, its controls back and ready for another try."""
         expect(self.el("memory_text", within=item), "the page shows a change the app refused").to_have_text(text)
@@ -152,14 +136,14 @@ class MemoriesPage(BasePage):
         item = self._pinned(self._item(text))
         self.el("edit_memory", within=item).click()
         self.el("memory_edit_input", within=item).fill(new_text)
-        shown = self._refused("memory", "PUT", self.el("save_memory", within=item).click)
+        shown = self.refused_once("memory", "PUT", self.el("save_memory", within=item).click)
         self._unchanged(item, text)
         return shown
 
     def delete_refused(self, text: str) -> str:
         """Delete clicked once, refused; returns what the page says, the memory still listed."""
         item = self._pinned(self._item(text))
-        shown = self._refused("memory", "DELETE", self.el("delete_memory", within=item).click)
+        shown = self.refused_once("memory", "DELETE", self.el("delete_memory", within=item).click)
         self._unchanged(item, text)
         return shown
 
@@ -167,7 +151,7 @@ class MemoriesPage(BasePage):
         """Clear all, confirmed, refused; returns what the page says, every memory still listed."""
         before = self.texts()
         self.el("clear_memories").click()
-        shown = self._refused("memories", "DELETE", self.el("confirm_clear_memories").click)
+        shown = self.refused_once("memories", "DELETE", self.el("confirm_clear_memories").click)
         expect(self.el("memory_text"), "the page shows a clearing the app refused").to_have_text(before)
         still_asking = "the page still asks to clear after the app refused it"
         expect(self.el("confirm_clear_memories"), still_asking).to_be_hidden()
@@ -178,7 +162,7 @@ class MemoriesPage(BasePage):
         switch = self.el("memory_switch")
         status = self.el("memory_status") if self.has("memory_status") else None
         before = status.inner_text() if status is not None else ""
-        shown = self._refused("settings", "PUT", switch.click)
+        shown = self.refused_once("settings", "PUT", switch.click)
         expect(switch, "the memory switch is not back after the app refused its change").to_be_enabled()
         expect(switch, "the switch shows a setting the app refused").to_be_checked(checked=not enabled)
         if status is not None:

@@ -236,6 +236,7 @@ test-open-webui: setup $(OWUI_STAMP) $(OWUI_OLD_STAMP)
 # Mutation testing of the reference app (docs/mutation.md): SAMPLE mutants drawn with SEED from cosmic-ray's (Python,
 # in .tools/cosmic-ray with the suite's operators) and StrykerJS's (the page's scripts, in .tools/stryker), each run
 # against the scenarios that reach it. Writes reports/mutation.json and .md; fails under MIN_SCORE % killed.
+# FROM=mutation-killed.toml draws only from the mutants the last scored draw killed (CI's sample).
 SAMPLE ?= 100
 SEED ?= 20261204
 MIN_SCORE ?= 90
@@ -258,7 +259,7 @@ $(STRYKER):
 mutation-tools: $(COSMIC_RAY_STAMP) $(STRYKER)
 
 mutation: setup mutation-tools
-	$(BIN)/memtest-mutation --sample $(SAMPLE) --seed $(SEED) --min-score $(MIN_SCORE)
+	$(BIN)/memtest-mutation --sample $(SAMPLE) --seed $(SEED) --min-score $(MIN_SCORE) $(if $(FROM),--from $(FROM))
 
 # One table of every scenario against every target in targets/ (docs/conformance.md): each target's latest full run
 # (a target without one is run first), with its kill matrix; reports/conformance/{index.html,conformance.md,.json}.

@@ -15,6 +15,7 @@ import pytest
 
 from harness.browser.chromium import STRYKER_ACTIVE_MUTANT_ENV, page_init_scripts
 from tools.mutation.coverage_map import features_running, statement_heads
+from tools.mutation.killed import KILLED_FILE, load_killed, named_mutants, stale_killed
 from tools.mutation.mutant_test import (
     AROUND,
     NO_START,
@@ -462,3 +463,39 @@ def test_every_equivalent_names_a_mutant_the_tools_make(tmp_path: Path) -> None:
     assert unmade == [], "entries that name no mutant the tools make:\n" + "\n".join(
         f"  {e.module}:{e.line}:{e.column} {e.operator} -> {e.replacement!r}" for e in unmade)
     assert all(sum(e.matches(m) for m in made) == 1 for e in entries)  # and each one mutant only
+
+
+def test_cis_sample_names_mutants_the_last_scored_draw_killed_and_follows_their_code(tmp_path: Path) -> None:
+    """An entry of mutation-killed.toml names the mutant of its change nearest its line, where lines were added above
+    it; another replacement of the same column is not it; an entry whose source left its module names nothing."""
+    (tmp_path / "memchat").mkdir()
+    module = tmp_path / "memchat" / "a.py"
+    module.write_text(f"def memory(rows, dims):\n    # the build's memory\n    {BUILD_MEMORY}\n")
+    path = tmp_path / KILLED_FILE
+    path.write_text('[[killed]]\nmodule = "memchat/a.py"\nline = 3\noperator = "NumberReplacer"\ncolumn = 23\n'
+                    f'replacement = "511"\nsource = {json.dumps(BUILD_MEMORY)}\nkilled_by = "a scenario"\n')
+    [entry] = load_killed(path)
+    module.write_text(f"def memory(rows, dims):\n    # the build's memory\n    # grown\n    {BUILD_MEMORY}\n")
+    made = [Mutant("cosmic-ray", ref, "memchat/a.py", 4, "NumberReplacer", ref, column=23) for ref in ("1", "2")]
+
+    def exactly(ms: list[Mutant]) -> list[Mutant]:
+        return named_exactly(ms, tmp_path, {"1": "513", "2": "511"})
+
+    assert [m.ref for m in named_mutants([entry], made, tmp_path, exactly)] == ["2"]
+    assert stale_killed([entry], tmp_path) == []
+    module.write_text("def memory(rows, dims):\n    return 512\n")
+    assert stale_killed([entry], tmp_path) == [entry]
+    assert named_mutants([entry], made, tmp_path, exactly) == []
+    path.write_text('[[killed]]\nmodule = "memchat/a.py"\n')
+    with pytest.raises(SystemExit, match="each \\[\\[killed\\]\\] needs module, line"):
+        load_killed(path)
+
+
+def test_every_mutant_cis_sample_is_drawn_from_still_names_code_of_the_app() -> None:
+    """mutation-killed.toml is rewritten from each scored draw (python -m tools.mutation.killed); an entry whose
+    source left its module is read again and moved, or dropped, and said so in docs/mutation.md."""
+    entries = load_killed(ROOT / KILLED_FILE)
+    assert len(entries) >= 5
+    stale = stale_killed(entries, ROOT)
+    assert stale == [], "entries whose source is no longer in their module:\n" + "\n".join(
+        f"  {k.module}:{k.line} {k.operator} (column {k.column}, {k.replacement!r}): {k.source!r}" for k in stale)

@@ -77,10 +77,9 @@ def named_exactly(mutants: Iterable[Mutant], root: Path, replacements: dict[str,
 
 
 @dataclass(frozen=True)
-class Equivalent:
-    """One mutant no user or operator can tell from the original, named exactly: its module, line, operator, the
-    column where its change starts, its replacement, and the stripped text of its line (`source`). An entry whose
-    line no longer reads `source` applies to no mutant (stale_equivalents lists such entries)."""
+class NamedMutant:
+    """A mutant named exactly, as a file of the project names it: its module, line, operator, the column where its
+    change starts, its replacement, and the stripped text of its line (`source`)."""
 
     module: str
     line: int
@@ -88,6 +87,18 @@ class Equivalent:
     column: int
     replacement: str
     source: str
+
+    def same_change(self, mutant: Mutant) -> bool:
+        """The same change at any line (what the line then decides)."""
+        return ((mutant.module, mutant.operator, mutant.column, mutant.replacement, mutant.source)
+                == (self.module, self.operator, self.column, self.replacement, self.source))
+
+
+@dataclass(frozen=True)
+class Equivalent(NamedMutant):
+    """One mutant no user or operator can tell from the original, named exactly. An entry whose line no longer
+    reads `source` applies to no mutant (stale_equivalents lists such entries)."""
+
     reason: str
 
     def matches(self, mutant: Mutant) -> bool:

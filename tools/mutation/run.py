@@ -3,7 +3,8 @@
 In a scratch copy of the project (the tools write each mutant into the files, so the checkout is never touched):
 1. every mutant either tool can make of memchat's memory code (tools/mutation/areas.toml names the files) and of its
    page's scripts is listed; code that runs only while a catalogue fault is on is left out (tools.mutation.population);
-2. SAMPLE mutants are drawn with SEED, from each tool in proportion to its mutants;
+2. SAMPLE mutants are drawn with SEED, from each tool in proportion to its mutants (with --from FILE, only from the
+   mutants FILE names: CI's sample, from mutation-killed.toml, the mutants the last scored draw killed);
 3. each drawn mutant is named exactly (its column, its replacement, the text of its line) and those an entry of
    mutation-equivalents.toml names so are not run (equivalent, with its reason); cosmic-ray runs the other Python
    mutants and StrykerJS (its command runner) the JavaScript ones, each through tools.mutation.mutant_test: the
@@ -19,6 +20,7 @@ a usage error or a tool that is not installed (`make mutation` installs both). `
 is left out of the population and counted equivalent by rule, each with its share of the mutants (docs/mutation.md).
 
     memtest-mutation --sample 100 [--seed 20261204] [--min-score 90] [--keep-scratch]
+    memtest-mutation --sample 5 --seed ci --from mutation-killed.toml   # CI's sample: killed stays killed
     memtest-mutation --population
 """
 
@@ -38,6 +40,7 @@ from collections import Counter
 from pathlib import Path
 
 from tools.mutation import coverage_map
+from tools.mutation.killed import load_killed, named_mutants, stale_killed
 from tools.mutation.mutant_test import (
     AREAS,
     BASELINE_FILE,
@@ -307,6 +310,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="narrow each Python mutant to the features that ran its lines, measured first on the "
                              f"unmutated app (about 5 minutes): auto does from {COVERAGE_PAYS} Python mutants on")
     parser.add_argument("--dry-run", action="store_true", help="print the drawn mutants, run none, write no report")
+    parser.add_argument("--from", dest="from_file", type=Path,
+                        help="draw only from the mutants this file names (mutation-killed.toml: those the last scored "
+                             "draw killed, CI's sample); the project's score never comes from such a draw")
     args = parser.parse_args(argv)
     if not args.population and (args.sample is None or args.sample < 1):
         parser.error("--sample must be at least 1")
@@ -314,6 +320,9 @@ def main(argv: list[str] | None = None) -> int:
     tomllib.loads(AREAS.read_text(encoding="utf-8"))  # a broken areas file stops here, not in the first mutant
     equivalents = load_equivalents(ROOT / EQUIVALENTS_FILE)
     stale = stale_equivalents(equivalents, ROOT)
+    if args.from_file and (gone := stale_killed(load_killed(args.from_file), ROOT)):
+        print(f"mutation: {len(gone)} entries of {args.from_file} name code no longer in their module: they name no "
+              f"mutant ({', '.join(f'{k.module}:{k.line}' for k in gone)})", flush=True)
     if stale:
         print(f"mutation: {len(stale)} entries of {EQUIVALENTS_FILE} name a line that no longer holds their source: "
               f"they apply to no mutant ({', '.join(f'{e.module}:{e.line}' for e in stale)})", flush=True)
@@ -343,6 +352,11 @@ def mutate(scratch: Path, args: argparse.Namespace, equivalents: list[Equivalent
     population = Population()
     population.add(python_mutants(scratch, session), scratch)
     population.add(js_mutants(scratch), scratch)
+    if args.from_file:
+        named = named_mutants(load_killed(args.from_file), population.mutants, scratch,
+                              lambda ms: named_exactly(ms, scratch, cosmic_ray_replacements(scratch, session, ms)))
+        print(f"mutation: {len(named)} mutants named by {args.from_file}", flush=True)
+        population = Population(mutants=named, left_out=population.left_out, by_rule=population.by_rule)
     drawn = population.draw(args.sample, args.seed)
     drawn = named_exactly(drawn, scratch, cosmic_ray_replacements(scratch, session, drawn))
     print(f"mutation: {len(population.mutants)} mutants ({population.count('cosmic-ray')} Python, "

@@ -190,4 +190,4 @@ def memory_holds_generated(world: World, talk: Talk, name: str, count: int) -> T
 def restarted_on_its_data(world: World) -> None:
     """The app (one of the scenario's own) stopped and started again on its own data, at the same address, with the
     same settings."""
-    world.use_app(world.app.restarted())
+    world.restart_app()

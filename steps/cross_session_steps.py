@@ -292,7 +292,7 @@ def app_restarts(world: World) -> BeforeRestart:
     """Every actor's memories and conversations read, then the app stopped and started on the same data."""
     before = BeforeRestart({n: [(m.id, m.text) for m in a.session.memories()] for n, a in world.actors.items()},
                            {n: a.session.conversation_ids() for n, a in world.actors.items()})
-    world.use_app(world.app.restarted())
+    world.restart_app()
     return before
 
 

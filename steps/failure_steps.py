@@ -62,7 +62,7 @@ def restarts_mid_conversation(world: World, talk: Talk, name: str) -> Failure:
     actor.settle()  # an app that writes memories on its own after a turn has written them (what its driver waits on)
     wait_until(lambda: [m.text for m in actor.session.memories()], lambda texts: texts == told,
                timeout=MEMORY_WAIT_S, what=f"{name}'s memories holding {told} before the restart")
-    world.use_app(world.app.restarted())
+    world.restart_app()
     return Failure(name, turns_before=len(talk.of(name).turns))
 
 

@@ -4,6 +4,8 @@ of that area (see steps/records.py), never kept here."""
 
 from __future__ import annotations
 
+from contextlib import ExitStack
+
 import pytest
 from faker import Faker
 
@@ -39,6 +41,16 @@ class World:
         """The scenario goes on with this app (other settings, fresh data, or the app after a change)."""
         self.app = app
         return app
+
+    def restart_app(self) -> AppHandle:
+        """The app stopped and started on its own data, at the same address; every open page stays open and is back
+        in touch with the app before the scenario goes on (a page with a live socket has reconnected: a message typed
+        before then races the page's own reconnection, a move of its own, not a restart's)."""
+        with ExitStack() as pages_back:
+            for actor in self.actors.values():
+                pages_back.enter_context(actor.back_after_app_restart())
+            restarted = self.app.restarted()
+        return self.use_app(restarted)
 
     def conversation_in_which(self, name: str, text: str) -> tuple[str, tuple[Turn, ...]]:
         """The one conversation of `name`'s in which she said `text`, and its turns, through the app's API once the

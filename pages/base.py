@@ -16,9 +16,12 @@ class UnknownLocator(KeyError):
 
 
 def locate(root: Page | Locator, spec: Mapping[str, Any]) -> Locator:
-    """A locator from a spec: {testid}, {role, name}, {role, name_pattern}, {label}, {text} or {css}; role, label
-    and text match exactly, `name_pattern` is a regular expression for names that carry changing text (a user's
-    name)."""
+    """A locator from a spec: {testid}, {testid, role}, {role, name}, {role, name_pattern}, {label}, {text} or
+    {css}; role, label and text match exactly, `name_pattern` is a regular expression for names that carry changing
+    text (a user's name). {testid, role} is an element the page names by its test id and announces by its role (an
+    error said as an alert: to assistive technology as much as on screen)."""
+    if "testid" in spec and "role" in spec:
+        return root.get_by_test_id(spec["testid"]).and_(root.get_by_role(spec["role"]))
     if "testid" in spec:
         return root.get_by_test_id(spec["testid"])
     if "role" in spec and "name_pattern" in spec:

@@ -83,12 +83,11 @@ class Conversations:
             return conn.execute("DELETE FROM conversations WHERE id = %s AND user_id = %s",
                                 (conversation_id, user_id)).rowcount > 0
 
-    def messages(self, conversation_id: str, last: int | None = None) -> list[Message]:
+    def messages(self, conversation_id: str) -> list[Message]:
         with self.pool.connection() as conn:
             rows = conn.execute("SELECT id, role, text, created_at FROM messages WHERE conversation_id = %s"
                                 " ORDER BY id", (conversation_id,)).fetchall()
-        msgs = [Message(*r) for r in rows]
-        return msgs[-last:] if last else msgs
+        return [Message(*r) for r in rows]
 
     def told_at(self, conversation_id: str, message_id: int) -> datetime | None:
         """When the user's turn `message_id` of this conversation was told, or None if it has no such turn."""

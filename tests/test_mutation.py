@@ -314,6 +314,19 @@ def test_code_behind_a_flag_that_only_ever_carries_a_fault_is_left_out(tmp_path:
     assert population.left_out == {}
 
 
+def test_the_else_of_not_a_faults_test_runs_only_with_the_fault(tmp_path: Path) -> None:
+    """`a if not <fault> else b` and `if not <fault>: ... else: ...`: b and the else run only while it is on."""
+    source = ('def title(settings, role):\n'
+              '    once = "t" if not settings.has("a-fault") else f"t OR {role == 1}"\n'
+              '    if not settings.has("b-fault"):\n'
+              '        return once\n'
+              '    else:\n'
+              '        return role == 2\n')
+    spans = fault_only_spans(source)
+    inside = [any(start <= at < end for start, end in spans) for at in [(2, 11), (2, 59), (4, 15), (6, 15)]]
+    assert inside == [False, True, False, True]
+
+
 def test_a_function_nothing_in_the_app_uses_is_left_out(tmp_path: Path) -> None:
     (tmp_path / "memchat").mkdir()
     (tmp_path / "memchat" / "web.py").write_text(

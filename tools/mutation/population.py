@@ -150,13 +150,18 @@ Span = tuple[tuple[int, int], tuple[int, int]]  # (line, column) from, to
 
 def fault_only_spans(source: str, flags: frozenset[str] = frozenset()) -> list[Span]:
     """Where code runs only while a catalogue fault is on: the body of an `if` (or of `a if <test> else b`) whose
-    test is `<x>.has("<name>")` (or `any(<x>.has(f) ...)`, or one of the fault `flags`), not its `else`."""
+    test is `<x>.has("<name>")` (or `any(<x>.has(f) ...)`, or one of the fault `flags`), not its `else`; and the
+    `else` of one whose test is `not` such a test."""
     spans: list[Span] = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.If) and _asks_for_fault(node.test, flags):
             spans += [_span(statement) for statement in node.body]
+        elif isinstance(node, ast.If) and _asks_for_no_fault(node.test, flags):
+            spans += [_span(statement) for statement in node.orelse]
         elif isinstance(node, ast.IfExp) and _asks_for_fault(node.test, flags):
             spans.append(_span(node.body))
+        elif isinstance(node, ast.IfExp) and _asks_for_no_fault(node.test, flags):
+            spans.append(_span(node.orelse))
     return spans
 
 
@@ -244,6 +249,11 @@ def enclosing_definition(source: str, line: int) -> str:
 
 def _span(node: ast.stmt | ast.expr) -> Span:
     return (node.lineno, node.col_offset), (node.end_lineno or node.lineno, node.end_col_offset or 0)
+
+
+def _asks_for_no_fault(test: ast.expr, flags: frozenset[str]) -> bool:
+    """`not <a fault's test>`: its `else` runs only while the fault is on."""
+    return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and _asks_for_fault(test.operand, flags)
 
 
 def _asks_for_fault(test: ast.expr, flags: frozenset[str] = frozenset()) -> bool:

@@ -1,6 +1,7 @@
 """App drivers: one module per kind of app, found by the target file's `driver` key.
 
-`driver = "open-webui"` loads `harness/drivers/open_webui.py`; `driver = "my_team.chat_driver"` or
+`driver = "open-webui"` loads `harness/drivers/open_webui.py` (or the package `harness/drivers/open_webui/`, a driver
+as the parts it implements, as memchat's is); `driver = "my_team.chat_driver"` or
 `driver = "chat_driver"` loads a team's own module from the Python path (a plain name is a shipped driver first).
 Either module exposes `DRIVER`, a subclass of `harness.drivers.base.AppDriver`.
 """
@@ -17,7 +18,10 @@ SHIPPED = Path(__file__).resolve().parent
 
 
 def shipped_drivers() -> list[str]:
-    return sorted(p.stem.replace("_", "-") for p in SHIPPED.glob("*.py") if p.stem not in ("__init__", "base"))
+    modules = [p.stem for p in SHIPPED.glob("*.py")
+               if p.stem not in ("__init__", "base") and not p.stem.endswith("_store")]  # a driver's helper module
+    packages = [p.name for p in SHIPPED.iterdir() if (p / "__init__.py").is_file()]
+    return sorted(name.replace("_", "-") for name in modules + packages)
 
 
 def load_driver(target: Target) -> AppDriver:

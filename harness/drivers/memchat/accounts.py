@@ -1,4 +1,4 @@
-"""Its accounts and sign-in: users made and deleted through the admin API and its users tool, imported, signed in, a
+"""memchat's accounts and sign-in: users made and deleted through the admin API and its users tool, imported, signed in, a
 browser's state made and accepted."""
 
 from __future__ import annotations

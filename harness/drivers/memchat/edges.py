@@ -1,4 +1,4 @@
-"""The edges of its API: each call at and past the limits memchat/README.md promises, and what it answered."""
+"""The edges of memchat's API: each call at and past the limits memchat/README.md promises, and what it answered."""
 
 from __future__ import annotations
 

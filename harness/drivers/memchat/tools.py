@@ -1,4 +1,4 @@
-"""Its operators' tools: export, the legacy Redis store and its load, migrate, the history import."""
+"""memchat's operators' tools: export, the legacy Redis store and its load, migrate, the history import."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The driver of the reference app (memchat), as the parts it implements: its JSON API, a cookie session, an admin
-token handed to it at start, and every optional capability (requested ids, a settable clock, its migration and
-re-embedding tools)."""
+"""The driver of the reference app (memchat), as the parts it implements: its JSON API, a cookie session, an admin token
+handed to it at start, and every optional capability (requested ids, a settable clock, its migration and re-embedding
+tools)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""memchat's accounts and sign-in: users made and deleted through the admin API and its users tool, imported, signed in, a
-browser's state made and accepted."""
+"""memchat's accounts and sign-in: users made and deleted through the admin API and its users tool, imported, signed in,
+a browser's state made and accepted."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""What memchat/README.md promises of memchat's API and tools, as the driver's parts check it: the statuses
-its calls answer, its tools' summary lines and refusals, and the admin client the parts share."""
+"""What memchat/README.md promises of memchat's API and tools, as the driver's parts check it: the statuses its calls
+answer, its tools' summary lines and refusals, and the admin client the parts share."""
 
 from __future__ import annotations
 

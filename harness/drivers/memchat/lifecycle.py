@@ -1,5 +1,5 @@
-"""memchat's life cycle: started on the suite's databases and model server, attached, described, refused at a start with a
-mistake, its clock moved, its embedding model changed."""
+"""memchat's life cycle: started on the suite's databases and model server, attached, described, refused at a start with
+a mistake, its clock moved, its embedding model changed."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""A user's session of memchat through its JSON API, with the cookie its sign-in sets: chat, memories and
-conversations, as the page's own calls make them."""
+"""A user's session of memchat through its JSON API, with the cookie its sign-in sets: chat, memories and conversations,
+as the page's own calls make them."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Reads of memchat's store: what remains of a user, a memory or a conversation, recall by a memory's own text and nearest
-vectors on the exact path, the vector indexes there are and those it promises."""
+"""Reads of memchat's store: what remains of a user, a memory or a conversation, recall by a memory's own text and
+nearest vectors on the exact path, the vector indexes there are and those it promises."""
 
 from __future__ import annotations
 

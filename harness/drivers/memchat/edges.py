@@ -17,10 +17,7 @@ from harness.drivers.base import (
     EdgeAnswer,
     UserSession,
 )
-from harness.drivers.memchat.api import (
-    TITLE_TAKEN,
-    admin_client,
-)
+from harness.drivers.memchat.api import TITLE_TAKEN, admin_client, check
 from harness.drivers.memchat.session import MemchatSession
 from harness.services.http_clients import tls
 
@@ -85,6 +82,28 @@ class MemchatEdges(AppDriver):
                               says=f"titled {len(shown)} and {len(shown)} characters: created as {shown!r}, listed as "
                                    f"{shown!r}")
 
+        def dated_by_her_turn(http: httpx.Client) -> list[EdgeAnswer]:
+            """A page's write dated by one of her turns (memchat/README.md, POST /api/memories): its first item's
+            place in the turn from 0 to the longest message less one, taken at that edge; one past it, far past it
+            and below 0 refused, nothing written."""
+            told = next(((cid, m["id"]) for cid in session.conversation_ids()
+                         for m in check(http.get(self.target.path_of("messages", conversation_id=cid)), "her turns")
+                         ["messages"] if m["role"] == "user"), None)
+            if told is None:
+                raise DriverError(f"{mine.email} has no turn to date a write by: the edges need one told first")
+            cid, turn = told
+            last = int(self.target.limits.longest_message or 4000) - 1
+            placed = f"My placed note {secrets.token_hex(4)} is here."
+            dated = [answer(http, f"a memory write dated by her turn, its first item at place {last}", 201, "POST",
+                            api["memories"], body={"items": [placed], "conversation_id": cid, "turn": turn,
+                                                   "first": last}, kept=placed)]
+            for first in (last + 1, 1_000_000, -1):
+                dated.append(answer(http, f"a memory write dated by her turn, its first item at place {first}", 400,
+                                    "POST", api["memories"], body={"items": ["My misplaced note is here."],
+                                                                  "conversation_id": cid, "turn": turn,
+                                                                  "first": first}))
+            return dated
+
         http = session.http
         cut = int(self.target.limits.title_length or 80)
         title = "My trip plans " + "".join(chr(ord("a") + n % 26) for n in range(cut + 1))[:cut + 1 - 14]
@@ -117,6 +136,7 @@ class MemchatEdges(AppDriver):
                    body={"memory": True, "theme": "dark"}),
             answer(http, "a memory write that is not JSON", 400, "POST", api["memories"], content=b'{"items": ['),
             answer(http, "a memory write of a blank memory", 400, "POST", api["memories"], body={"items": ["  "]}),
+            *dated_by_her_turn(http),
             chunked(http, f"a memory write of {limit + 1} bytes sent in chunks, its size not declared", 413,
                     api["memories"], padded({"items": ["My streamed note is here."]}, limit + 1)),
             answer(http, "a memory write holding half of a character", 400, "POST", api["memories"],

@@ -26,7 +26,7 @@ from harness.drivers.open_webui import (
     shown_branch,
     tokens_in,
 )
-from harness.drivers.open_webui_store import MemoryRow, count_by_owner, epoch, insert_memories, iso, read_memories
+from harness.drivers.open_webui.store import MemoryRow, count_by_owner, epoch, insert_memories, iso, read_memories
 from harness.vocabulary.polling import Timeout
 from harness.vocabulary.turn import Turn
 from model_server.client import ModelServer
@@ -319,7 +319,7 @@ def test_open_webui_settle_after_a_restart_counts_the_new_model_servers_reviews_
         monkeypatch: pytest.MonkeyPatch) -> None:
     logs: dict[str, list[dict]] = {"http://model-1/v1": [], "http://model-2/v1": []}
     monkeypatch.setattr(ModelServer, "reviews", lambda self, user_id: list(logs[self.base_url]))
-    monkeypatch.setattr("harness.drivers.open_webui.SETTLE_SECONDS", 0.2)
+    monkeypatch.setattr("harness.drivers.open_webui.memory_writes.SETTLE_SECONDS", 0.2)
     driver = OpenWebUIDriver(load_target("open-webui"))
     before, after = (RunningApp("http://owui", {}, model_url=url) for url in logs)
     account = Account("user-1", "ana@example.com", "pw", "Ana")

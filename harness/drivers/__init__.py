@@ -18,8 +18,7 @@ SHIPPED = Path(__file__).resolve().parent
 
 
 def shipped_drivers() -> list[str]:
-    modules = [p.stem for p in SHIPPED.glob("*.py")
-               if p.stem not in ("__init__", "base") and not p.stem.endswith("_store")]  # a driver's helper module
+    modules = [p.stem for p in SHIPPED.glob("*.py") if p.stem != "__init__"]
     packages = [p.name for p in SHIPPED.iterdir() if (p / "__init__.py").is_file() and p.name != "base"]
     return sorted(name.replace("_", "-") for name in modules + packages)
 

@@ -6,8 +6,8 @@ nothing). The cross-encoder is a one-layer BERT with random weights, made once i
 
     DJANGO_SETTINGS_MODULE=khoj.app.settings .tools/khoj/bin/python tools/khoj_seed.py <model server /v1> <folder>
 
-The Khoj driver (harness/drivers/khoj.py) runs it once per database server, into the template every app's database
-is copied from, and points the rows at each start's model server itself.
+The Khoj driver (harness/drivers/khoj/lifecycle.py) runs it once per database server, into the template every app's
+database is copied from, and points the rows at each start's model server itself.
 """
 
 from __future__ import annotations

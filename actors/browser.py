@@ -56,7 +56,9 @@ class BrowserActor(ActorBase):
         socket = self.app.target.api.get("live_socket")
         if self.page is None or not socket:
             return nullcontext()
-        return back_after(self.page, socket, self.app.target.limits.ui_wait_s, self.name)
+        # In a conversation of hers the page is back once the app has taken it back into that conversation.
+        back_frame = self.app.target.api.get("live_socket_back", "") if self._talking else ""
+        return back_after(self.page, socket, self.app.target.limits.ui_wait_s, self.name, back_frame)
 
     # -- signing in and out ----------------------------------------------------------------------------------------
     def sign_in(self) -> None:

@@ -209,6 +209,12 @@ class MemchatEdges(AppDriver):
                        body={"users": crowd(most + 1)}, says=f"1 to {most} users"),
                 answer(admin, "an import giving one user twice", 400, "POST", api["admin_users_import"],
                        body={"users": [newcomer, newcomer]}),
+                # An e-mail is one address whatever its capitals (sign-in takes it so): given twice so, the second
+                # entry is named, though neither has an account.
+                answer(admin, "an import giving one e-mail twice, in other capitals", 400, "POST",
+                       api["admin_users_import"], body={"users": [newcomer, {"id": f"{newcomer['id']}-2",
+                                                                             "email": newcomer["email"].upper()}]},
+                       says="users[1]"),
                 answer(admin, f"an import of {import_limit + 1} bytes", 413, "POST", api["admin_users_import"],
                        content=padded({"users": [newcomer]}, import_limit + 1)),
                 answer(admin, f"an import of exactly {import_limit} bytes", 201, "POST", api["admin_users_import"],

@@ -34,6 +34,9 @@ Feature: What users take back
     When Ben starts a new conversation
     And Ben asks "What is my locker code?"
     Then the assistant answers "Your locker code is 5150."
+    When Ana deletes her memory "My gate code is 7731."
+    Then Ana's memories are exactly, on her screen and through the app's API:
+      | memory                   |
 
   Scenario: A change of a memory, or a clearing of them all, that Ana cancels changes nothing
     Given Ana is signed in

@@ -52,7 +52,8 @@ class MemoriesPage(BasePage):
     def texts(self) -> list[str]:
         """Every memory shown, oldest first, once the list (or its empty state) shows."""
         items = self.el("memory_item")
-        expect(items.first.or_(self.el("no_memories"))).to_be_visible()
+        expect(items.first.or_(self.el("no_memories")),
+               "the memories page shows neither a memory nor that there are none").to_be_visible()
         return self.el("memory_text").all_inner_texts()
 
     def delete(self, text: str, second_click_after_answer: bool = False) -> str:

@@ -29,6 +29,12 @@ Feature: Hostile users
     When someone types wrong passwords for Ana's address, one fewer than the app locks sign-in after, from her network address
     Then Ana signs in with her own password
 
+  Scenario: Wrong passwords typed for Ana's address from elsewhere do not lock her out
+    Given the app locks sign-in after too many wrong passwords, counted by the network address they come from
+    And Ana has an account
+    When someone types wrong passwords for Ana's address, as many as the app locks sign-in after, from another network address
+    Then Ana signs in with her own password
+
   Scenario: A user locked out by wrong passwords is let in once the declared lockout has passed
     Given the app locks sign-in after too many wrong passwords
     And an app whose clock the test can move

@@ -3,14 +3,19 @@ or signs up with an address a wrong matcher confuses with another's."""
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.app.target import FORGETTING_FAILURES, Limits
+from harness.drivers.base import Capability
 from harness.users.hostile import Breach, Holdings, cannot_tamper, kinds_of, same_words
 from steps.world import NAME, World
+
+ANOTHER_ADDRESS = "127.0.0.2"  # another client of this machine: the whole 127/8 is loopback on Linux
 
 OTHER = r"(?P<other>[A-Z][a-z]+)"
 SHOWN_BREACHES = 5  # the first few in the message; the count says how many more
@@ -118,6 +123,35 @@ def one_fewer_wrong_passwords(world: World, name: str) -> WrongPasswords:
 def as_many_wrong_passwords(world: World, name: str) -> WrongPasswords:
     """As many wrong passwords as the target's [limits] sign_in_failures, from the user's network address."""
     return wrong_passwords_typed(world, name, fewer=0)
+
+
+@given("the app locks sign-in after too many wrong passwords, counted by the network address they come from")
+def app_counts_by_address(world: World) -> None:
+    """The target declares its throttling counted per address ([limits] sign_in_failures_per: "account and address"
+    or "address"), so that nobody elsewhere can lock a user out; one that counts per account alone skips."""
+    limits = declared_throttle(world)
+    if "address" not in limits.sign_in_failures_per:
+        pytest.skip(f"the {world.app.target.name} target counts wrong passwords per {limits.sign_in_failures_per!r}, "
+                    "not by the address they come from ([limits] sign_in_failures_per)")
+
+
+@when(parsers.re(f"^someone types wrong passwords for {NAME}'s address, as many as the app locks sign-in after, "
+                 "from another network address$"), target_fixture="wrong_passwords")
+def wrong_passwords_from_elsewhere(world: World, name: str) -> WrongPasswords:
+    """As many wrong passwords as the target's [limits] sign_in_failures, through the app's API from another address
+    of this machine's loopback (ANOTHER_ADDRESS): an app reached elsewhere cannot be, and the scenario skips."""
+    world.app.require(Capability.PASSWORD_SIGN_IN)
+    limits = declared_throttle(world)
+    assert limits.sign_in_failures is not None
+    host = urlsplit(world.app.base_url).hostname or ""
+    if not (host == "localhost" or host.startswith("127.")):
+        pytest.skip(f"needs the app on this machine's loopback to come from another address, not {host}")
+    email, told = world.actors[name].account.email, ""
+    for attempt in range(1, limits.sign_in_failures + 1):
+        told = world.app.try_sign_in(email, f"wrong-{attempt}-{secrets.token_hex(4)}", from_address=ANOTHER_ADDRESS)
+        assert told, f"someone typed a wrong password for {email} from {ANOTHER_ADDRESS} (attempt {attempt}) and was " \
+                     "let in"
+    return WrongPasswords(name, limits.sign_in_failures, limits, told)
 
 
 @then(parsers.re(f"^{NAME} signs in with (?:her|his|their) own password$"))

@@ -236,9 +236,10 @@ class AppHandle:
     def session(self, account: Account) -> UserSession:
         return self.driver.session(self.running, account)
 
-    def try_sign_in(self, email: str, password: str) -> str:
-        """One sign-in through the app's API from a client without a session: "" when let in, else the app's words."""
-        return self.driver.try_sign_in(self.running, email, password)
+    def try_sign_in(self, email: str, password: str, from_address: str | None = None) -> str:
+        """One sign-in through the app's API from a client without a session (from another local address, where
+        given): "" when let in, else the app's words."""
+        return self.driver.try_sign_in(self.running, email, password, from_address)
 
     def browser_state(self, session: UserSession) -> dict:
         return self.driver.browser_state(self.running, session)

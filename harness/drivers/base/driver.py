@@ -73,9 +73,10 @@ class AppDriver(ABC):
     def session(self, app: RunningApp, account: Account) -> UserSession:
         """Sign the user in through the API."""
 
-    def try_sign_in(self, app: RunningApp, email: str, password: str) -> str:
+    def try_sign_in(self, app: RunningApp, email: str, password: str, from_address: str | None = None) -> str:
         """One sign-in through the app's API, as a client that holds no session: "" when the app lets it in, else
-        what the app said (a wrong password, a locked sign-in). Needs PASSWORD_SIGN_IN."""
+        what the app said (a wrong password, a locked sign-in). `from_address`: the local address its connection
+        leaves from (another client's on this machine's loopback), else the usual one. Needs PASSWORD_SIGN_IN."""
         raise DriverError(f"the {self.name} driver cannot try a sign-in through the API")
 
     @abstractmethod

@@ -71,8 +71,9 @@ class MemchatAccounts(AppDriver):
     def session(self, app: RunningApp, account: Account) -> MemchatSession:
         return MemchatSession(self.target, app.base_url, account)
 
-    def try_sign_in(self, app: RunningApp, email: str, password: str) -> str:
-        with httpx.Client(verify=tls(), base_url=app.base_url, timeout=30) as http:
+    def try_sign_in(self, app: RunningApp, email: str, password: str, from_address: str | None = None) -> str:
+        transport = httpx.HTTPTransport(verify=tls(), local_address=from_address) if from_address else None
+        with httpx.Client(verify=tls(), base_url=app.base_url, timeout=30, transport=transport) as http:
             resp = http.post(self.target.api["login"], json={"email": email, "password": password})
         if resp.status_code == 200:
             return ""

@@ -16,7 +16,8 @@ from harness.app.app_launcher import RunningApp
 from harness.app.target import load_target
 from harness.drivers import load_driver, shipped_drivers
 from harness.drivers.base import Account, Capability, DriverError, Hit
-from harness.drivers.letta import LettaDriver, LettaSession, _is_turn, letta_pg_uri
+from harness.drivers.letta import LettaDriver, LettaSession
+from harness.drivers.letta.api import _is_turn, letta_pg_uri
 from harness.drivers.open_webui import (
     MISCONFIGURATIONS,
     OpenWebUIDriver,

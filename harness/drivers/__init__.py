@@ -1,7 +1,7 @@
-"""App drivers: one module per kind of app, found by the target file's `driver` key.
+"""App drivers: one package (or module) per kind of app, found by the target file's `driver` key.
 
-`driver = "letta"` loads `harness/drivers/letta.py`, `driver = "open-webui"` the package `harness/drivers/open_webui/`
-(a driver as the parts it implements, as memchat's is); `driver = "my_team.chat_driver"` or
+`driver = "letta"` loads the package `harness/drivers/letta/` (a driver as the parts it implements, as every shipped
+one is; a module `harness/drivers/<name>.py` does too); `driver = "my_team.chat_driver"` or
 `driver = "chat_driver"` loads a team's own module from the Python path (a plain name is a shipped driver first).
 Either module exposes `DRIVER`, a subclass of `harness.drivers.base.AppDriver`.
 """

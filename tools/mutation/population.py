@@ -102,8 +102,7 @@ class Equivalent(NamedMutant):
     reason: str
 
     def matches(self, mutant: Mutant) -> bool:
-        return ((mutant.module, mutant.line, mutant.operator, mutant.column, mutant.replacement, mutant.source)
-                == (self.module, self.line, self.operator, self.column, self.replacement, self.source))
+        return mutant.line == self.line and self.same_change(mutant)
 
     @classmethod
     def by_rule(cls, mutant: Mutant, reason: str) -> Equivalent:

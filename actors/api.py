@@ -10,7 +10,7 @@ from typing import NoReturn
 import pytest
 
 from actors.base import ActorBase
-from harness.drivers.base import Reply
+from harness.drivers.base import HeldSessions, Reply
 from harness.users.actor import Exchange, MemoryChange
 from harness.vocabulary.turn import Turn
 
@@ -69,7 +69,7 @@ class ApiActor(ActorBase):
 
     def is_signed_in(self, expected: bool = True) -> bool:
         """Whether the app still serves what the user's client presents."""
-        return self.app.accepts(self._client())
+        return self.app.part(HeldSessions).accepts(self.app.running, self._client())
 
     def expect_asked_to_sign_in(self) -> None:
         assert not self.is_signed_in(), f"the app still serves {self.name}'s identity"

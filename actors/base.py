@@ -12,7 +12,7 @@ import pytest
 
 from harness.app.app_handle import AppHandle
 from harness.browser.profiles import BrowserSessions
-from harness.drivers.base import Account, Capability, UserSession
+from harness.drivers.base import Account, Capability, PasswordSignIn, UserSession
 from harness.users import hostile
 from harness.users.actor import Actor, Exchange
 
@@ -148,14 +148,14 @@ class ActorBase:
     def _api_sign_in(self, email: str, password: str) -> str:
         """One sign-in through the app's API; the scenario skips with one line where the driver offers none."""
         self.app.require(Capability.PASSWORD_SIGN_IN)
-        return self.app.try_sign_in(email, password)
+        return self.app.part(PasswordSignIn).try_sign_in(self.app.running, email, password)
 
     def try_sign_in_through_api(self) -> str | None:
         """The user's own address and password through the app's API, from a client without a session: "" when let
         in, else the app's words; None where the driver offers no such sign-in (whatever the actor's kind)."""
         if not self.app.offers(Capability.PASSWORD_SIGN_IN):
             return None
-        return self.app.try_sign_in(self.account.email, self.account.password)
+        return self.app.part(PasswordSignIn).try_sign_in(self.app.running, self.account.email, self.account.password)
 
     def _wrong_passwords(self, email: str, count: int) -> str:
         """Through the app's API, each from a client without a session; each must be refused. The last one's

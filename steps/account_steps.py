@@ -8,7 +8,7 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.app.app_tools import ToolRun
-from harness.drivers.base import Capability
+from harness.drivers.base import AccountRemains, PasswordSignIn
 from steps.records import LeftSession, Talk
 from steps.world import HER, NAME, World
 
@@ -89,7 +89,7 @@ def refused_on_the_command_line(world: World, command_line_runs: CommandLineRuns
     assert command_line_runs.runs and not wrong, ("the app's command line did not refuse in one line what an "
                                                   "operator got wrong:\n" + "\n".join(wrong))
     account = world.actors[name].account
-    refusal = world.app.try_sign_in(account.email, account.password)
+    refusal = world.app.part(PasswordSignIn).try_sign_in(world.app.running, account.email, account.password)
     assert not refusal, (f"after the command line's refusals, {name}'s own password no longer lets her in: the app "
                          f"said {refusal!r}")
 
@@ -98,12 +98,11 @@ def refused_on_the_command_line(world: World, command_line_runs: CommandLineRuns
 def store_holds_nothing(world: World, left_session: LeftSession, name: str) -> None:
     """No row of the deleted account's user, conversations or memories in the app's store (database access, or a
     driver that reads what the store keeps of an account)."""
-    if not world.app.offers(Capability.ACCOUNT_REMAINS):
-        world.app.require(Capability.DATABASE_ACCESS)
+    store = world.app.part(AccountRemains)
     assert left_session.name == name, f"{name}'s account was not deleted; {left_session.name}'s was"
     conversations, memories = list(left_session.conversation_ids), list(left_session.memory_ids)
     assert conversations and memories, f"{name}'s account held no conversation or memory to check before deletion"
-    remains = world.app.remains_of(left_session.account, conversations, memories)
+    remains = store.remains_of(world.app.running, left_session.account, conversations, memories)
     left = {kind: n for kind, n in remains.items() if n}
     assert not left, f"after {name}'s account was deleted, the app's store still holds rows of it: {left}"
 

@@ -10,7 +10,7 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.browser.held_session import HeldSession
-from harness.drivers.base import Capability
+from harness.drivers.base import Capability, HeldSessions, MovableClock
 from harness.users.actor import Actor
 from harness.vocabulary.facts import Fact
 from harness.vocabulary.polling import wait_until
@@ -123,7 +123,7 @@ def told_days_ago(world: World, talk: Talk, name: str, sentence: str, days: int)
     """The memory stored through the app's API, then the app's clock moved on by that many days."""
     actor = world.actors[name]
     actor.session.remember([sentence])
-    world.app.advance_clock(days)
+    world.app.part(MovableClock).advance_clock(world.app.running, days)
     actor.come_back()  # after so long she may have to sign in again
     return talk.stored(name, Fact.parse(sentence))
 
@@ -140,9 +140,9 @@ def told_at_the_retention_edge(world: World, talk: Talk, name: str, past: str, w
     minute = 1 / (24 * 60)
     actor = world.actors[name]
     actor.session.remember([past])
-    world.app.advance_clock(2 * minute)
+    world.app.part(MovableClock).advance_clock(world.app.running, 2 * minute)
     actor.session.remember([within])
-    world.app.advance_clock(days - minute)
+    world.app.part(MovableClock).advance_clock(world.app.running, days - minute)
     actor.come_back()  # after so long she may have to sign in again
     return talk.stored(name, Fact.parse(past), Fact.parse(within))
 
@@ -159,7 +159,7 @@ def old_session_refused(world: World, left_session: LeftSession, name: str) -> N
     """The session the browser held before signing out or the account's deletion no longer works, as a copied
     cookie or token would be tried."""
     assert left_session.name == name, f"{name} left no session; {left_session.name} did"
-    assert not world.app.accepts(left_session.held), (
+    assert not world.app.part(HeldSessions).accepts(world.app.running, left_session.held), (
         f"after {left_session.why}, the app still accepts the session {name}'s browser held (a copied cookie or "
         "token keeps working)")
 
@@ -229,13 +229,13 @@ def lifetime_all_but_passed(world: World) -> None:
     if promised is None:
         pytest.skip(f"needs the sign-in lifetime the app promises: {world.app.target.path.name} has no [limits] "
                     "session_days")
-    world.app.advance_clock((promised - timedelta(hours=1)) / timedelta(days=1))
+    world.app.part(MovableClock).advance_clock(world.app.running, (promised - timedelta(hours=1)) / timedelta(days=1))
 
 
 @when(parsers.re(r"^(?P<hours>\d+) more hours pass$"), converters={"hours": int})
 def hours_pass(world: World, hours: int) -> None:
     """The app's clock moved on."""
-    world.app.advance_clock(hours / 24)
+    world.app.part(MovableClock).advance_clock(world.app.running, hours / 24)
 
 
 @when(parsers.re(f"^{NAME} opens the app again$"))

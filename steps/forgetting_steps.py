@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from harness.drivers.base import Capability, Memory
+from harness.drivers.base import Capability, ConversationRemains, Memory, MemoryRemains
 from harness.replay.run import HeldHistory
 from harness.suite import report
 from harness.users.actor import Actor
@@ -251,7 +251,8 @@ def store_holds_nothing_taken_back(world: World, taken_back: TakenBack, name: st
     if not (world.app.offers(Capability.DATABASE_ACCESS) or world.app.offers(Capability.MEMORY_REMAINS)):
         report.attach_text("not checked", f"the {world.app.name} driver does not read the app's store")
         return
-    left = {kind: n for kind, n in world.app.memory_remains(list(taken_back.memory_ids)).items() if n}
+    remains = world.app.part(MemoryRemains).memory_remains(world.app.running, list(taken_back.memory_ids))
+    left = {kind: n for kind, n in remains.items() if n}
     assert not left, f"after {name} took back {list(taken_back.texts)}, the app's store still holds {left}"
 
 
@@ -276,7 +277,8 @@ def conversation_gone(world: World, taken_back: TakenBack, name: str) -> None:
         report.attach_text("not checked", f"the {world.app.name} driver does not read what the app's store keeps of "
                                           "a deleted conversation")
         return
-    left = {kind: n for kind, n in world.app.conversation_remains(gone).items() if n}
+    remains = world.app.part(ConversationRemains).conversation_remains(world.app.running, gone)
+    left = {kind: n for kind, n in remains.items() if n}
     assert not left, f"after {name} deleted her conversation {gone}, the app's store still holds {left}"
 
 

@@ -42,8 +42,7 @@ def left_out_kinds(world: World, through_api: bool = False) -> dict[str, str]:
     reason printed for each."""
     left_out = {}
     if not world.app.offers(Capability.MOVABLE_CLOCK):
-        left_out["let time pass"] = (f"needs {Capability.MOVABLE_CLOCK.value}, which the {world.app.name} driver "
-                                     "does not offer")
+        left_out["let time pass"] = world.app.why_not(Capability.MOVABLE_CLOCK)
     elif not world.app.started_by_suite:
         left_out["let time pass"] = "needs an app the suite starts (not --base-url)"
     if not world.app.target.has_pages or through_api:
@@ -59,21 +58,19 @@ def left_out_kinds(world: World, through_api: bool = False) -> dict[str, str]:
         left_out["type wrong passwords at another's address"] = (
             f"{world.app.target.path.name} declares no sign-in throttling ([limits] sign_in_failures)")
     elif not world.app.offers(Capability.PASSWORD_SIGN_IN):
-        left_out["type wrong passwords at another's address"] = (
-            f"needs {Capability.PASSWORD_SIGN_IN.value}, which the {world.app.name} driver does not offer")
+        left_out["type wrong passwords at another's address"] = world.app.why_not(Capability.PASSWORD_SIGN_IN)
     why_not = cannot_tamper(world.app.target)
     if why_not:
         left_out["tamper with another user's data"] = why_not
     if through_api:
         left_out["restart the app"] = "acted out in the first seed's session, in browsers (a restart takes seconds)"
     elif not world.app.started_by_suite or not world.app.offers(Capability.RESTART):
-        left_out["restart the app"] = (f"needs {Capability.RESTART.value}, which the {world.app.name} driver does "
-                                       "not offer" if world.app.started_by_suite else
+        left_out["restart the app"] = (world.app.why_not(Capability.RESTART) if world.app.started_by_suite else
                                        "needs an app the suite starts (not --base-url)")
     for capability, kinds in TAKING_BACK.items():
         if not world.app.offers(capability):
             for kind in kinds:
-                left_out[kind] = f"needs {capability.value}, which the {world.app.name} driver does not offer"
+                left_out[kind] = world.app.why_not(capability)
     return left_out
 
 

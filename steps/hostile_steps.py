@@ -11,7 +11,7 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.app.target import FORGETTING_FAILURES, Limits
-from harness.drivers.base import Capability
+from harness.drivers.base import Capability, MovableClock, PasswordSignIn
 from harness.users.hostile import Breach, Holdings, cannot_tamper, kinds_of, same_words
 from steps.world import NAME, World
 
@@ -146,9 +146,10 @@ def wrong_passwords_from_elsewhere(world: World, name: str) -> WrongPasswords:
     host = urlsplit(world.app.base_url).hostname or ""
     if not (host == "localhost" or host.startswith("127.")):
         pytest.skip(f"needs the app on this machine's loopback to come from another address, not {host}")
-    email, told = world.actors[name].account.email, ""
+    email, told, sign_in = world.actors[name].account.email, "", world.app.part(PasswordSignIn)
     for attempt in range(1, limits.sign_in_failures + 1):
-        told = world.app.try_sign_in(email, f"wrong-{attempt}-{secrets.token_hex(4)}", from_address=ANOTHER_ADDRESS)
+        told = sign_in.try_sign_in(world.app.running, email, f"wrong-{attempt}-{secrets.token_hex(4)}",
+                                   from_address=ANOTHER_ADDRESS)
         assert told, f"someone typed a wrong password for {email} from {ANOTHER_ADDRESS} (attempt {attempt}) and was " \
                      "let in"
     return WrongPasswords(name, limits.sign_in_failures, limits, told)
@@ -186,7 +187,7 @@ def lockout_passed(world: World, wrong_passwords: WrongPasswords) -> None:
     """The app's clock moved on by the declared lockout and a minute."""
     minutes = wrong_passwords.limits.sign_in_lockout_minutes
     assert minutes is not None
-    world.app.advance_clock((minutes + 1) / (24 * 60))
+    world.app.part(MovableClock).advance_clock(world.app.running, (minutes + 1) / (24 * 60))
 
 
 @given(parsers.re('^a user signed up as "(?P<older>[^"]+)", and later another as "(?P<newer>[^"]+)"$'))

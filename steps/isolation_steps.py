@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from pytest_bdd import given, parsers, then, when
 
+from harness.drivers.base import HeldSessions
 from harness.users.actor import Actor, Exchange
 from harness.users.foreign_reads import leaks
 from harness.vocabulary.answers import AnswerCheck
@@ -156,10 +157,12 @@ def api_refuses(world: World, talk: Talk, foreign_visit: ForeignVisit, name: str
 @then(parsers.re(f"^a session made up in the shape of {NAME}'s is refused by the app$"))
 def made_up_session_refused(world: World, name: str) -> None:
     """A guessed cookie, a forged token, a user id the app never issued: what a stranger would try."""
-    held = world.actors[name].held_session()
-    assert world.app.accepts(held), f"the app does not take {name}'s own session, so refusing another proves nothing"
-    made_up = world.app.made_up_credentials(held)
-    assert not world.app.accepts(made_up), f"the app takes a session it never gave, made up in the shape of {name}'s"
+    held, sessions = world.actors[name].held_session(), world.app.part(HeldSessions)
+    assert sessions.accepts(world.app.running, held), \
+        f"the app does not take {name}'s own session, so refusing another proves nothing"
+    made_up = sessions.made_up_credentials(world.app.running, held)
+    assert not sessions.accepts(world.app.running, made_up), \
+        f"the app takes a session it never gave, made up in the shape of {name}'s"
 
 
 @given(parsers.re(f"^{NAME} has (?P<count>\\d+) conversations?$"), converters={"count": int},

@@ -13,6 +13,7 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.app.index_use import Asked, against_full_scan, asked, index_method, scans_during
+from harness.drivers.base import StoreReads
 from harness.replay.capture import capture
 from harness.replay.checks import ReplayChecks
 from harness.replay.run import Captured, HeldHistory, IndexKind, replay_checks
@@ -120,7 +121,7 @@ def remove_one_vector(world: World, history: HeldHistory) -> RemovedVector:
     replayed = history.history
     embeddable = [i for i, ok in enumerate(replayed.embeddable) if ok]
     victim = replayed.ids[embeddable[world.fake.random_int(0, len(embeddable) - 1)]]
-    world.app.remove_vector(replayed.memory_id(victim))
+    world.app.part(StoreReads).remove_vector(world.app.running, replayed.memory_id(victim))
     return RemovedVector(victim)
 
 

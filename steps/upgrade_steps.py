@@ -10,7 +10,7 @@ import pytest
 from pytest_bdd import then
 
 from harness.app.index_use import index_method, promise_broken, scans_during
-from harness.drivers.base import Capability
+from harness.drivers.base import Capability, StoreReads
 from harness.replay.checks import ReplayChecks
 from harness.replay.run import HeldHistory, IndexKind
 from steps.world import World
@@ -29,7 +29,7 @@ def searched_through_index(world: World, index_kind: IndexKind, history: HeldHis
     app = world.app
     app.require(Capability.DATABASE_ACCESS)
     method = index_method(index_kind)
-    indexes = app.vector_index_scans()
+    indexes = app.part(StoreReads).vector_index_scans(app.running)
     others = {name: index.method for name, index in indexes.items() if index.method != method}
     assert not others, (f"the app was given {index_kind.name!r} ({method or 'no vector index'}), and its store has "
                         f"vector indexes of another kind after the change: {others}")

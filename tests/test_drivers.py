@@ -15,7 +15,7 @@ import pytest
 from harness.app.app_launcher import RunningApp
 from harness.app.target import load_target
 from harness.drivers import load_driver, shipped_drivers
-from harness.drivers.base import Account, Capability, DriverError, Hit
+from harness.drivers.base import Account, AppLacks, Capability, DriverError, Hit
 from harness.drivers.letta import LettaDriver, LettaSession
 from harness.drivers.letta.api import _is_turn, letta_pg_uri
 from harness.drivers.open_webui import (
@@ -40,8 +40,8 @@ def test_every_shipped_target_loads_its_driver() -> None:
         assert load_driver(target).name == target.driver
 
 
-def test_the_reference_app_offers_every_capability_and_open_webui_only_its_own() -> None:
-    assert load_driver(load_target("memchat")).capabilities == frozenset(Capability)
+def test_the_reference_app_offers_every_capability_but_an_upgrade_and_open_webui_only_its_own() -> None:
+    assert load_driver(load_target("memchat")).capabilities == frozenset(Capability) - {Capability.APP_UPGRADE}
     owui = load_driver(load_target("open-webui")).capabilities
     assert Capability.SERVER_SIGN_OUT in owui and Capability.EMBEDDING_MODEL_CHANGE in owui
     assert not {Capability.REQUESTED_USER_IDS, Capability.MOVABLE_CLOCK, Capability.MIGRATION_TOOLS} & owui
@@ -106,7 +106,8 @@ def test_letta_offers_chatting_restarts_and_its_store_but_no_scores_nor_sessions
     driver = load_driver(load_target("letta"))
     assert driver.capabilities == {Capability.CHAT_API, Capability.RESTART, Capability.DATABASE_ACCESS,
                                    Capability.MEMORY_SEARCH, Capability.APP_SETTINGS, Capability.MEMORY_DELETE,
-                                   Capability.MEMORY_CLEAR, Capability.CONVERSATION_DELETE}
+                                   Capability.MEMORY_CLEAR, Capability.CONVERSATION_DELETE,
+                                   Capability.MEMORY_REMAINS, Capability.ACCOUNT_REMAINS}  # both parts of its reads
     with pytest.raises(DriverError) as info:
         driver.browser_state(None, None)  # type: ignore[arg-type]
     assert "no web page" in str(info.value)
@@ -366,9 +367,8 @@ def test_khoj_offers_what_users_take_back_and_no_search_nor_passwords() -> None:
     assert TAKING_BACK | {Capability.CHAT_API, Capability.ACCOUNT_REMAINS} <= driver.capabilities
     assert Capability.MEMORY_SEARCH not in driver.capabilities and Capability.DATABASE_ACCESS not in driver.capabilities
     assert not driver.writes_memories_later  # each turn returns once its memories are written
-    with pytest.raises(DriverError) as info:
-        driver.try_sign_in(None, "ana@x.test.example.com", "pw")  # type: ignore[arg-type]
-    assert "no password" in str(info.value)
+    lack = driver.lacks[Capability.PASSWORD_SIGN_IN]
+    assert isinstance(lack, AppLacks) and "no password" in lack.why and not hasattr(driver, "try_sign_in")
     assert {f["name"] for f in driver.fault_catalogue()} == set(load_target("khoj").fault_scenarios)
 
 

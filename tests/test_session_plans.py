@@ -16,11 +16,11 @@ from tools.session_plans import drawn, line
 PINNED = {
     ("memchat", False, 60, 3, "20261130"): "a102c88fa6e251c9179bbd860e033614",
     ("memchat", True, 60, 3, "7"): "47bf081e88f72d851646f80d8e2795a7",
-    ("khoj", True, 60, 3, "1"): "4aece65f207e3f5a7a6776a9e02cdd04",
-    ("letta", True, 60, 3, "2"): "98a56988b675bdac0006c4ad8a208d15",
-    ("open-webui", False, 60, 3, "3"): "e288733698c41b274e3f1f0c0da5ed3d",
+    ("khoj", True, 60, 3, "1"): "1e2244b541c16b03566678feff12d16e",
+    ("letta", True, 60, 3, "2"): "e5d26146e6a0b5e7f025455be0bd6838",
+    ("open-webui", False, 60, 3, "3"): "40acb48415812a0850213ae179704600",
     ("memchat", False, 300, 4, "3"): "3f23ea42bacd303ea9054b24c858ee45",
-    ("khoj", True, 300, 4, "42"): "99187ac3de5d993c1c454ac1b737ab4a",
+    ("khoj", True, 300, 4, "42"): "987285e644000d870ef4f3ac5d15fb34",
 }
 
 

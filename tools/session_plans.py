@@ -41,7 +41,7 @@ def left_out_and_unread(target: Target, through_api: bool) -> tuple[dict[str, st
     starts with its driver's capabilities."""
     driver = load_driver(target)
     app = SimpleNamespace(offers=lambda capability: capability in driver.capabilities, name=driver.name,
-                          started_by_suite=True, target=target)
+                          why_not=driver.why_not, started_by_suite=True, target=target)
     left_out = left_out_kinds(SimpleNamespace(app=app), through_api)  # type: ignore[arg-type]
     unread = {} if target.limits.title_length is not None else {
         ENTRIES: f"{target.path.name} declares no conversation titles ([limits] title_length)"}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar, cast
 
 import allure
 import pytest
@@ -24,20 +25,26 @@ from harness.app.store_upgrade import dump_and_restore
 from harness.app.target import Target
 from harness.drivers.base import (
     Account,
+    AccountTools,
+    ApiEdges,
     AppDriver,
+    AppUpgrade,
     Capability,
     EdgeAnswer,
+    EmbeddingModelChange,
+    HistoryImport,
+    MigrationTools,
     NewUser,
-    OwnTextQuery,
-    OwnTextResult,
-    PromisedIndex,
     RefusedStart,
+    StartRefusals,
     UserSession,
 )
-from harness.services.databases import HeldDatabase, IndexScans, VectorIndex, every_table_held
+from harness.drivers.base.parts import PARTS
+from harness.services.databases import HeldDatabase, every_table_held
 from harness.suite import report
 from harness.suite.options import ROOT
-from harness.vocabulary.recall import Hit
+
+P = TypeVar("P")
 
 
 class AppHandle:
@@ -117,7 +124,19 @@ class AppHandle:
 
     def require(self, capability: Capability) -> None:
         if not self.offers(capability):
-            pytest.skip(f"needs {capability.value}, which the {self.name} driver does not offer")
+            pytest.skip(self.why_not(capability))
+
+    def why_not(self, capability: Capability) -> str:
+        return self.driver.why_not(capability)
+
+    def part(self, part: type[P]) -> P:
+        """The driver as one of the parts it implements (harness/drivers/base/parts.py), called with `running`; the
+        scenario skips, naming the part and why, where the app does not offer it."""
+        offering = sorted((c for c, parts in PARTS.items() if any(part in p.__mro__ for p in parts)),
+                          key=lambda c: part not in PARTS[c])  # the capability whose part it is exactly first
+        if not any(self.offers(c) for c in offering):
+            self.require(offering[0])
+        return cast(P, self.driver)
 
     def require_stores(self) -> None:
         """The app's databases, for scenarios that load or read them directly."""
@@ -158,7 +177,7 @@ class AppHandle:
         """The app moved to another embedding model with its own upgrade procedure (it may be restarted)."""
         factory = self._factory_for(Capability.EMBEDDING_MODEL_CHANGE)
         with allure.step(f"move the app to the {model} embedding model with its upgrade procedure"):
-            moved = self.driver.change_embedding_model(self.running, model, factory.restart)
+            moved = self.part(EmbeddingModelChange).change_embedding_model(self.running, model, factory.restart)
         return AppHandle(self.driver, moved, factory, {**self.chosen, "embedder": model})
 
     # -- users -----------------------------------------------------------------------------------------------------
@@ -175,49 +194,49 @@ class AppHandle:
 
     def add_user_by_tool(self, name: str, email: str, password: str) -> Account:
         """An account added on the app's command line, as its operators add one."""
-        self.require(Capability.ACCOUNT_TOOLS)
+        tools = self.part(AccountTools)
         with allure.step(f"add the account {email} with the app's command line"):
-            return self.driver.add_user_by_tool(self.running, name, email, password)
+            return tools.add_user_by_tool(self.running, name, email, password)
 
     def delete_user_by_tool(self, account: Account) -> None:
         """The account deleted on the app's command line, as its operators delete one."""
-        self.require(Capability.ACCOUNT_TOOLS)
+        tools = self.part(AccountTools)
         with allure.step(f"delete the account {account.email} with the app's command line"):
-            self.driver.delete_user_by_tool(self.running, account)
+            tools.delete_user_by_tool(self.running, account)
 
     def try_add_user_by_tool(self, email: str, password: str) -> ToolRun:
         """The app's command line asked to add an account for this address, however it ends."""
-        self.require(Capability.ACCOUNT_TOOLS)
+        tools = self.part(AccountTools)
         with allure.step(f"add an account {email} with the app's command line"):
-            run = self.driver.try_add_user_by_tool(self.running, email, password)
+            run = tools.try_add_user_by_tool(self.running, email, password)
             report.attach_text("what the tool said", f"exit status {run.returncode}\n--- stderr\n{run.stderr}\n"
                                                      f"--- stdout\n{run.stdout}")
         return run
 
     def try_delete_user_by_tool(self, email: str) -> ToolRun:
         """The app's command line asked to delete the account of this address, however it ends."""
-        self.require(Capability.ACCOUNT_TOOLS)
+        tools = self.part(AccountTools)
         with allure.step(f"delete the account of {email} with the app's command line"):
-            run = self.driver.try_delete_user_by_tool(self.running, email)
+            run = tools.try_delete_user_by_tool(self.running, email)
             report.attach_text("what the tool said", f"exit status {run.returncode}\n--- stderr\n{run.stderr}\n"
                                                      f"--- stdout\n{run.stdout}")
         return run
 
     def edge_answers(self, session: UserSession) -> list[EdgeAnswer]:
         """The answers of the app's API at each edge it documents (its size limits, its malformed requests)."""
-        self.require(Capability.API_EDGES)
+        edges = self.part(ApiEdges)
         with allure.step("send the app's API a request at each edge it documents"):
-            answers = self.driver.edge_answers(self.running, session)
+            answers = edges.edge_answers(self.running, session)
             report.attach_text("the answers at the edges", "\n".join(
                 f"{a.what}: promised {a.promised}, answered {a.status} {a.body[:120]}" for a in answers))
         return answers
 
     def refused_starts(self) -> list[RefusedStart]:
         """The app started beside this one with each mistake its operators are warned of, each run to its end."""
-        self.require(Capability.START_REFUSALS)
+        starts = self.part(StartRefusals)
         self.require_stores()
         with allure.step("start the app with each mistake its operators are warned of"):
-            refused = self.driver.refused_starts(self.running)
+            refused = starts.refused_starts(self.running)
             report.attach_text("how each start ended", "\n".join(
                 f"{r.what}: exit status {r.returncode}; said {list(r.said)}" for r in refused))
         return refused
@@ -236,23 +255,8 @@ class AppHandle:
     def session(self, account: Account) -> UserSession:
         return self.driver.session(self.running, account)
 
-    def try_sign_in(self, email: str, password: str, from_address: str | None = None) -> str:
-        """One sign-in through the app's API from a client without a session (from another local address, where
-        given): "" when let in, else the app's words."""
-        return self.driver.try_sign_in(self.running, email, password, from_address)
-
     def browser_state(self, session: UserSession) -> dict:
         return self.driver.browser_state(self.running, session)
-
-    def accepts(self, held: dict) -> bool:
-        """Whether the app still takes a session someone held (a browser's cookies and local storage, or what an API
-        session presents): one signed out of, one of a deleted account, one made up."""
-        if not self.offers(Capability.CHAT_API):
-            self.require(Capability.SERVER_SIGN_OUT)
-        return self.driver.accepts(self.running, held)
-
-    def made_up_credentials(self, like: dict) -> dict:
-        return self.driver.made_up_credentials(self.running, like)
 
     def shown_identity(self, account: Account) -> str:
         return self.driver.shown_identity(account)
@@ -264,59 +268,7 @@ class AppHandle:
     def settle(self, session: UserSession, turns_sent: int) -> None:
         self.driver.settle(self.running, session, turns_sent)
 
-    def advance_clock(self, days: float) -> None:
-        self.require(Capability.MOVABLE_CLOCK)
-        self.driver.advance_clock(self.running, days)
-
     # -- its store ---------------------------------------------------------------------------------------------
-    def remains_of(self, account: Account, conversation_ids: list[str], memory_ids: list[str]) -> dict[str, int]:
-        if not self.offers(Capability.ACCOUNT_REMAINS):
-            self.require(Capability.DATABASE_ACCESS)
-        return self.driver.remains_of(self.running, account, conversation_ids, memory_ids)
-
-    def memory_remains(self, memory_ids: list[str]) -> dict[str, int]:
-        """What the app's store still holds of these memories (their rows and their vectors, by kind)."""
-        if not self.offers(Capability.MEMORY_REMAINS):
-            self.require(Capability.DATABASE_ACCESS)
-        return self.driver.memory_remains(self.running, memory_ids)
-
-    def conversation_remains(self, conversation_id: str) -> dict[str, int]:
-        """What the app's store still holds of this conversation (its row and its messages, by kind)."""
-        self.require(Capability.CONVERSATION_REMAINS)
-        return self.driver.conversation_remains(self.running, conversation_id)
-
-    def recall_by_own_text(self, queries: list[OwnTextQuery]) -> list[OwnTextResult]:
-        if not self.offers(Capability.HISTORY_IMPORT):  # a driver that imports a history also reads it back
-            self.require(Capability.DATABASE_ACCESS)
-        return self.driver.recall_by_own_text(self.running, queries)
-
-    def nearest(self, owner_id: str, vectors: list[bytes | None], k: int) -> list[list[Hit]]:
-        self.require(Capability.DATABASE_ACCESS)
-        return self.driver.nearest(self.running, owner_id, vectors, k)
-
-    def remove_vector(self, memory_id: str) -> None:
-        self.require(Capability.DATABASE_ACCESS)
-        self.driver.remove_vector(self.running, memory_id)
-
-    def export_memories(self, path: Path) -> None:
-        self.require(Capability.DATABASE_ACCESS)
-        self.driver.export_memories(self.running, path)
-
-    def vector_index_scans(self) -> dict[str, IndexScans]:
-        self.require(Capability.DATABASE_ACCESS)
-        return self.driver.vector_index_scans(self.running)
-
-    def vector_indexes(self) -> dict[str, VectorIndex]:
-        """Each vector index of the app's store, as its database holds it."""
-        self.require(Capability.DATABASE_ACCESS)
-        return self.driver.vector_indexes(self.running)
-
-    def promised_vector_indexes(self, given: Sequence[str] = ()) -> dict[str, PromisedIndex]:
-        """The vector indexes the app promises its store holds now, for its settings, the words `given` to the last
-        bulk load's tool and the memories the store holds."""
-        self.require(Capability.INDEX_PROMISES)
-        return self.driver.promised_vector_indexes(self.running, given)
-
     def _database(self) -> str:
         self.require(Capability.DATABASE_ACCESS)
         if not self.running.pg_dsn:
@@ -337,50 +289,50 @@ class AppHandle:
                           timezone: str | None = None) -> None:
         """Records (JSON Lines) into the app's legacy store, each given to its loading tool as it comes; `timezone`:
         the zone the store declares for its naive local times."""
-        self.require(Capability.MIGRATION_TOOLS)
+        tools = self.part(MigrationTools)
         self.require_stores()
         with allure.step(f"load {what} into the app's legacy store" + (f" (local times: {timezone})" if timezone
                                                                        else "")):
-            self.driver.load_legacy_store(self.running, records, embedder, timezone)
+            tools.load_legacy_store(self.running, records, embedder, timezone)
 
     def try_load_legacy_store(self, records: str, embedder: str, extra: Sequence[str] = ()) -> ToolRun:
         """Records (JSON Lines) given to the app's legacy store's loading tool on its standard input, with `extra` words
         after its command, however it ends."""
-        self.require(Capability.MIGRATION_TOOLS)
+        tools = self.part(MigrationTools)
         self.require_stores()
         with allure.step(f"give the app's legacy store loader {records.count(chr(10))} records"
                          + (f" and {' '.join(extra)}" if extra else "")):
-            run = self.driver.try_load_legacy_store(self.running, records, embedder, extra)
+            run = tools.try_load_legacy_store(self.running, records, embedder, extra)
             report.attach_text("what the tool said", f"exit status {run.returncode}\n--- stderr\n{run.stderr}\n"
                                                      f"--- stdout\n{run.stdout}")
         return run
 
     def legacy_memory_ids(self) -> set[str]:
-        """The id of every memory the app's legacy store holds."""
-        self.require(Capability.MIGRATION_TOOLS)
+        """The id of every memory the app's legacy store holds (read through the databases the suite was given)."""
+        tools = self.part(MigrationTools)
         self.require_stores()
-        return self.driver.legacy_memory_ids(self.running)
+        return tools.legacy_memory_ids(self.running)
 
     def migrate(self, batch_size: int, embedder: str, extra: Sequence[str] = ()) -> MigrationCounts:
-        self.require(Capability.MIGRATION_TOOLS)
+        tools = self.part(MigrationTools)
         self.require_stores()
         with allure.step(f"run the app's migration (batch size {batch_size}, {embedder})"
                          + (f" with {' '.join(extra)}" if extra else "")):
-            counts = self.driver.migrate(self.running, batch_size, embedder, extra)
+            counts = tools.migrate(self.running, batch_size, embedder, extra)
             report.attach_text("migration output", counts.output)
         return counts
 
     def try_change(self, change: Change, mistake: Mistake) -> ToolRun:
         """The change's tool run with an operator's mistake (a migration's: the only kind declared with them)."""
-        self.require(Capability.MIGRATION_TOOLS)
+        tools = self.part(MigrationTools)
         self.require_stores()
         with allure.step(f"run the change {change.name!r} with {mistake.name}: {mistake.given}"):
             if mistake.feed or mistake.load:
                 records = (ROOT / mistake.feed).read_text(encoding="utf-8") if mistake.feed else ""
-                run = self.driver.try_load_legacy_store(self.running, records, change.options["embedder"],
+                run = tools.try_load_legacy_store(self.running, records, change.options["embedder"],
                                                         mistake.load)
             else:
-                run = self.driver.try_migrate(self.running, int(change.options["batch_size"]),
+                run = tools.try_migrate(self.running, int(change.options["batch_size"]),
                                               change.options["embedder"], mistake.give)
             report.attach_text("what the tool said", f"exit status {run.returncode}\n"
                                                      f"--- stderr\n{run.stderr}\n--- stdout\n{run.stdout}")
@@ -389,21 +341,21 @@ class AppHandle:
     def try_change_at_edge(self, change: Change, edge: Edge) -> ToolRun:
         """The change's tool run with a setting at the edge of what it takes (a migration's: the only kind declared
         with them)."""
-        self.require(Capability.MIGRATION_TOOLS)
+        tools = self.part(MigrationTools)
         self.require_stores()
         with allure.step(f"run the change {change.name!r} with {edge.name}: {' '.join(edge.give)}"):
-            run = self.driver.try_migrate(self.running, int(change.options["batch_size"]), change.options["embedder"],
+            run = tools.try_migrate(self.running, int(change.options["batch_size"]), change.options["embedder"],
                                           edge.give)
             report.attach_text("what the tool said", f"exit status {run.returncode}\n"
                                                      f"--- stderr\n{run.stderr}\n--- stdout\n{run.stdout}")
         return run
 
     def import_history(self, records: Path, embedder: str, user_ids: dict[str, str]) -> dict[str, str]:
-        self.require(Capability.HISTORY_IMPORT)
+        history = self.part(HistoryImport)
         if self.offers(Capability.DATABASE_ACCESS):  # loaded through the databases the suite was given
             self.require_stores()
         with allure.step(f"load the history {records.name} into the app's store"):
-            return self.driver.import_history(self.running, records, embedder, user_ids)
+            return history.import_history(self.running, records, embedder, user_ids)
 
     def upgraded(self) -> AppHandle:
         """The app, running an older release, upgraded to the target's own on the same data by its procedure."""
@@ -412,7 +364,7 @@ class AppHandle:
         chosen = {k: v for k, v in self.chosen.items() if k != RELEASE_COMMAND}
         with allure.step(f"start {self.target.name}'s own release ({self.target.start_command[0]}) on the data of "
                          "the older one"):
-            upgraded = self.driver.upgrade(self.running, settings, factory.restart)
+            upgraded = self.part(AppUpgrade).upgrade(self.running, settings, factory.restart)
         return AppHandle(self.driver, upgraded, factory, chosen)
 
     def on_upgraded_store(self, newer: AppFactory) -> AppHandle:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from harness.app.app_handle import AppHandle
-from harness.drivers.base import Capability, PromisedIndex, UserSession
+from harness.drivers.base import Capability, IndexPromises, PromisedIndex, StoreReads, UserSession
 from harness.replay.run import IndexKind
 from harness.services.databases import VectorIndex
 from harness.suite import report
@@ -64,7 +64,8 @@ def promise_broken(app: AppHandle, given: Sequence[str] = ()) -> list[str]:
     if not app.offers(Capability.INDEX_PROMISES):
         report.attach_text("not checked", f"the {app.name} driver knows no vector indexes its app promises")
         return []
-    return index_differences(app.promised_vector_indexes(given), app.vector_indexes())
+    promised = app.part(IndexPromises).promised_vector_indexes(app.running, given)
+    return index_differences(promised, app.part(StoreReads).vector_indexes(app.running))
 
 
 def _described(options: tuple[tuple[str, str], ...], predicate: str) -> str:
@@ -76,8 +77,11 @@ def scans_during(app: AppHandle, method: str, searches: Callable[[], int], what:
     made). The app (the scenario's own) is stopped before the count is read, so that its connections report what
     they did now, not when they next go idle: a step that calls this comes last."""
 
+    store = app.part(StoreReads)
+
     def scans() -> int:
-        return sum(index.scans for index in app.vector_index_scans().values() if index.method == method)
+        indexes = store.vector_index_scans(app.running).values()
+        return sum(index.scans for index in indexes if index.method == method)
 
     before = scans()
     asked = searches()
@@ -119,9 +123,10 @@ def against_full_scan(app: AppHandle, searches: list[Asked], k: int,
     for n, search in enumerate(searches):
         by_owner.setdefault(search.owner_id, []).append(n)
     scanned: dict[int, list[Hit]] = {}
+    store = app.part(StoreReads)
     for owner_id, numbers in by_owner.items():
-        for n, ranking in zip(numbers, app.nearest(owner_id, [vectors[n] for n in numbers], k + TIES_READ),
-                              strict=True):
+        rankings = store.nearest(app.running, owner_id, [vectors[n] for n in numbers], k + TIES_READ)
+        for n, ranking in zip(numbers, rankings, strict=True):
             scanned[n] = [Hit(h.id, h.score) for h in ranking if h.score >= app.threshold]
     return [RecallComparison(s.question, s.owner, scanned[n][:k], list(s.returned), tolerance=SCORE_TOLERANCE,
                              candidates=scanned[n]) for n, s in enumerate(searches)]

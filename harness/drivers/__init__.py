@@ -3,7 +3,9 @@
 `driver = "letta"` loads the package `harness/drivers/letta/` (a driver as the parts it implements, as every shipped
 one is; a module `harness/drivers/<name>.py` does too); `driver = "my_team.chat_driver"` or
 `driver = "chat_driver"` loads a team's own module from the Python path (a plain name is a shipped driver first).
-Either module exposes `DRIVER`, a subclass of `harness.drivers.base.AppDriver`.
+Either module exposes `DRIVER`, a subclass of `harness.drivers.base.AppDriver` that declares what its app lacks and
+implements the part of every capability it offers (`harness.drivers.base.parts`): a driver that does not is refused
+here with one line saying what to change.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import importlib
 from pathlib import Path
 
 from harness.app.target import Target
-from harness.drivers.base import AppDriver, DriverError
+from harness.drivers.base import AppDriver, DriverError, driver_class_errors
 
 SHIPPED = Path(__file__).resolve().parent
 
@@ -39,4 +41,7 @@ def load_driver(target: Target) -> AppDriver:
     driver = getattr(module, "DRIVER", None)
     if not (isinstance(driver, type) and issubclass(driver, AppDriver)):
         raise DriverError(f"driver module {module_name} has no DRIVER class deriving from AppDriver")
+    errors = driver_class_errors(driver)
+    if errors:
+        raise DriverError(errors[0] + (f" (and {len(errors) - 1} more like it)" if len(errors) > 1 else ""))
     return driver(target)

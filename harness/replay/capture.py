@@ -20,7 +20,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from harness.app.app_handle import AppHandle
-from harness.drivers.base import MEMORY_FIELDS, OwnTextQuery
+from harness.drivers.base import MEMORY_FIELDS, OwnTextQuery, OwnTextRecall, StoreReads
 from harness.replay.checks import same_time
 from harness.snapshots import GoldenProbe, Header, HistoricalMemory, write_snapshot
 from harness.snapshots.expectations import top_and_ties
@@ -51,7 +51,7 @@ def check_export(app: AppHandle, exported: list[HistoricalMemory], vectors: list
     same conversation, creation and expiry times where the app keeps them; raises ExportMismatch naming the first
     few that differ."""
     chosen = sorted(random.Random(seed).sample(range(len(exported)), min(EXPORT_CHECKED, len(exported))))
-    stored = {r.memory_id: r for r in app.recall_by_own_text(
+    stored = {r.memory_id: r for r in app.part(OwnTextRecall).recall_by_own_text(app.running,
         [OwnTextQuery(exported[i].id, exported[i].owner, vectors[i], exported[i].text) for i in chosen])}
     kept = [f for f in MEMORY_FIELDS if f in app.driver.kept_fields]
     resolution = app.target.limits.clock_resolution_s
@@ -77,7 +77,7 @@ def capture(app: AppHandle, out: Path, *, questions: list[Question] | None, samp
     """Write the snapshot of the app's store as it is now to `out` (format 2)."""
     with tempfile.TemporaryDirectory(prefix="memtest-capture-") as folder:
         export = Path(folder) / "export.jsonl"
-        app.export_memories(export)
+        app.part(StoreReads).export_memories(app.running, export)
         stored = _exported(export)
     embedder = str(app.health.get("embedder") or Counter(m.embedder for m in stored).most_common(1)[0][0])
     own = app.embed([m.text for m in stored], embedder)
@@ -96,7 +96,7 @@ def capture(app: AppHandle, out: Path, *, questions: list[Question] | None, samp
     threshold = app.threshold
     answers: dict[int, list[Hit]] = {}
     for owner, numbers in by_owner.items():
-        ranked = app.nearest(owner, [vectors[n] for n in numbers], k + 50)
+        ranked = app.part(StoreReads).nearest(app.running, owner, [vectors[n] for n in numbers], k + 50)
         for n, hits in zip(numbers, ranked, strict=True):
             answers[n] = [Hit(h.id, h.score) for h in hits if h.score >= threshold]
     probes = []

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.app.app_handle import AppHandle
-from harness.drivers.base import MEMORY_FIELDS, Account, OwnTextQuery, OwnTextResult
+from harness.drivers.base import MEMORY_FIELDS, Account, OwnTextQuery, OwnTextRecall, OwnTextResult
 from harness.replay.history import ReplayHistory
 from harness.vocabulary.recall import SCORE_TOLERANCE, Hit, RecallComparison, as_text
 
@@ -150,7 +150,7 @@ def check_memories(app: AppHandle, history: ReplayHistory, vectors: Sequence[byt
     user_ids = {owner: history.user_id(owner) for owner in set(history.owners)}
     queries = [OwnTextQuery(app_id, user_ids[owner], vec, text)
                for app_id, owner, vec, text in zip(app_ids, history.owners, vectors, history.texts, strict=True)]
-    found = {r.memory_id: r for r in app.recall_by_own_text(queries)}
+    found = {r.memory_id: r for r in app.part(OwnTextRecall).recall_by_own_text(app.running, queries)}
     del queries
     now = datetime.now(UTC)
     kept = tuple(f for f in MEMORY_FIELDS if f in app.driver.kept_fields)

@@ -11,7 +11,7 @@ in where."""
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:  # (the model finds its moves, which name these reads)
     from harness.sessions.model import SessionModel
@@ -93,17 +93,20 @@ def changed(read: str, before: Value, after: Value) -> bool:
     before in another order (or one gone); for the per-conversation reads, a conversation listed before that changed
     (a new one is no test of what an app keeps of an old one); for the others, any change."""
     if read == "the order of the conversation list":
-        assert isinstance(before, tuple) and isinstance(after, tuple)
-        return tuple(i for i in after if i in before) != before
+        listed, now_listed = _tuple_of(before), _tuple_of(after)
+        return tuple(i for i in now_listed if i in listed) != listed
     if read in PER_ITEM:
-        assert isinstance(before, tuple) and isinstance(after, tuple)
-        now = dict(after)
-        return any(i in now and now[i] != content for i, content in before)
+        now = dict(_tuple_of(after))
+        return any(i in now and now[i] != content for i, content in _tuple_of(before))
     if read == "the answers":  # an answer one can ask for now that differs (a new account's "I don't know" too)
-        assert isinstance(before, tuple) and isinstance(after, tuple)
-        was = dict(before)
-        return any(was.get(item) != answer for item, answer in after)
+        was = dict(_tuple_of(before))
+        return any(was.get(item) != answer for item, answer in _tuple_of(after))
     return before != after
+
+
+def _tuple_of(read: Value) -> tuple:
+    """A read that lists entries (every read but the counts and the memory switch is a tuple of them)."""
+    return cast(tuple, read)
 
 
 def changes(before: Observation, after: Observation) -> list[tuple[str, str]]:

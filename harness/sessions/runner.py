@@ -24,7 +24,7 @@ from playwright.sync_api import Error as PlaywrightError
 
 from harness.app.app_handle import AppHandle
 from harness.app.target import KnownDefect
-from harness.drivers.base import Account, Capability, Memory, UserSession
+from harness.drivers.base import Account, Capability, HeldSessions, Memory, UserSession
 from harness.sessions.actions import Action, script
 from harness.sessions.generator import Plan
 from harness.sessions.model import NotApplicable, SessionModel
@@ -266,11 +266,9 @@ class SessionRunner:
     def old_session_refused(self, number: int, action: Action, held: dict, after: str) -> Difference | None:
         # An app whose API the suite speaks can be asked about any held session; else it must sign out on its server.
         if not (self.app.offers(Capability.SERVER_SIGN_OUT) or self.app.offers(Capability.CHAT_API)):
-            self.note_not_checked(f"the old session after {after}",
-                                  f"needs {Capability.SERVER_SIGN_OUT.value} or {Capability.CHAT_API.value}, which "
-                                  f"the {self.app.name} driver does not offer")
+            self.note_not_checked(f"the old session after {after}", self.app.why_not(Capability.SERVER_SIGN_OUT))
             return None
-        if self.app.accepts(held):
+        if self.app.part(HeldSessions).accepts(self.app.running, held):
             return Difference(number, action, f"{action.user}'s old session after {after}", "refused", "accepted")
         return None
 

@@ -28,7 +28,7 @@ docs/targets.md, "Worked example: Khoj"):
 
 from __future__ import annotations
 
-from harness.drivers.base import Capability
+from harness.drivers.base import AppLacks, Capability, NotBuilt
 from harness.drivers.khoj.accounts import KhojAccounts
 from harness.drivers.khoj.api import postgres_env, session_cookie
 from harness.drivers.khoj.lifecycle import KhojLifecycle
@@ -40,12 +40,30 @@ __all__ = ["DRIVER", "KhojDriver", "KhojSession", "postgres_env", "session_cooki
 
 class KhojDriver(KhojLifecycle, KhojAccounts, KhojStoreReads):
     name = "khoj"
-    # Khoj chooses its users' ids, has no movable clock and no importer; its store is read for what users took back
-    # and what a deleted account leaves (ACCOUNT_REMAINS, MEMORY_REMAINS), not for the replay's reads.
-    capabilities = frozenset({Capability.CHAT_API, Capability.RESTART, Capability.APP_SETTINGS,
-                              Capability.MEMORY_DELETE, Capability.MEMORY_EDIT, Capability.MEMORY_CLEAR,
-                              Capability.CONVERSATION_DELETE, Capability.MEMORY_SWITCH, Capability.MEMORY_REMAINS,
-                              Capability.ACCOUNT_REMAINS})
+    # Its store is read for what users took back and what a deleted account leaves, not for the replay's reads.
+    lacks = {
+        Capability.REQUESTED_USER_IDS: AppLacks("it makes an account, and its id, at an address's first sign-in",
+                                                "khoj/routers/auth.py, login_magic_link"),
+        Capability.PASSWORD_SIGN_IN: AppLacks("its users have no password: they sign in with a code sent to "
+                                              "their address", "khoj/routers/auth.py, login_magic_link"),
+        Capability.SERVER_SIGN_OUT: AppLacks("its session is a signed cookie, and signing out forgets it in the "
+                                             "browser only", "khoj/routers/auth.py, logout"),
+        Capability.MEMORY_SEARCH: AppLacks("its users have no search of their memories (the settings page lists "
+                                           "them)", "khoj/routers/api_memories.py: get, put, delete"),
+        Capability.SEARCH_SCORES: AppLacks("no search of memories, so no scores", "khoj/routers/api_memories.py"),
+        Capability.MIGRATION_TOOLS: AppLacks("no legacy store to migrate from", "Khoj's documentation: one "
+                                             "PostgreSQL store"),
+        Capability.MOVABLE_CLOCK: NotBuilt("libfaketime preloaded into Khoj's process (issue 47)"),
+        Capability.EMBEDDING_MODEL_CHANGE: NotBuilt("Khoj's search model change and its re-index"),
+        Capability.APP_UPGRADE: NotBuilt("an older Khoj release installed beside the pinned one"),
+        Capability.HISTORY_IMPORT: NotBuilt("a history's memories written as Khoj's save_memory writes them"),
+        Capability.DATABASE_ACCESS: NotBuilt("the replay's reads of Khoj's usermemory table and its vectors"),
+        Capability.CONVERSATION_REMAINS: NotBuilt("the rows of a deleted conversation in Khoj's store"),
+        Capability.INDEX_PROMISES: NotBuilt("the vector indexes Khoj's migrations make"),
+        Capability.API_EDGES: NotBuilt("the edges of Khoj's API, which its documentation does not state"),
+        Capability.ACCOUNT_TOOLS: NotBuilt("accounts made with Django's admin commands"),
+        Capability.START_REFUSALS: NotBuilt("the mistakes Khoj's operators are warned of"),
+    }
     seeding_concurrency = 4
 
 

@@ -64,9 +64,6 @@ class KhojAccounts(KhojCommon):
     def session(self, app: RunningApp, account: Account) -> KhojSession:
         return KhojSession(app, account, self._sign_in(app, account.email), self)
 
-    def try_sign_in(self, app: RunningApp, email: str, password: str, from_address: str | None = None) -> str:
-        raise DriverError("Khoj's users have no password: they sign in with a code sent to their address")
-
     def browser_state(self, app: RunningApp, session: UserSession) -> dict:
         cookie = session_cookie(session.credentials())
         host = app.base_url.split("//", 1)[1].split(":", 1)[0]

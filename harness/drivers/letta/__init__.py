@@ -46,7 +46,7 @@ What differs from a chat app with a page, and why (Letta 0.16.8, docs.letta.com 
 
 from __future__ import annotations
 
-from harness.drivers.base import Capability
+from harness.drivers.base import AppLacks, Capability, NotBuilt
 from harness.drivers.letta.accounts import LettaAccounts
 from harness.drivers.letta.lifecycle import LettaLifecycle
 from harness.drivers.letta.session import LettaSession
@@ -59,12 +59,31 @@ class LettaDriver(LettaLifecycle, LettaAccounts, LettaStoreReads):
     seeding_concurrency = 8  # each seeded conversation is a turn of the agent loop; Letta serves them side by side
 
     name = "letta"
-    # What users take back: deleting a memory, clearing them (one by one) and deleting a conversation. Letta has no
-    # route that edits a passage (its passage manager can, but no endpoint calls it) and no switch that turns an
-    # agent's memory off: MEMORY_EDIT and MEMORY_SWITCH are not offered.
-    capabilities = frozenset({Capability.CHAT_API, Capability.RESTART, Capability.DATABASE_ACCESS,
-                              Capability.MEMORY_SEARCH, Capability.APP_SETTINGS, Capability.MEMORY_DELETE,
-                              Capability.MEMORY_CLEAR, Capability.CONVERSATION_DELETE})
+    lacks = {
+        Capability.MEMORY_EDIT: AppLacks("no route edits a passage (its passage manager can, and no endpoint calls "
+                                         "it)", "letta/services/passage_manager.py, update_agent_passage_by_id_async"),
+        Capability.MEMORY_SWITCH: AppLacks("an agent has no switch that turns its memory off",
+                                           "letta/schemas/agent.py: no such setting"),
+        Capability.REQUESTED_USER_IDS: AppLacks("it chooses its users' ids (user-<uuid4>)",
+                                                "letta/schemas/user.py, generate_id_field"),
+        Capability.PASSWORD_SIGN_IN: AppLacks("it has no sign-in: the acting user is each request's user_id header",
+                                              "docs.letta.com, self-hosting"),
+        Capability.SERVER_SIGN_OUT: AppLacks("it has no sessions to sign out of", "docs.letta.com, self-hosting"),
+        Capability.SEARCH_SCORES: AppLacks("its archival search answers no scores (/v1/passages/search says 0.0)",
+                                           "letta/server/rest_api/routers/v1/passages.py, search_passages"),
+        Capability.MIGRATION_TOOLS: AppLacks("no legacy store to migrate from", "docs.letta.com"),
+        Capability.MOVABLE_CLOCK: NotBuilt("libfaketime preloaded into Letta's process; its created_at is the "
+                                           "database's now() (issue 47)"),
+        Capability.EMBEDDING_MODEL_CHANGE: NotBuilt("an agent's embedding configuration changed and its passages "
+                                                    "embedded again"),
+        Capability.APP_UPGRADE: NotBuilt("an older Letta release installed beside the pinned one"),
+        Capability.HISTORY_IMPORT: NotBuilt("a history's passages loaded into each owner's archive"),
+        Capability.CONVERSATION_REMAINS: NotBuilt("the rows of a deleted conversation (Letta marks them deleted)"),
+        Capability.INDEX_PROMISES: NotBuilt("the vector indexes Letta's documentation promises (0.16.8 builds none)"),
+        Capability.API_EDGES: NotBuilt("the edges of Letta's API"),
+        Capability.ACCOUNT_TOOLS: NotBuilt("Letta's own command line for users"),
+        Capability.START_REFUSALS: NotBuilt("the mistakes Letta's operators are warned of"),
+    }
 
 
 DRIVER = LettaDriver

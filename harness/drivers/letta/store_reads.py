@@ -16,7 +16,7 @@ from harness.app.app_launcher import RunningApp
 from harness.drivers.base import Account, DriverError, Hit, OwnTextQuery, OwnTextResult
 from harness.drivers.letta.api import EMBEDDER, STORED_DIMS, _floats
 from harness.drivers.letta.common import LettaBase
-from harness.services.databases import IndexScans, scalar, vector_index_scans
+from harness.services.databases import IndexScans, VectorIndex, scalar, vector_index_scans, vector_indexes
 from model_server import embeddings
 
 
@@ -156,6 +156,11 @@ class LettaStoreReads(LettaBase):
                                    (memory_id,)).rowcount
         if changed != 1:
             raise DriverError(f"no archival passage {memory_id} in Letta's store to remove the vector of")
+
+    def vector_indexes(self, app: RunningApp) -> dict[str, VectorIndex]:
+        """Of Letta's database, as it holds them (none in 0.16.8)."""
+        with self._store(app) as conn:
+            return vector_indexes(conn)
 
     def vector_index_scans(self, app: RunningApp) -> dict[str, IndexScans]:
         """Of Letta's database: none, as Letta 0.16.8 creates no vector index (its archival search scans the

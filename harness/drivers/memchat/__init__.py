@@ -4,7 +4,7 @@ tools)."""
 
 from __future__ import annotations
 
-from harness.drivers.base import MEMORY_FIELDS, Capability
+from harness.drivers.base import MEMORY_FIELDS, AppLacks, Capability
 from harness.drivers.memchat.accounts import MemchatAccounts
 from harness.drivers.memchat.edges import MemchatEdges
 from harness.drivers.memchat.lifecycle import MemchatLifecycle
@@ -17,7 +17,8 @@ __all__ = ["DRIVER", "MemchatDriver", "MemchatSession"]
 
 class MemchatDriver(MemchatLifecycle, MemchatAccounts, MemchatEdges, MemchatStoreReads, MemchatTools):
     name = "memchat"
-    capabilities = frozenset(Capability)
+    lacks = {Capability.APP_UPGRADE: AppLacks("one release: there is no older one to upgrade from",
+                                              "memchat/__init__.py, __version__")}
     kept_fields = MEMORY_FIELDS
 
 

@@ -27,7 +27,7 @@ What differs from a simple app, and how the driver deals with it:
 
 from __future__ import annotations
 
-from harness.drivers.base import Capability
+from harness.drivers.base import AppLacks, Capability, NotBuilt
 from harness.drivers.open_webui.accounts import OpenWebUIAccounts, tokens_in
 from harness.drivers.open_webui.api import Reviews, hits_of
 from harness.drivers.open_webui.lifecycle import MISCONFIGURATIONS, OpenWebUILifecycle
@@ -41,11 +41,24 @@ __all__ = ["DRIVER", "MISCONFIGURATIONS", "OpenWebUIDriver", "OpenWebUISession",
 
 class OpenWebUIDriver(OpenWebUILifecycle, OpenWebUIAccounts, OpenWebUIMemoryWrites, OpenWebUIStoreReads):
     name = "open-webui"
-    capabilities = frozenset({Capability.APP_SETTINGS, Capability.EMBEDDING_MODEL_CHANGE, Capability.MEMORY_SEARCH,
-                              Capability.SERVER_SIGN_OUT, Capability.RESTART, Capability.HISTORY_IMPORT,
-                              Capability.APP_UPGRADE, Capability.MEMORY_DELETE, Capability.MEMORY_EDIT,
-                              Capability.MEMORY_CLEAR, Capability.CONVERSATION_DELETE, Capability.MEMORY_SWITCH,
-                              Capability.MEMORY_REMAINS})
+    lacks = {
+        Capability.REQUESTED_USER_IDS: AppLacks("it chooses its users' ids (a uuid4 at sign-up)",
+                                                "open_webui/models/auths.py, insert_new_auth"),
+        Capability.MIGRATION_TOOLS: AppLacks("no legacy store to migrate from", "docs.openwebui.com"),
+        Capability.ACCOUNT_TOOLS: AppLacks("no command line for accounts (its admin page and API make them)",
+                                           "docs.openwebui.com"),
+        Capability.CHAT_API: NotBuilt("its users chat on its page, whose memory review the driver waits for; its "
+                                      "chat completions API is not driven"),
+        Capability.PASSWORD_SIGN_IN: NotBuilt("a sign-in through POST /api/v1/auths/signin from a client without a "
+                                              "session"),
+        Capability.MOVABLE_CLOCK: NotBuilt("libfaketime preloaded into Open WebUI's process (issue 47)"),
+        Capability.DATABASE_ACCESS: NotBuilt("the replay's reads of its vector store (Chroma or pgvector)"),
+        Capability.CONVERSATION_REMAINS: NotBuilt("the rows of a deleted chat in its store"),
+        Capability.ACCOUNT_REMAINS: NotBuilt("the rows a deleted account leaves in its store and vector store"),
+        Capability.INDEX_PROMISES: NotBuilt("the vector indexes its pgvector store promises"),
+        Capability.API_EDGES: NotBuilt("the edges of its API"),
+        Capability.START_REFUSALS: NotBuilt("the mistakes its operators are warned of"),
+    }
     kept_fields = ("created_at",)  # a memory has no conversation and no expiry in Open WebUI
     writes_memories_later = True  # its background memory review, after each turn
 

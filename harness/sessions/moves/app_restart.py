@@ -8,6 +8,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from harness.drivers.base import MovableClock
 from harness.sessions.actions import Action
 from harness.sessions.draws import Draws
 from harness.sessions.moves._failures import FailureRule, in_conversation
@@ -50,7 +51,7 @@ class AppRestartRule(FailureRule[AppRestart]):
                 pages_back.enter_context(member.actor.back_after_app_restart())
             runner.app = runner.app.restarted()
         if runner.model.day:
-            runner.app.advance_clock(runner.model.day)
+            runner.app.part(MovableClock).advance_clock(runner.app.running, runner.model.day)
         if runner.use_app is not None:
             runner.use_app(runner.app)
         return None

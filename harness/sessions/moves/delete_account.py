@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.drivers.base import Account, Capability
+from harness.drivers.base import Account, AccountRemains, Capability
 from harness.sessions.actions import Action
 from harness.sessions.draws import ENDING, Draws, FollowUp
 from harness.sessions.reads import MEMORIES, ORDER, SEARCH, SIGNED_IN
@@ -65,11 +65,9 @@ def _nothing_left(runner: SessionRunner, number: int, action: DeleteAccount, acc
     """Where the driver can read the app's store: no row of the deleted account is left in it."""
     app = runner.app
     if not (app.offers(Capability.DATABASE_ACCESS) or app.offers(Capability.ACCOUNT_REMAINS)):
-        runner.note_not_checked("what the store keeps of a deleted account",
-                                f"needs {Capability.ACCOUNT_REMAINS.value}, which the {app.name} driver does not "
-                                "offer")
+        runner.note_not_checked("what the store keeps of a deleted account", app.why_not(Capability.ACCOUNT_REMAINS))
         return None
-    left = {kind: n for kind, n in app.remains_of(account, *had).items() if n}
+    left = {kind: n for kind, n in app.part(AccountRemains).remains_of(app.running, account, *had).items() if n}
     if left:
         return Difference(number, action, f"what the store keeps of {action.user}'s deleted account", {}, left)
     return None

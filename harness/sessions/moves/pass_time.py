@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from harness.drivers.base import MovableClock
 from harness.sessions.actions import Action
 from harness.sessions.draws import Draws
 from harness.sessions.reads import KEPT, SIGNED_IN
@@ -69,7 +70,7 @@ class PassTimeRule(Rule[PassTime]):
             if difference:
                 return difference
         runner.model.apply(action)
-        runner.app.advance_clock(action.days)
+        runner.app.part(MovableClock).advance_clock(runner.app.running, action.days)
         return _signed_in_after_time(runner, number, action) or runner.check_everyone(number, action)
 
 

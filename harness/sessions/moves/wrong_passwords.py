@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from harness.drivers.base import PasswordSignIn
 from harness.sessions.draws import Draws
 from harness.sessions.moves._hostile import Against, HostileRule
 from harness.sessions.rules import Difference, Kind
@@ -45,11 +46,12 @@ class WrongPasswordsRule(HostileRule[WrongPasswords]):
         """Through the app's API, from the suite's own network address, each refused; then the victim's own password
         lets her in, and everything of hers is as the model says."""
         victim = runner.members[action.victim].actor.account
+        sign_in = runner.app.part(PasswordSignIn)
         for attempt in range(1, action.count + 1):
-            if not runner.app.try_sign_in(victim.email, f"wrong-{attempt}-{victim.password}"):
+            if not sign_in.try_sign_in(runner.app.running, victim.email, f"wrong-{attempt}-{victim.password}"):
                 return Difference(number, action, f"{action.user}'s wrong password {attempt} at {action.victim}'s "
                                   "address", "refused", "let in")
-        said = runner.app.try_sign_in(victim.email, victim.password)
+        said = sign_in.try_sign_in(runner.app.running, victim.email, victim.password)
         if said:
             return Difference(number, action, f"{action.victim}'s own password after {action.count} wrong ones by "
                               f"{action.user}", "let in", said)

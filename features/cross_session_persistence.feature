@@ -44,6 +44,16 @@ Feature: Cross-session persistence
     And Ana closes the page right after the reply
     Then her long-term memory soon holds "My seat preference is aisle."
 
+  Scenario: Every fact of a long message is stored even when a busy page closes right after the reply
+    A message of many facts makes more than one memory write; a page cut off before its pagehide sends nothing
+    more, so no write of the message may wait for another to be answered first.
+    Given Ana's computer is so busy that her pages are slow to answer
+    And Ana is signed in
+    And Ana starts a new conversation
+    When Ana tells the assistant 60 facts in one message
+    And Ana closes the page right after the reply
+    Then her long-term memory holds exactly these facts, in the order she told them
+
   Scenario: A fresh browser profile has to sign in again
     Given Ana signs in through the login form in her own browser profile
     And Ana starts a new conversation

@@ -1,5 +1,5 @@
 // memchat chat page: sends turns, shows replies, and writes what each turn taught to long-term memory.
-// Memory writes leave as soon as the reply arrives (keepalive fetches, one after the other): a browser gives up on a
+// Memory writes leave as soon as the reply arrives (keepalive fetches, all at once): a browser gives up on a
 // closing page's pagehide when the page does not answer within about half a second, so a write held back for later
 // is lost whenever the tab closes on a busy machine. What has not left yet when the page goes away (pagehide) goes
 // with sendBeacon, which the browser delivers after the page is gone. Moving to another conversation or signing out
@@ -17,8 +17,7 @@
   let conversationId = cfg.conversationId;
   let pending = [];
   let chain = Promise.resolve();
-  let writing = Promise.resolve(); // the memory writes under way, in order
-  const unsent = new Set(); // the writes waiting in that chain for the one before them ({ body })
+  let writing = Promise.resolve(); // the memory writes under way
   let writesPaused = false; // fault writes-stall-after-error: a failed send pauses the writes, and nothing resumes them
   const outbox = []; // fault failed-send-resent: messages whose request failed on the network, sent again later
 
@@ -57,19 +56,15 @@
     if (writesPaused) return writing; // fault writes-stall-after-error: held in `pending`, never sent
     const bodies = takePending();
     if (how === "beacon") {
-      for (const body of [...[...unsent].map((w) => w.body), ...bodies]) {
+      for (const body of bodies) {
         navigator.sendBeacon("/api/memories", new Blob([body], { type: "application/json" }));
       }
-      unsent.clear();
       return Promise.resolve();
     }
-    // One after the other, also across flushes: the server dates each write as it arrives, and memories keep the
-    // order they were told in.
-    const writes = bodies.map((body) => ({ body }));
-    for (const w of writes) unsent.add(w);
-    writing = writes.reduce((done, w) => done.then(async () => {
-      if (!unsent.delete(w)) return; // the page went away and a beacon took it
-      const body = w.body;
+    // All at once, each a keepalive fetch that outlives the page: the server dates a write by its turn and place,
+    // not by its arrival, so none need wait for another; one that waited would never leave a page the browser cuts
+    // off before its pagehide (a busy tab closed right after the reply lost the last 10 of 60 facts).
+    const sent = bodies.map(async (body) => {
       try {
         const resp = await fetch("/api/memories", {
           method: "POST", headers: { "Content-Type": "application/json" }, body, keepalive: true,
@@ -78,7 +73,8 @@
       } catch (err) {
         showError("Could not remember what you said: " + err.message); // never lost in silence
       }
-    }), writing);
+    });
+    writing = Promise.all([writing, ...sent]);
     return writing;
   }
 

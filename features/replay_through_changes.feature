@@ -97,6 +97,12 @@ Feature: Every memory survives each change the app goes through
     Then the assistant answers each of her questions about them correctly
     And searching Ana's memory for each of them finds it first
 
+  Scenario: A correction told in the same second as what it corrects is still the answer after the change
+    Given the memories imported from "snapshots/examples/same-second", as the app holds them before the change "<change>"
+    When the app goes through the change "<change>"
+    And Ana, one of the history's owners, asks "What is my gate code?" in a new conversation
+    Then the assistant answers "Your gate code is 7731, the one the caretaker set after the break-in last spring."
+
   @forgetting
   Scenario: Nothing a user deleted before the change comes back after it
     Given an app of its own, as it is before the change "<change>"

@@ -115,6 +115,7 @@ Feature: In-session memory
     And Ana starts a new conversation
     And Ana tells the assistant "Actually, my locker code is 9999, the one the gym gave everybody after it changed every lock in the building."
     Then in a new conversation the assistant answers her question about the last of them
+    And the memories recalled for Ana are her own, as her list gives them
 
   Scenario: What Ana tells just before she moves to another conversation is remembered there
     When Ana tells the assistant "My order number is 4417."

@@ -60,6 +60,14 @@ Feature: Every memory survives each change the app goes through
     Then the app's store holds the vector index the app promises for the "<index kind>" index and that history, and it is valid
     And every golden question, asked for as many memories as a search returns, recalls what a full scan of its owner's memories ranks, through the "<index kind>" index
 
+  Scenario: The index a change builds for many memories is given the memory it needs, and an operator who gives less is told
+    Given an app that searches every owner's memories through the "<index kind>" index it declares
+    And a history whose "<index kind>" index needs tens of megabytes to build, as the app holds it before the change "<change>"
+    When the app goes through the change "<change>", its index's build memory left to the app
+    Then the change told its operators of no index build that outgrew the memory it had
+    When the operator runs the change "<change>" again, giving its index's build less memory than it needs
+    Then the change told its operators that its index build outgrew the memory it had
+
   Scenario: The golden snapshot's questions keep the answers and scores recorded with it after the change
     Given the golden snapshot "household", as the app holds it before the change "<change>"
     When the app goes through the change "<change>"
@@ -88,6 +96,12 @@ Feature: Every memory survives each change the app goes through
     And Ana starts a new conversation
     Then the assistant answers each of her questions about them correctly
     And searching Ana's memory for each of them finds it first
+
+  Scenario: A correction told in the same second as what it corrects is still the answer after the change
+    Given the memories imported from "snapshots/examples/same-second", as the app holds them before the change "<change>"
+    When the app goes through the change "<change>"
+    And Ana, one of the history's owners, asks "What is my gate code?" in a new conversation
+    Then the assistant answers "Your gate code is 7731, the one the caretaker set after the break-in last spring."
 
   @forgetting
   Scenario: Nothing a user deleted before the change comes back after it

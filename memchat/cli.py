@@ -48,7 +48,7 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
 def _add_index_build_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--index-build-memory", default=_env("MEMCHAT_INDEX_BUILD_MEMORY", DEFAULT_INDEX_BUILD_MEMORY),
                    help="maintenance_work_mem of the index build, e.g. 512MB, or auto: the room the HNSW graph of "
-                        "the rows needs, at least 512MB (a graph that fits builds ~7x faster)")
+                        "the rows needs (a graph that fits builds ~7x faster; one that does not is warned of)")
     p.add_argument("--index-graph-rows", type=int, default=int(_env("MEMCHAT_INDEX_GRAPH_ROWS", "100000")),
                    help="rows a part of the HNSW index built after a bulk load (one graph over a million rows "
                         "builds 16x slower than one over 100,000; ten of 100,000, 10x)")
@@ -247,6 +247,13 @@ def _users(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warn(lines: list[str]) -> None:
+    """What the operator should know of a run that still ended well (an index graph that outgrew its build memory),
+    one line each on the error stream."""
+    for line in lines:
+        print(f"memchat: warning: {line}", file=sys.stderr, flush=True)
+
+
 def cmd_migrate(args: argparse.Namespace) -> int:
     import redis
 
@@ -263,6 +270,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         counts = migrate(client, _open_pool(args.target), settings, batch_size=args.batch_size)
     except (MigrationError, IndexBuildError) as e:
         raise CliError(str(e)) from None
+    _warn(counts.outgrown)
     print(f"migrated: {counts.summary()}")
     return 0
 
@@ -335,7 +343,7 @@ def cmd_reembed(args: argparse.Namespace) -> int:
     store.drop_hnsw()  # the app is stopped; the index is built again below, once
     changed = store.reembed()
     try:
-        store.build_index()
+        _warn(store.build_index())
     except IndexBuildError as e:
         raise CliError(str(e)) from None
     print(f"re-embedded {changed} memories with {settings.embedder}")

@@ -52,6 +52,10 @@ _HNSW_INDEXES = (f"SELECT indexname FROM pg_indexes WHERE tablename = 'memories'
                  f" AND (indexname = '{HNSW_INDEX}' OR indexname LIKE '{HNSW_INDEX}\\_%\\_of\\_%')")
 
 
+# pgvector's notice when an HNSW graph no longer fits in maintenance_work_mem and the build goes on on disk.
+OUTGREW = "hnsw graph no longer fits into maintenance_work_mem"
+
+
 def hnsw_part_of(parts: int) -> str:
     """The SQL expression of an owner's part (0 to parts - 1): the same in the partial indexes and in the queries."""
     return f"mod(hashtext(user_id) & 2147483647, {int(parts)})"
@@ -291,14 +295,15 @@ class MemoryStore:
                      f" USING ivfflat (embedding vector_cosine_ops) WITH (lists = {lists})")
 
     def _build_memory(self, graph_rows: int) -> str:
-        """The configured build memory; for "auto", room for an HNSW graph of `graph_rows` rows (each element: its
-        vector, its neighbour lists, 2 x m = 32 entries of 16 bytes at layer 0, and bookkeeping: 2 kB at 256 dims,
-        where pgvector 0.6 fits 602 elements in 1MB, 1.74 kB each), at least 512MB."""
+        """The configured build memory; for "auto", the room an HNSW graph of `graph_rows` rows needs (each element:
+        its vector, its neighbour lists, 2 x m = 32 entries of 16 bytes at layer 0, and bookkeeping: 2 kB at 256 dims,
+        where pgvector 0.6 fits 602 elements in 1MB, 1.74 kB each), at least PostgreSQL's least, 1MB. A graph that
+        fits builds no faster with more, and a parallel build asks the server for that much shared memory."""
         if self.settings.index_build_memory != "auto":
             return self.settings.index_build_memory
         if self.settings.index != "hnsw":
             return "512MB"
-        return f"{max(512, -(-graph_rows * (4 * self.embedder.dims + 8 + 32 * 16 + 512) // (1 << 20)))}MB"
+        return f"{max(1, -(-graph_rows * (4 * self.embedder.dims + 8 + 32 * 16 + 512) // (1 << 20)))}MB"
 
     def _hnsw_plan(self, conn: psycopg.Connection) -> tuple[int, int]:
         """(parts, rows of the largest part) for the rows with a vector: at most about index_graph_rows rows a part
@@ -312,19 +317,28 @@ class MemoryStore:
                                f" GROUP BY {hnsw_part_of(parts)}) p").fetchone()[0]
         return parts, largest
 
-    def _build_hnsw(self, conn: psycopg.Connection, parts: int) -> None:
-        """The graph, or its parts one after the other (each build on all the workers)."""
+    def _build_hnsw(self, conn: psycopg.Connection, parts: int, heard: list[str]) -> list[tuple[str, str]]:
+        """The graph, or its parts one after the other (each build on all the workers); each graph that outgrew its
+        build memory, by name, with what pgvector said of it (`heard`: the notices of the connection, as they come)."""
         drop_hnsw_indexes(conn)
-        if parts == 1:
-            self._ensure_index(conn)
-            return
+        outgrown = []
         for part in range(parts):
-            conn.execute(f"CREATE INDEX {HNSW_INDEX}_{part}_of_{parts} ON memories"
-                         f" USING hnsw (embedding vector_cosine_ops) WHERE {hnsw_part_of(parts)} = {part}")
+            heard.clear()
+            if parts == 1:
+                name = HNSW_INDEX
+                self._ensure_index(conn)
+            else:
+                name = f"{HNSW_INDEX}_{part}_of_{parts}"
+                conn.execute(f"CREATE INDEX {name} ON memories"
+                             f" USING hnsw (embedding vector_cosine_ops) WHERE {hnsw_part_of(parts)} = {part}")
+            outgrown += [(name, notice) for notice in heard if notice.startswith(OUTGREW)]
+        return outgrown
 
-    def build_index(self) -> None:
+    def build_index(self) -> list[str]:
         """After a bulk load: (re)build the configured index on the data it will serve, with the memory and workers
-        a large build needs (an HNSW graph that does not fit in maintenance_work_mem builds several times slower)."""
+        a large build needs (an HNSW graph that does not fit in maintenance_work_mem builds several times slower).
+        Returns one line for each HNSW graph that outgrew that memory, for the operator (none when each fitted)."""
+        heard: list[str] = []
         with self.pool.connection() as conn:
             hnsw = self.settings.index == "hnsw"
             parts, graph_rows = self._hnsw_plan(conn) if hnsw else (1, 0)
@@ -334,18 +348,27 @@ class MemoryStore:
             except psycopg.Error as e:
                 raise IndexBuildError(f"index build memory '{memory}' refused by "
                                       f"PostgreSQL: {e.diag.message_primary or e}; give a size such as 512MB") from None
+
+            def hear(notice: psycopg.errors.Diagnostic) -> None:
+                heard.append(notice.message_primary or "")
+
+            conn.add_notice_handler(hear)
+            outgrown: list[tuple[str, str]] = []
             try:
                 conn.execute("SET max_parallel_maintenance_workers = 2")
                 if self.settings.index == "ivfflat" and not self.settings.has("ivfflat-before-load"):
                     self._build_ivfflat(conn)
                 elif hnsw:
-                    self._build_hnsw(conn, parts)
+                    outgrown = self._build_hnsw(conn, parts, heard)
                 else:
                     self._ensure_index(conn)
                 conn.execute("ANALYZE memories")
             finally:  # the connection goes back to a shared pool
+                conn.remove_notice_handler(hear)
                 conn.execute("RESET maintenance_work_mem")
                 conn.execute("RESET max_parallel_maintenance_workers")
+        return [f"the HNSW graph {name} outgrew its build memory of {memory} ({notice}): the rest of it was built "
+                "on disk, several times slower; give --index-build-memory auto, or more" for name, notice in outgrown]
 
     def drop_hnsw(self) -> None:
         """Before every vector is rewritten: an HNSW graph updated row by row costs many times one build after

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from time import perf_counter
 from zoneinfo import ZoneInfo
@@ -37,6 +37,7 @@ class Counts:
     reembedded: int = 0
     copy_s: float = 0.0  # reading Redis and writing the rows
     index_s: float = 0.0  # building the index after them
+    outgrown: list[str] = field(default_factory=list)  # each HNSW graph that outgrew its build memory, for the operator
 
     def summary(self) -> str:
         """Tools parse its start, "read N, written N, skipped N (N already present": it stays as it is."""
@@ -221,6 +222,6 @@ def migrate(client: redis.Redis, pool: Pool, settings: Settings, batch_size: int
                     owners = None
         conn.execute(OWNER_INDEX)
     counts.copy_s = perf_counter() - started
-    MemoryStore(pool, settings).build_index()
+    counts.outgrown = MemoryStore(pool, settings).build_index()
     counts.index_s = perf_counter() - started - counts.copy_s
     return counts

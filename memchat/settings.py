@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from memchat.embedders import DEFAULT_EMBEDDER
 
 INDEX_KINDS = ("hnsw", "ivfflat", "none")
-# "auto": what the HNSW graph of the rows needs, at least 512MB (100k x 256 dims built in 16 s with 512MB and in 114 s
-# at PostgreSQL's 64MB: a graph that does not fit is built several times slower); or a size, e.g. 2GB.
+# "auto": what the HNSW graph of the rows needs (100k x 256 dims built in 16 s with 512MB and in 114 s at PostgreSQL's
+# 64MB: a graph that does not fit is built several times slower); or a size, e.g. 2GB.
 DEFAULT_INDEX_BUILD_MEMORY = "auto"
 
 

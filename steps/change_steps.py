@@ -218,13 +218,14 @@ def chosen_index_kind(world: World, index_kind_name: str) -> IndexKind:
     return IndexKind(index_kind_name, MappingProxyType(dict(world.app.target.index_kinds[index_kind_name])))
 
 
-def declared_volume(world: World, change: Change, index_kind: IndexKind) -> Volume:
-    """The history past the limits of the index kind's parameters the change declares ([changes."<name>".volumes]);
-    a change without one for that kind skips."""
-    volume = change.volume_for(index_kind.name)
+def declared_volume(world: World, change: Change, index_kind: IndexKind, table: str = "volumes") -> Volume:
+    """The history past the limits of the index kind's parameters the change declares ([changes."<name>".volumes]),
+    or, `table` "build_memory", the one whose index needs much memory to build; a change without one skips."""
+    volume = change.volume_for(index_kind.name) if table == "volumes" else change.build_volume_for(index_kind.name)
     if volume is None:
-        pytest.skip(f'{world.app.target.path.name} declares no history past the limits of the {index_kind.name!r} '
-                    f'index for the change {change.name!r}: [changes."{change.name}".volumes]')
+        what = "past the limits of" if table == "volumes" else "whose index needs much memory to build, for"
+        pytest.skip(f'{world.app.target.path.name} declares no history {what} the {index_kind.name!r} index for the '
+                    f'change {change.name!r}: [changes."{change.name}".{table}]')
     return volume
 
 
@@ -270,7 +271,67 @@ def go_through_change_for_volume(world: World, change_name: str, index_kind: Ind
     _go_through(world, change, request, declared_volume(world, change, index_kind).give)
 
 
-def _go_through(world: World, change: Change, request: pytest.FixtureRequest, extra: Sequence[str] = ()) -> None:
+# -- the memory an index build is given: [changes."<name>".build_memory] -------------------------------------------
+
+@given('a history whose "<index kind>" index needs tens of megabytes to build, as the app holds it before the change '
+       '"<change>"', target_fixture="history")
+def history_of_a_large_graph(world: World, change_name: str, index_kind: IndexKind, tmp_path: Path,
+                             request: pytest.FixtureRequest) -> HeldHistory:
+    """Generates the history the change declares for its index build's memory (its number of memories, plus 3) and
+    puts it into a fresh app, searching through that index kind, as it is before the change."""
+    change = declared_change(world, change_name)
+    volume = declared_volume(world, change, index_kind, "build_memory")
+    return _generated(world, change, volume.memories, index_kind, tmp_path, request, question_count(0))
+
+
+@when('the app goes through the change "<change>", its index\'s build memory left to the app',
+      target_fixture="carried_over")
+def go_through_change_with_build_memory_left_to_app(world: World, change_name: str, index_kind: IndexKind,
+                                                    request: pytest.FixtureRequest) -> MigrationCounts | None:
+    """The declared change, with no words of the operator's on the memory of its index build (the app's default);
+    every memory carried over, as for any change."""
+    change = declared_change(world, change_name)
+    return _go_through(world, change, request, declared_volume(world, change, index_kind, "build_memory").give)
+
+
+@when('the operator runs the change "<change>" again, giving its index\'s build less memory than it needs',
+      target_fixture="carried_over")
+def go_through_change_short_of_build_memory(world: World, change_name: str,
+                                            index_kind: IndexKind) -> MigrationCounts | None:
+    """The declared change once more on the same stores (it carries nothing over again, and builds its index again),
+    with the words the target declares for a build memory the history's index outgrows (`short`)."""
+    change = declared_change(world, change_name)
+    volume = declared_volume(world, change, index_kind, "build_memory")
+    app, counts = world.app.go_through(change, None, (*volume.give, *volume.short))
+    world.use_app(app)
+    return counts
+
+
+def _told_of_builds(carried_over: MigrationCounts | None) -> tuple[str, ...]:
+    if carried_over is None or carried_over.outgrown_builds is None:
+        pytest.skip("the change's tool does not tell of index builds that outgrew the memory they were given")
+    return carried_over.outgrown_builds
+
+
+@then("the change told its operators of no index build that outgrew the memory it had")
+def no_build_outgrew_its_memory(carried_over: MigrationCounts | None) -> None:
+    """Where the change's tool tells of index builds that outgrew the memory they were given (a graph built partly on
+    disk, several times slower), it told of none: the memory the app gave its build was enough for the history."""
+    told = _told_of_builds(carried_over)
+    assert not told, ("the change built its index with less memory than the history's index needed, and told its "
+                      "operators: " + " | ".join(told))
+
+
+@then("the change told its operators that its index build outgrew the memory it had")
+def build_outgrew_its_memory(carried_over: MigrationCounts | None) -> None:
+    """Given less build memory than its index needs, the change's tool tells its operators so, one line a build."""
+    told = _told_of_builds(carried_over)
+    assert told, ("the change built its index with less memory than the history's index needed and told its operators "
+                  f"nothing of it; it said: {carried_over.output.strip()[-300:] if carried_over else ''!r}")
+
+
+def _go_through(world: World, change: Change, request: pytest.FixtureRequest,
+                extra: Sequence[str] = ()) -> MigrationCounts | None:
     newer = request.getfixturevalue("store_servers").newer if change.kind == "store-upgrade" else None
     app, counts = world.app.go_through(change, newer, extra)
     world.use_app(app)
@@ -283,6 +344,7 @@ def _go_through(world: World, change: Change, request: pytest.FixtureRequest, ex
                                  f"{counts.written} and skipped {counts.skipped}\n{checks.figures()}\n"
                                  f"{checks.lost_memories()}")
         assert not (wrong := embedded_again_wrongly(change, counts, held)), wrong
+    return counts
 
 
 def embedded_again_wrongly(change: Change, counts: MigrationCounts, held: HeldHistory) -> str:

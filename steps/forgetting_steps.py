@@ -54,6 +54,16 @@ def _all_of(name: str, held: list[Memory], taken_back: TakenBack) -> TakenBack:
     return taken_back.plus(name, memory_ids=tuple(m.id for m in held), texts=tuple(m.text for m in held))
 
 
+@when(parsers.re(f'^{NAME}, one of the history\'s owners, asks "(?P<text>.+)" in a new conversation$'),
+      target_fixture="talk")
+def owner_asks_in_new_conversation(world: World, history: HeldHistory, talk: Talk, name: str, text: str) -> Talk:
+    """The first owner of the history who can sign in, as this user: signed in, a new conversation started, one
+    turn exactly as written."""
+    actor = _history_owner(world, history, name)
+    actor.start_new_conversation()
+    return talk.new_conversation(name).after(actor.say(text))
+
+
 @when(parsers.re(f"^{NAME}, one of the history's owners, deletes one of {HER} memories$"),
       target_fixture="taken_back")
 def owner_deletes(world: World, history: HeldHistory, taken_back: TakenBack, name: str) -> TakenBack:

@@ -301,6 +301,10 @@ def test_the_reference_app_declares_its_changes_by_name() -> None:
     assert migration.volume_for("hnsw") is migration.volumes[1] and migration.volume_for("flat") is None
     assert "volumes" not in migration.options
     assert changes["embedding-model-v1-to-v2"].volumes == ()
+    assert [(v.index_kind, v.memories, v.give, v.short) for v in migration.build_memory] == [
+        ("hnsw", 12000, (), ("--index-build-memory", "18MB"))]
+    assert migration.build_volume_for("hnsw") is migration.build_memory[0]
+    assert migration.build_volume_for("ivfflat") is None and "build_memory" not in migration.options
 
 
 @pytest.mark.parametrize("name", ["open-webui", "open-webui-pgvector"])
@@ -352,6 +356,12 @@ def test_open_webui_declares_its_upgrade_and_its_embedding_model_change_on_both_
     ('[index_kinds]\nflat = { index = "none" }\n\n[changes.x]\nkind = "embedding-model"\nfrom = "a"\nto = "b"\n'
      '[changes.x.volumes]\nflat = { memories = 10 }',
      '[changes."x"] volumes: only a migration\'s tool is run with them'),
+    ('[index_kinds]\nflat = { index = "none" }\n\n[changes.x]\nkind = "migration"\nbatch_size = 5\nembedder = "e"\n'
+     '[changes.x.build_memory]\nflat = { memories = 10 }',
+     '[changes."x".build_memory] "flat" needs memories (a whole number, at least 1), short (the words'),
+    ('[index_kinds]\nflat = { index = "none" }\n\n[changes.x]\nkind = "embedding-model"\nfrom = "a"\nto = "b"\n'
+     '[changes.x.build_memory]\nflat = { memories = 10, short = ["-x"] }',
+     '[changes."x"] build_memory: only a migration\'s tool is run with it'),
 ])
 def test_a_change_declared_wrongly_is_refused_in_one_line(tmp_path: Path, table: str, message: str) -> None:
     assert message in _refusal(_write(tmp_path, MINIMAL + "\n" + table + "\n"))

@@ -30,6 +30,10 @@ And, by index kind, a history past the limits of that index's parameters, `[chan
 memories it holds and the words an operator adds to the tool's command for it, with which the tool must build the
 index the app promises, and that index answer as a full scan does, e.g.
 `ivfflat = { memories = 32000 }` or `hnsw = { memories = 4200, give = ["--index-graph-rows", "2500"] }`.
+And, by index kind, a history whose index needs much memory to build, `[changes."<name>".build_memory]`: how many
+memories, the words for it (`give`, none to leave the build memory to the app) and the words that give its build less
+memory than it needs (`short`): left to the app, the build must tell of no graph that outgrew its memory; short of
+it, the tool must tell so, e.g. `hnsw = { memories = 12000, short = ["--index-build-memory", "18MB"] }`.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ REPLAY_OPTIONS = ("history_sizes", "index_kinds")  # any kind's, each a list
 MISTAKES = "mistakes"  # a migration's: what its operators may get wrong
 EDGES = "edges"  # a migration's: the settings at the edges of what its tool takes
 VOLUMES = "volumes"  # a migration's: by index kind, a history past the limits of that index's parameters
+BUILD_MEMORY = "build_memory"  # a migration's: by index kind, a history whose index needs much memory to build
 RELEASE_COMMAND = "release_command"  # a setting: start this older release's command instead of the target's
 
 
@@ -89,6 +94,7 @@ class Volume:
     index_kind: str
     memories: int
     give: tuple[str, ...] = ()
+    short: tuple[str, ...] = ()  # build_memory's: the words that give its index's build less memory than it needs
 
 
 @dataclass(frozen=True)
@@ -102,9 +108,13 @@ class Change:
     mistakes: tuple[Mistake, ...] = ()  # what its operators may get wrong, each refused in one line
     edges: tuple[Edge, ...] = ()  # settings at the edges of what its tool takes, each run to a good end
     volumes: tuple[Volume, ...] = ()  # by index kind, a history past the limits of that index's parameters
+    build_memory: tuple[Volume, ...] = ()  # by index kind, a history whose index needs much memory to build
 
     def volume_for(self, index_kind: str) -> Volume | None:
         return next((v for v in self.volumes if v.index_kind == index_kind), None)
+
+    def build_volume_for(self, index_kind: str) -> Volume | None:
+        return next((v for v in self.build_memory if v.index_kind == index_kind), None)
 
     def replays_history_of(self, size: int) -> bool:
         return not self.history_sizes or size in self.history_sizes
@@ -180,21 +190,27 @@ def _edges(table: object, what: str) -> tuple[Edge, ...]:
     return tuple(edges)
 
 
-def _volumes(table: object, what: str, declared: Sequence[str]) -> tuple[Volume, ...]:
+def _volumes(table: object, what: str, declared: Sequence[str], short: bool = False) -> tuple[Volume, ...]:
+    """Each index kind's history: `memories` and the words `give`n for it; with `short`, also the words that give
+    its index's build less memory than it needs (build_memory's)."""
+    keys = {"memories", "give", "short"} if short else {"memories", "give"}
     if not isinstance(table, dict):
         raise ChangeError(f"{what} must be a table: each index kind by name = {{ memories = N, give = [words] }}")
     volumes = []
     for kind, volume in table.items():
         entry = volume if isinstance(volume, dict) else {}
-        memories, give = entry.get("memories"), entry.get("give", [])
-        if (isinstance(memories, bool) or not isinstance(memories, int) or memories < 1 or not isinstance(give, list)
-                or any(not isinstance(w, str) for w in give) or set(entry) - {"memories", "give"}):
-            raise ChangeError(f'{what} "{kind}" needs memories (a whole number, at least 1) and may give words (a list '
-                              "of strings added to the command), nothing else")
+        memories, words = entry.get("memories"), [entry.get(k, []) for k in ("give", "short")]
+        if (isinstance(memories, bool) or not isinstance(memories, int) or memories < 1
+                or any(not isinstance(w, list) or any(not isinstance(x, str) for x in w) for w in words)
+                or set(entry) - keys or (short and not words[1])):
+            raise ChangeError(f'{what} "{kind}" needs memories (a whole number, at least 1)'
+                              + (", short (the words, a list of strings, that give its index's build less memory "
+                                 "than it needs)" if short else "")
+                              + " and may give words (a list of strings added to the command), nothing else")
         if kind not in declared:
             raise ChangeError(f"{what} names {kind!r}, which is not one of the target's [index_kinds]: "
                               f"{', '.join(declared) or 'none declared'}")
-        volumes.append(Volume(str(kind), memories, tuple(give)))
+        volumes.append(Volume(str(kind), memories, tuple(words[0]), tuple(words[1])))
     return tuple(volumes)
 
 
@@ -211,7 +227,7 @@ def parse_changes(tables: dict[str, Any], where: str, *, history_sizes: tuple[in
         if kind not in KINDS:
             raise ChangeError(f'{where}: [changes."{name}"] kind = {kind!r} is not one of {", ".join(KINDS)}')
         options = {k: str(v) for k, v in table.items()
-                   if k not in ("kind", "description", MISTAKES, EDGES, VOLUMES, *REPLAY_OPTIONS)}
+                   if k not in ("kind", "description", MISTAKES, EDGES, VOLUMES, BUILD_MEMORY, *REPLAY_OPTIONS)}
         missing = [o for o in KINDS[kind] if o not in options]
         if missing:
             raise ChangeError(f'{where}: [changes."{name}"] ({kind}) needs {", ".join(missing)}')
@@ -232,6 +248,10 @@ def parse_changes(tables: dict[str, Any], where: str, *, history_sizes: tuple[in
             raise ChangeError(f'{where}: [changes."{name}"] volumes: only a migration\'s tool is run with them')
         volumes = (_volumes(table[VOLUMES], f'{where}: [changes."{name}".volumes]', index_kinds) if VOLUMES in table
                    else ())
+        if BUILD_MEMORY in table and kind != "migration":
+            raise ChangeError(f'{where}: [changes."{name}"] build_memory: only a migration\'s tool is run with it')
+        build_memory = (_volumes(table[BUILD_MEMORY], f'{where}: [changes."{name}".build_memory]', index_kinds, True)
+                        if BUILD_MEMORY in table else ())
         changes[str(name)] = Change(str(name), kind, options, str(table.get("description", "")), sizes, kinds,
-                                    mistakes, edges, volumes)
+                                    mistakes, edges, volumes, build_memory)
     return changes

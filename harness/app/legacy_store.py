@@ -33,6 +33,9 @@ class MigrationCounts:
     # unknown owner")
     deleted_by_owner: int | None = None
     unknown_owner: int | None = None
+    # What it told its operators of index builds that outgrew the memory it gave them (a graph built partly on disk,
+    # several times slower), one line each, where its driver reads it (None: the tool does not say)
+    outgrown_builds: tuple[str, ...] | None = None
 
     @classmethod
     def parse(cls, output: str) -> MigrationCounts:

@@ -47,6 +47,9 @@ MIGRATED = re.compile(r"^migrated: read (\d+), written (\d+), skipped (\d+) \((\
 # The fields memchat/README.md says `export` writes of each memory (its vector as base64 float32: --encoding base64).
 EXPORTED_FIELDS = frozenset({"id", "user_id", "conversation_id", "text", "embedding_f32", "embedder", "created_at",
                              "expires_at"})
+# memchat/README.md, migrate and reembed: an HNSW graph that outgrew its build memory is told on the error stream, one
+# line each, and the run still ends well.
+OUTGREW = "memchat: warning: the HNSW graph "
 REFUSED = 2  # memchat/cli.py, CliError: a tool refused in one line "memchat: ..." exits 2, as argparse's own refusals
 # Stores nobody answers at: a socket in a folder that does not exist.
 NOWHERE_PG = "postgresql://memtest@/none?host=/nonexistent/memtest"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -15,7 +16,7 @@ import redis
 from harness.app.app_launcher import (
     RunningApp,
 )
-from harness.app.app_tools import ToolRun, run_tool, run_tool_fed, try_tool
+from harness.app.app_tools import ToolFailed, ToolRun, run_tool_fed, try_tool
 from harness.app.legacy_store import MigrationCounts
 from harness.drivers.base import (
     AppDriver,
@@ -24,6 +25,7 @@ from harness.drivers.base import (
 from harness.drivers.memchat.api import (
     EXPORTED_FIELDS,
     LEGACY_CHECKED_UP_TO,
+    OUTGREW,
     check_refusal,
     check_summary,
 )
@@ -134,8 +136,11 @@ class MemchatTools(AppDriver):
 
     def migrate(self, app: RunningApp, batch_size: int, embedder: str, extra: Sequence[str] = ()) -> MigrationCounts:
         started = time.perf_counter()
-        output = run_tool(self.target, "migrate", extra=extra, **self._migration(app, batch_size, embedder),
-                          timeout=900)
+        run = try_tool(self.target, "migrate", extra=extra, **self._migration(app, batch_size, embedder), timeout=900)
+        if run.returncode != 0:
+            said = (run.stderr.strip() or run.stdout.strip() or f"exit code {run.returncode}").splitlines()[-1]
+            raise ToolFailed(f"{self.target.name} migrate failed: {said}")
+        output = run.stdout
         check_summary(output, time.perf_counter() - started)
         # memchat/README.md, migrate: into an empty table it drops the owner index (memories_user) "and builds each
         # once after loading": a migration that ended well leaves it, or every owner's read scans the whole table.
@@ -143,7 +148,8 @@ class MemchatTools(AppDriver):
             if not scalar(conn, "SELECT count(*) FROM pg_indexes WHERE indexname = 'memories_user'"):
                 raise DriverError("memchat migrate ended well and left the store without its owner index "
                                   "(memories_user)")
-        return MigrationCounts.parse(output)
+        outgrown = tuple(line for line in run.stderr.splitlines() if line.startswith(OUTGREW))
+        return dataclasses.replace(MigrationCounts.parse(output), outgrown_builds=outgrown)
 
     def try_load_legacy_store(self, app: RunningApp, records: str, embedder: str,
                               extra: Sequence[str] = ()) -> ToolRun:

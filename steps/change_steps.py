@@ -38,7 +38,8 @@ from harness.snapshots.generate import question_count, stream_history
 from harness.snapshots.importer import import_history
 from harness.suite import report
 from harness.suite.options import ROOT
-from steps.records import TakenBack
+from harness.vocabulary.facts import Fact
+from steps.records import TakenBack, Talk
 from steps.world import NAME, World
 
 NEEDS = {"migration": Capability.MIGRATION_TOOLS, "embedding-model": Capability.EMBEDDING_MODEL_CHANGE,
@@ -196,6 +197,35 @@ def users_told_facts(world: World, change_name: str, request: pytest.FixtureRequ
         for conversation in range(2):
             actor.session.remember([fact.format(n=f"{n}{conversation}{i}")
                                     for i, fact in enumerate(CAPTURED_FACTS)])
+
+
+# What each of three users tells in a first conversation, then corrects in a second (its newest statement wins); one
+# fact is named by a common word ("will"), asked about by a question of common words only. By user: their values.
+TOLD_FIRST = ("My locker code is {n}150.", "My will is with notary {notary}.", "My gate code is 77{n}1.",
+              "My dentist is Doctor Okafor.")
+TOLD_LATER = ("Actually, my gate code is 88{n}2.", "My dentist is Doctor {dentist}.")
+TELLERS = (("Ana", "Brandt", "Lindqvist"), ("Ana1", "Moreau", "Ferreira"), ("Ben", "Kowalski", "Haddad"))
+
+
+@given('users have told the app facts in two conversations, some corrected in the second and one named by a common '
+       'word, before the change "<change>"', target_fixture="talk")
+def users_told_and_corrected(world: World, change_name: str, talk: Talk, request: pytest.FixtureRequest) -> Talk:
+    """In a fresh app as it is before the change, three users (Ana, Ana1, Ben) each tell the assistant four facts in a
+    conversation, then correct two of them in a new one, through its chat API."""
+    change = declared_change(world, change_name)
+    world.app.require(Capability.CHAT_API)
+    world.app.require(Capability.DATABASE_ACCESS)  # to capture what the app holds
+    _history_goes_in(world, change)
+    app_before(world, change, IndexKind(), request)
+    for n, (name, notary, dentist) in enumerate(TELLERS):
+        session = world.actor(name).session
+        for sentences in (TOLD_FIRST, TOLD_LATER):
+            told = [s.format(n=n + 1, notary=notary, dentist=dentist) for s in sentences]
+            conversation = session.start_conversation()
+            for sentence in told:
+                session.send(conversation, sentence)
+            talk = talk.stored(name, *(Fact.parse(s) for s in told))
+    return talk
 
 
 @given('the captured history, as the app holds it before the change "<change>"', target_fixture="history")

@@ -13,10 +13,20 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.app.index_use import Asked, against_full_scan, asked, index_method, scans_during
+from harness.replay.answers import (
+    Answered,
+    AnswersBefore,
+    ask_after,
+    ask_in_a_new_conversation,
+    assert_answered_as_before,
+)
 from harness.replay.capture import capture
 from harness.replay.checks import ReplayChecks
 from harness.replay.run import Captured, HeldHistory, IndexKind, replay_checks
+from harness.snapshots.questions import Question
 from harness.suite import report
+from harness.vocabulary.answers import AnswerCheck
+from harness.vocabulary.language import normalise_key
 from harness.vocabulary.recall import assert_same_recall
 from steps.records import Talk
 from steps.world import NAME, World
@@ -36,16 +46,46 @@ class RemovedVector:
     snapshot_id: str
 
 
-@given("the app's memory is captured as a snapshot, with questions sampled from it", target_fixture="captured")
-def capture_snapshot(world: World, tmp_path: Path) -> Captured:
-    """Captures the app's memories and what it answers now as a snapshot, with 16 questions sampled."""
+def _captured(world: World, tmp_path: Path, questions: list[Question] | None, what: str) -> Captured:
     path = tmp_path / "captured.jsonl.gz"
-    with allure.step("capture the app's memories and what it answers now"):
-        header = capture(world.app, path, questions=None, sample=16, seed=world.data.seed, k=world.app.recall_k,
+    with allure.step(f"capture the app's memories and what it recalls now for {what}"):
+        header = capture(world.app, path, questions=questions, sample=16, seed=world.data.seed, k=world.app.recall_k,
                          description=f"captured in scenario {world.tag}")
         report.attach_text("captured snapshot", f"{header.memories} memories of {header.owners} owners, "
                                                 f"{header.probes} probes, {header.embedders[0]}")
     return Captured(path)
+
+
+@given("the app's memory is captured as a snapshot, with questions sampled from it", target_fixture="captured")
+def capture_snapshot(world: World, tmp_path: Path) -> Captured:
+    """Captures the app's memories and what it answers now as a snapshot, with 16 questions sampled."""
+    return _captured(world, tmp_path, None, "16 questions sampled from them")
+
+
+@given("each of them has asked the assistant about each of their facts in a new conversation, and was answered with "
+       "its newest statement", target_fixture="answers_before")
+def asked_before(world: World, talk: Talk, answers: AnswerCheck) -> AnswersBefore:
+    """Each user asks about every fact they told (its key once, in the order first told), in one new conversation;
+    each answer must be the fact's newest statement, and is noted as what the user was answered before the change."""
+    noted, wrong = [], []
+    for name, said in talk.by.items():
+        newest = {normalise_key(fact.key): fact for fact in said.told}  # the last statement of each fact
+        session = world.actors[name].session
+        replies = ask_in_a_new_conversation(session, [fact.question for fact in newest.values()])
+        for fact, reply in zip(newest.values(), replies, strict=True):
+            noted.append(Answered(session.account.id, name, fact.question, reply))
+            if not answers.matches(reply, fact.answer):
+                wrong.append(f"  {name} asked {fact.question!r}: expected {fact.answer!r}, got {reply!r}")
+    assert not wrong, f"before the change, {len(wrong)} of {len(noted)} answers were wrong:\n" + "\n".join(wrong)
+    return AnswersBefore(tuple(noted))
+
+
+@given("the app's memory is captured as a snapshot, with the questions they asked", target_fixture="captured")
+def capture_with_their_questions(world: World, answers_before: AnswersBefore, tmp_path: Path) -> Captured:
+    """Captures the app's memories and what it recalls now for each question the users asked (so that each of them
+    is an owner of the snapshot who can sign in after the change)."""
+    questions = [Question(a.owner, a.question) for a in answers_before.answered]
+    return _captured(world, tmp_path, questions, f"the {len(questions)} questions its users asked")
 
 
 @then("every historical memory is recalled for its owner and for nobody else")
@@ -143,3 +183,24 @@ def search_finds_each(world: World, talk: Talk, name: str) -> None:
         if not hits or hits[0].text != fact.sentence:
             missing.append(f"  {fact.question!r}: expected {fact.sentence!r} first, got {hits[:2]}")
     assert not missing, f"{len(missing)} of {len(told)} memories are not found first:\n" + "\n".join(missing)
+
+
+@then("each owner of the captured history, asking the assistant the same questions in a new conversation, is answered "
+      "exactly as before")
+def answered_as_before(world: World, history: HeldHistory, answers_before: AnswersBefore) -> None:
+    """Each owner of the history as the app holds it after the change (signed in with their account of the replay)
+    asks what the user it was captured from asked before the change (a seeded sample, for a large history): every
+    answer the same, the whole table in the report."""
+    asked = answers_before.sample(world.data.seed)
+    replayed, accounts = history.history, history.accounts
+    owners = list(dict.fromkeys(a.owner for a in asked))
+    missing = [o for o in owners if o not in accounts]
+    assert not missing, f"the owners {missing} of the captured history have no account to sign in with after the change"
+    sessions = {owner: world.app.session(accounts[owner]) for owner in owners}
+    try:
+        with allure.step(f"{len(owners)} owners ask {len(asked)} questions again"):
+            comparisons = ask_after(accounts, {o: replayed.user_id(o) for o in owners}, sessions, asked)
+    finally:
+        for session in sessions.values():
+            session.close()
+    assert_answered_as_before(comparisons, "the change")

@@ -1,0 +1,110 @@
+"""What the assistant answers a history's owners, before a change and after it: each user who told the app their
+facts asks about each of them before the change, and the owner of the history captured from them asks the same
+questions after it; each answer must be the one given before, owner by owner and question by question.
+
+A history of many owners is asked a seeded sample of its questions (at most ASKED_AT_MOST), so that a replay run on
+every merge request stays quick.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from harness.drivers.base import Account, UserSession
+from harness.suite import report
+
+ASKED_AT_MOST = 60  # questions asked of a history's owners after a change: a seeded sample past it
+
+
+@dataclass(frozen=True)
+class Answered:
+    """One question an owner asked the assistant, and what it answered."""
+
+    owner: str  # the owner's id in the captured history: the app's id of the user who told the facts
+    name: str  # who that user is in the scenario (Ana)
+    question: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class AnswersBefore:
+    """What each user was answered before the change, in the order they asked."""
+
+    answered: tuple[Answered, ...]
+
+    def sample(self, seed: int, most: int = ASKED_AT_MOST) -> tuple[Answered, ...]:
+        """Every answer, or a seeded sample of `most` of them (in the order they were asked)."""
+        if len(self.answered) <= most:
+            return self.answered
+        chosen = sorted(random.Random(seed).sample(range(len(self.answered)), most))
+        return tuple(self.answered[n] for n in chosen)
+
+
+def ask_in_a_new_conversation(session: UserSession, questions: Sequence[str]) -> list[str]:
+    """Each question in turn, in one new conversation of the user's; the assistant's answers, in order."""
+    conversation = session.start_conversation()
+    return [session.send(conversation, question).text for question in questions]
+
+
+@dataclass(frozen=True)
+class AnswerComparison:
+    before: Answered
+    after: str
+    who: str  # the owner as the failure names them: their name and their id in the history the app holds now
+
+    @property
+    def same(self) -> bool:
+        return self.after == self.before.answer
+
+    HEADER = ("owner", "question", "answered before the change", "answered after it", "verdict")
+
+    def row(self) -> tuple[str, str, str, str, str]:
+        return (self.who, self.before.question, self.before.answer, self.after, "ok" if self.same else "DIFFERS")
+
+
+def ask_after(accounts: Mapping[str, Account], user_id: Mapping[str, str], sessions: Mapping[str, UserSession],
+              asked: Sequence[Answered]) -> list[AnswerComparison]:
+    """Each owner asks their questions again, in one new conversation of their own (`sessions`, by owner; `accounts`
+    and `user_id` name them in the table)."""
+    by_owner: dict[str, list[Answered]] = {}
+    for answered in asked:
+        by_owner.setdefault(answered.owner, []).append(answered)
+    comparisons = []
+    for owner, mine in by_owner.items():
+        who = f"{mine[0].name} ({user_id[owner]}, {accounts[owner].email})"
+        after = ask_in_a_new_conversation(sessions[owner], [a.question for a in mine])
+        comparisons += [AnswerComparison(a, now, who) for a, now in zip(mine, after, strict=True)]
+    return comparisons
+
+
+def as_csv(comparisons: Sequence[AnswerComparison]) -> str:
+    """The whole table, for the report (Allure renders a CSV attachment as a table)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(AnswerComparison.HEADER)
+    writer.writerows(c.row() for c in comparisons)
+    return buf.getvalue()
+
+
+def as_text(comparisons: Sequence[AnswerComparison], limit: int = 12) -> str:
+    """The answers that differ as aligned text (the first `limit`), for the assertion message."""
+    rows = [AnswerComparison.HEADER, *(c.row() for c in comparisons if not c.same)][:limit + 1]
+    shown = [[repr(cell) if n in (1, 2, 3) and r is not rows[0] else cell for n, cell in enumerate(r)] for r in rows]
+    widths = [max(len(r[i]) for r in shown) for i in range(len(shown[0]))]
+    return "\n".join("  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+                     for r in shown)
+
+
+def assert_answered_as_before(comparisons: Sequence[AnswerComparison], what: str) -> None:
+    """Fails unless every answer is the one given before, with the expected-vs-actual table attached whole and the
+    answers that differ in the message."""
+    report.attach_table(f"answers before and after {what}", as_csv(comparisons))
+    differ = [c for c in comparisons if not c.same]
+    owners = {c.who for c in differ}
+    assert not differ, (f"{len(owners)} of {len({c.who for c in comparisons})} owners were answered otherwise after "
+                        f"{what} than before it ({len(differ)} of {len(comparisons)} questions):\n"
+                        + as_text(comparisons))

@@ -209,14 +209,15 @@ TELLERS = (("Ana", "Brandt", "Lindqvist"), ("Ana1", "Moreau", "Ferreira"), ("Ben
 
 @given('users have told the app facts in two conversations, some corrected in the second and one named by a common '
        'word, before the change "<change>"', target_fixture="talk")
-def users_told_and_corrected(world: World, change_name: str, talk: Talk, request: pytest.FixtureRequest) -> Talk:
-    """In a fresh app as it is before the change, three users (Ana, Ana1, Ben) each tell the assistant four facts in a
+def users_told_and_corrected(world: World, change_name: str, talk: Talk, index_kind: IndexKind,
+                              request: pytest.FixtureRequest) -> Talk:
+    """In a fresh app as it is before the change (searching through the index kind, if one was chosen), three users (Ana, Ana1, Ben) each tell the assistant four facts in a
     conversation, then correct two of them in a new one, through its chat API."""
     change = declared_change(world, change_name)
     world.app.require(Capability.CHAT_API)
     world.app.require(Capability.DATABASE_ACCESS)  # to capture what the app holds
     _history_goes_in(world, change)
-    app_before(world, change, IndexKind(), request)
+    app_before(world, change, index_kind, request)
     for n, (name, notary, dentist) in enumerate(TELLERS):
         session = world.actor(name).session
         for sentences in (TOLD_FIRST, TOLD_LATER):

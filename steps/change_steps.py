@@ -211,8 +211,9 @@ TELLERS = (("Ana", "Brandt", "Lindqvist"), ("Ana1", "Moreau", "Ferreira"), ("Ben
        'word, before the change "<change>"', target_fixture="talk")
 def users_told_and_corrected(world: World, change_name: str, talk: Talk, index_kind: IndexKind,
                               request: pytest.FixtureRequest) -> Talk:
-    """In a fresh app as it is before the change (searching through the index kind, if one was chosen), three users (Ana, Ana1, Ben) each tell the assistant four facts in a
-    conversation, then correct two of them in a new one, through its chat API."""
+    """In a fresh app as it is before the change (searching through the index kind, if one was chosen), three users
+    (Ana, Ana1, Ben) each tell the assistant four facts in a conversation, then correct two of them in a new one,
+    through its chat API."""
     change = declared_change(world, change_name)
     world.app.require(Capability.CHAT_API)
     world.app.require(Capability.DATABASE_ACCESS)  # to capture what the app holds

@@ -79,11 +79,12 @@ def declared_change(world: World, change_name: str) -> Change:
     return world.app.target.change(change_name)
 
 
-def app_before(world: World, change: Change, index_kind: IndexKind, request: pytest.FixtureRequest) -> AppHandle:
-    """A fresh app of its own as it is before the change (and searching through the index kind, if one was chosen):
-    for a store upgrade, on the server with the older pgvector."""
+def app_before(world: World, change: Change, index_kind: IndexKind, request: pytest.FixtureRequest,
+               **more: str) -> AppHandle:
+    """A fresh app of its own as it is before the change (and searching through the index kind, if one was chosen;
+    with `more` settings): for a store upgrade, on the server with the older pgvector."""
     world.app.require(NEEDS[change.kind])
-    settings = {**change.before_settings, **index_kind.settings}
+    settings = {**change.before_settings, **index_kind.settings, **more}
     if change.kind == "store-upgrade":
         older = request.getfixturevalue("store_servers").older
         return world.use_app(AppHandle.fresh_on(world.app.driver, older, {**world.app.chosen, **settings}))
@@ -211,14 +212,14 @@ TELLERS = (("Ana", "Brandt", "Lindqvist"), ("Ana1", "Moreau", "Ferreira"), ("Ben
        'word, before the change "<change>"', target_fixture="talk")
 def users_told_and_corrected(world: World, change_name: str, talk: Talk, index_kind: IndexKind,
                               request: pytest.FixtureRequest) -> Talk:
-    """In a fresh app as it is before the change (searching through the index kind, if one was chosen), three users
-    (Ana, Ana1, Ben) each tell the assistant four facts in a conversation, then correct two of them in a new one,
-    through its chat API."""
+    """In a fresh app as it is before the change (searching through the index kind, if one was chosen; with a clock
+    the test can move, for their retention to end), three users (Ana, Ana1, Ben) each tell the assistant four facts
+    in a conversation, then correct two of them in a new one, through its chat API."""
     change = declared_change(world, change_name)
-    world.app.require(Capability.CHAT_API)
-    world.app.require(Capability.DATABASE_ACCESS)  # to capture what the app holds
+    for needed in (Capability.CHAT_API, Capability.MOVABLE_CLOCK, Capability.DATABASE_ACCESS):  # the last: a capture
+        world.app.require(needed)
     _history_goes_in(world, change)
-    app_before(world, change, index_kind, request)
+    app_before(world, change, index_kind, request, clock="settable")
     for n, (name, notary, dentist) in enumerate(TELLERS):
         session = world.actor(name).session
         for sentences in (TOLD_FIRST, TOLD_LATER):

@@ -5,6 +5,8 @@ and what a user told before the change, searched for after it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,12 +15,13 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.app.index_use import Asked, against_full_scan, asked, index_method, scans_during
+from harness.drivers.base import Account, UserSession
 from harness.replay.answers import (
     Answered,
     AnswersBefore,
-    ask_after,
+    ask_again,
     ask_in_a_new_conversation,
-    assert_answered_as_before,
+    assert_answered,
 )
 from harness.replay.capture import capture
 from harness.replay.checks import ReplayChecks
@@ -73,7 +76,7 @@ def asked_before(world: World, talk: Talk, answers: AnswerCheck) -> AnswersBefor
         session = world.actors[name].session
         replies = ask_in_a_new_conversation(session, [fact.question for fact in newest.values()])
         for fact, reply in zip(newest.values(), replies, strict=True):
-            noted.append(Answered(session.account.id, name, fact.question, reply))
+            noted.append(Answered(session.account.id, name, fact.question, reply, fact.forgotten))
             if not answers.matches(reply, fact.answer):
                 wrong.append(f"  {name} asked {fact.question!r}: expected {fact.answer!r}, got {reply!r}")
     assert not wrong, f"before the change, {len(wrong)} of {len(noted)} answers were wrong:\n" + "\n".join(wrong)
@@ -185,22 +188,56 @@ def search_finds_each(world: World, talk: Talk, name: str) -> None:
     assert not missing, f"{len(missing)} of {len(told)} memories are not found first:\n" + "\n".join(missing)
 
 
-@then("each owner of the captured history, asking the assistant the same questions in a new conversation, is answered "
-      "exactly as before")
-def answered_as_before(world: World, history: HeldHistory, answers_before: AnswersBefore) -> None:
-    """Each owner of the history as the app holds it after the change (signed in with their account of the replay)
-    asks what the user it was captured from asked before the change (a seeded sample, for a large history): every
-    answer the same, the whole table in the report."""
-    asked = answers_before.sample(world.data.seed)
-    replayed, accounts = history.history, history.accounts
+@dataclass(frozen=True)
+class Owners:
+    """The owners of the history as the app holds it after the change, each signed in with their account of the
+    replay: how the answers' table names each, and each one's session."""
+
+    accounts: dict[str, Account]
+    user_ids: dict[str, str]
+    sessions: dict[str, UserSession]
+
+
+@contextmanager
+def signed_in_owners(world: World, history: HeldHistory, asked: Sequence[Answered]) -> Iterator[Owners]:
     owners = list(dict.fromkeys(a.owner for a in asked))
-    missing = [o for o in owners if o not in accounts]
+    missing = [o for o in owners if o not in history.accounts]
     assert not missing, f"the owners {missing} of the captured history have no account to sign in with after the change"
-    sessions = {owner: world.app.session(accounts[owner]) for owner in owners}
+    accounts = {o: history.accounts[o] for o in owners}
+    sessions = {o: world.app.session(accounts[o]) for o in owners}
     try:
-        with allure.step(f"{len(owners)} owners ask {len(asked)} questions again"):
-            comparisons = ask_after(accounts, {o: replayed.user_id(o) for o in owners}, sessions, asked)
+        yield Owners(accounts, {o: history.history.user_id(o) for o in owners}, sessions)
     finally:
         for session in sessions.values():
             session.close()
-    assert_answered_as_before(comparisons, "the change")
+
+
+@then("each owner of the captured history, asking the assistant the same questions in a new conversation, is answered "
+      "exactly as before")
+def answered_as_before(world: World, history: HeldHistory, answers_before: AnswersBefore) -> None:
+    """Each owner of the history as the app holds it after the change asks what the user it was captured from asked
+    before the change (a seeded sample, for a large history): every answer the same, the whole table in the report."""
+    asked = answers_before.sample(world.data.seed)
+    with signed_in_owners(world, history, asked) as owners, allure.step(f"{len(owners.sessions)} owners ask "
+                                                                         f"{len(asked)} questions again"):
+        comparisons = ask_again(owners.accounts, owners.user_ids, owners.sessions, asked,
+                                lambda before: before.answer, str.__eq__)
+    assert_answered(comparisons, "after the change than before it")
+
+
+@then("once the retention of their memories has ended, each of them is answered that the assistant does not remember")
+def forgotten_after_retention(world: World, history: HeldHistory, answers_before: AnswersBefore,
+                              answers: AnswerCheck) -> None:
+    """The app's clock moved a day past the retention its target declares ([limits] retention_days); each owner asks
+    the same questions again, and each answer is that the assistant does not remember the fact: each memory kept its
+    expiry through the change."""
+    days = world.app.target.limits.retention_days
+    if days is None:
+        pytest.skip(f"{world.app.target.path.name} declares no retention period ([limits] retention_days)")
+    world.app.advance_clock(days + 1)
+    asked = answers_before.sample(world.data.seed)
+    with signed_in_owners(world, history, asked) as owners, allure.step(f"{len(owners.sessions)} owners ask "
+                                                                         f"{len(asked)} questions {days + 1} days on"):
+        comparisons = ask_again(owners.accounts, owners.user_ids, owners.sessions, asked,
+                                lambda before: before.forgotten, answers.matches)
+    assert_answered(comparisons, f"{days + 1} days after the change, past the retention of their memories")

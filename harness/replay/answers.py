@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from harness.drivers.base import Account, UserSession
@@ -28,6 +28,7 @@ class Answered:
     name: str  # who that user is in the scenario (Ana)
     question: str
     answer: str
+    forgotten: str  # what the assistant answers it once the fact is forgotten
 
 
 @dataclass(frozen=True)
@@ -52,32 +53,32 @@ def ask_in_a_new_conversation(session: UserSession, questions: Sequence[str]) ->
 
 @dataclass(frozen=True)
 class AnswerComparison:
-    before: Answered
-    after: str
     who: str  # the owner as the failure names them: their name and their id in the history the app holds now
+    question: str
+    expected: str
+    actual: str
+    same: bool  # as the scenario judges answers (exactly the one before; or, for a forgotten fact, its words)
 
-    @property
-    def same(self) -> bool:
-        return self.after == self.before.answer
-
-    HEADER = ("owner", "question", "answered before the change", "answered after it", "verdict")
+    HEADER = ("owner", "question", "expected", "answered", "verdict")
 
     def row(self) -> tuple[str, str, str, str, str]:
-        return (self.who, self.before.question, self.before.answer, self.after, "ok" if self.same else "DIFFERS")
+        return (self.who, self.question, self.expected, self.actual, "ok" if self.same else "DIFFERS")
 
 
-def ask_after(accounts: Mapping[str, Account], user_id: Mapping[str, str], sessions: Mapping[str, UserSession],
-              asked: Sequence[Answered]) -> list[AnswerComparison]:
+def ask_again(accounts: Mapping[str, Account], user_id: Mapping[str, str], sessions: Mapping[str, UserSession],
+              asked: Sequence[Answered], expected: Callable[[Answered], str],
+              same: Callable[[str, str], bool]) -> list[AnswerComparison]:
     """Each owner asks their questions again, in one new conversation of their own (`sessions`, by owner; `accounts`
-    and `user_id` name them in the table)."""
+    and `user_id` name them in the table); each answer compared with what `expected` says it must be."""
     by_owner: dict[str, list[Answered]] = {}
     for answered in asked:
         by_owner.setdefault(answered.owner, []).append(answered)
     comparisons = []
     for owner, mine in by_owner.items():
         who = f"{mine[0].name} ({user_id[owner]}, {accounts[owner].email})"
-        after = ask_in_a_new_conversation(sessions[owner], [a.question for a in mine])
-        comparisons += [AnswerComparison(a, now, who) for a, now in zip(mine, after, strict=True)]
+        replies = ask_in_a_new_conversation(sessions[owner], [a.question for a in mine])
+        comparisons += [AnswerComparison(who, a.question, expected(a), reply, same(reply, expected(a)))
+                        for a, reply in zip(mine, replies, strict=True)]
     return comparisons
 
 
@@ -99,12 +100,12 @@ def as_text(comparisons: Sequence[AnswerComparison], limit: int = 12) -> str:
                      for r in shown)
 
 
-def assert_answered_as_before(comparisons: Sequence[AnswerComparison], what: str) -> None:
-    """Fails unless every answer is the one given before, with the expected-vs-actual table attached whole and the
-    answers that differ in the message."""
-    report.attach_table(f"answers before and after {what}", as_csv(comparisons))
+def assert_answered(comparisons: Sequence[AnswerComparison], what: str) -> None:
+    """Fails unless every answer is the one expected, with the expected-vs-actual table attached whole and the
+    answers that differ in the message; `what`: what the owners were answered otherwise than expected ("after the
+    change than before it")."""
+    report.attach_table(f"answers: expected vs answered {what}", as_csv(comparisons))
     differ = [c for c in comparisons if not c.same]
     owners = {c.who for c in differ}
-    assert not differ, (f"{len(owners)} of {len({c.who for c in comparisons})} owners were answered otherwise after "
-                        f"{what} than before it ({len(differ)} of {len(comparisons)} questions):\n"
-                        + as_text(comparisons))
+    assert not differ, (f"{len(owners)} of {len({c.who for c in comparisons})} owners were answered otherwise {what} "
+                        f"({len(differ)} of {len(comparisons)} questions):\n" + as_text(comparisons))

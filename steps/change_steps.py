@@ -206,15 +206,17 @@ TOLD_FIRST = ("My locker code is {n}150.", "My will is with notary {notary}.", "
               "My dentist is Doctor Okafor.")
 TOLD_LATER = ("Actually, my gate code is 88{n}2.", "My dentist is Doctor {dentist}.")
 TELLERS = (("Ana", "Brandt", "Lindqvist"), ("Ana1", "Moreau", "Ferreira"), ("Ben", "Kowalski", "Haddad"))
+PASTED = "  My library card is LC-{n}40.\n"  # saved as pasted: the spaces before it and the line's end kept
 
 
 @given('users have told the app facts in two conversations, some corrected in the second and one named by a common '
-       'word, before the change "<change>"', target_fixture="talk")
+       'word, and saved a note as they pasted it, before the change "<change>"', target_fixture="talk")
 def users_told_and_corrected(world: World, change_name: str, talk: Talk, index_kind: IndexKind,
                               request: pytest.FixtureRequest) -> Talk:
     """In a fresh app as it is before the change (searching through the index kind, if one was chosen; with a clock
     the test can move, for their retention to end), three users (Ana, Ana1, Ben) each tell the assistant four facts
-    in a conversation, then correct two of them in a new one, through its chat API."""
+    in a conversation, then correct two of them in a new one, through its chat API; and each saves one more fact
+    through its memory API with the spaces and line end it was pasted with."""
     change = declared_change(world, change_name)
     for needed in (Capability.CHAT_API, Capability.MOVABLE_CLOCK, Capability.DATABASE_ACCESS):  # the last: a capture
         world.app.require(needed)
@@ -228,6 +230,9 @@ def users_told_and_corrected(world: World, change_name: str, talk: Talk, index_k
             for sentence in told:
                 session.send(conversation, sentence)
             talk = talk.stored(name, *(Fact.parse(s) for s in told))
+        pasted = PASTED.format(n=n + 1)
+        session.remember([pasted])
+        talk = talk.stored(name, Fact.parse(pasted))
     return talk
 
 

@@ -19,9 +19,12 @@ from harness.drivers.base import Account, UserSession
 from harness.replay.answers import (
     Answered,
     AnswersBefore,
+    ListedBefore,
     ask_again,
     ask_in_a_new_conversation,
     assert_answered,
+    assert_listed_as_before,
+    listing_rows,
 )
 from harness.replay.capture import capture
 from harness.replay.checks import ReplayChecks
@@ -81,6 +84,16 @@ def asked_before(world: World, talk: Talk, answers: AnswerCheck) -> AnswersBefor
                 wrong.append(f"  {name} asked {fact.question!r}: expected {fact.answer!r}, got {reply!r}")
     assert not wrong, f"before the change, {len(wrong)} of {len(noted)} answers were wrong:\n" + "\n".join(wrong)
     return AnswersBefore(tuple(noted))
+
+
+@given("each of them has listed their memories", target_fixture="listed_before")
+def listed_before(world: World, talk: Talk) -> ListedBefore:
+    """Each user's memories, oldest first, as the app's API lists them to the user now."""
+    listed = []
+    for name in talk.by:
+        session = world.actors[name].session
+        listed.append((session.account.id, name, tuple(m.text for m in session.memories())))
+    return ListedBefore(tuple(listed))
 
 
 @given("the app's memory is captured as a snapshot, with the questions they asked", target_fixture="captured")
@@ -223,6 +236,22 @@ def answered_as_before(world: World, history: HeldHistory, answers_before: Answe
         comparisons = ask_again(owners.accounts, owners.user_ids, owners.sessions, asked,
                                 lambda before: before.answer, str.__eq__)
     assert_answered(comparisons, "after the change than before it")
+
+
+@then("each of them lists the same memories after the change, exactly as written and in the same order")
+def listed_as_before(world: World, history: HeldHistory, listed_before: ListedBefore) -> None:
+    """Each owner of the history as the app holds it after the change lists their memories: place by place, the
+    texts the user it was captured from listed before the change."""
+    rows = []
+    for owner, name, before in listed_before.listed:
+        account = history.accounts[owner]
+        session = world.app.session(account)
+        try:
+            after = [m.text for m in session.memories()]
+        finally:
+            session.close()
+        rows += listing_rows(f"{name} ({history.history.user_id(owner)}, {account.email})", before, after)
+    assert_listed_as_before(rows)
 
 
 @then("once the retention of their memories has ended, each of them is answered that the assistant does not remember")

@@ -109,3 +109,36 @@ def assert_answered(comparisons: Sequence[AnswerComparison], what: str) -> None:
     owners = {c.who for c in differ}
     assert not differ, (f"{len(owners)} of {len({c.who for c in comparisons})} owners were answered otherwise {what} "
                         f"({len(differ)} of {len(comparisons)} questions):\n" + as_text(comparisons))
+
+
+@dataclass(frozen=True)
+class ListedBefore:
+    """Each user's memories as they listed them before the change: (owner, name, texts oldest first), in the order
+    the users listed them."""
+
+    listed: tuple[tuple[str, str, tuple[str, ...]], ...]
+
+
+def listing_rows(who: str, before: Sequence[str], after: Sequence[str]) -> list[tuple[str, str, str, str, str]]:
+    """The owner's list before and after, place by place: (owner, place, listed before, listed after, verdict)."""
+    return [(who, str(n + 1), repr(before[n]) if n < len(before) else "-", repr(after[n]) if n < len(after) else "-",
+             "ok" if n < len(before) and n < len(after) and before[n] == after[n] else "DIFFERS")
+            for n in range(max(len(before), len(after)))]
+
+
+LISTING_HEADER = ("owner", "place", "listed before the change", "listed after it", "verdict")
+
+
+def assert_listed_as_before(rows: Sequence[tuple[str, str, str, str, str]]) -> None:
+    """Fails unless every place of every owner's list holds what it held before, with the whole table attached and
+    the places that differ in the message."""
+    buf = io.StringIO()
+    csv.writer(buf).writerows([LISTING_HEADER, *rows])
+    report.attach_table("memories listed: before vs after the change", buf.getvalue())
+    differ = [r for r in rows if r[4] != "ok"]
+    shown = [LISTING_HEADER, *differ[:12]]
+    widths = [max(len(r[i]) for r in shown) for i in range(len(LISTING_HEADER))]
+    assert not differ, (f"{len({r[0] for r in differ})} of {len({r[0] for r in rows})} owners list other memories, "
+                        f"or in another order, after the change than before it ({len(differ)} of {len(rows)} places):\n"
+                        + "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+                                    for r in shown))

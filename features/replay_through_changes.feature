@@ -84,7 +84,7 @@ Feature: Every memory survives each change the app goes through
     When the app goes through the change "<change>"
     Then each owner of the captured history, asking the assistant the same questions in a new conversation, is answered exactly as before
     And each of them lists the same memories after the change, exactly as written and in the same order
-    And once the retention of their memories has ended, each of them is answered that the assistant does not remember
+    And each of them is answered as before until the retention of their memories ends, and that the assistant does not remember once it has
 
   Scenario: Each owner of a captured history is answered after the change as before it, through each index kind
     Given an app that searches every owner's memories through the "<index kind>" index it declares
@@ -96,7 +96,7 @@ Feature: Every memory survives each change the app goes through
     When the app goes through the change "<change>"
     Then each owner of the captured history, asking the assistant the same questions in a new conversation, is answered exactly as before
     And each of them lists the same memories after the change, exactly as written and in the same order
-    And once the retention of their memories has ended, each of them is answered that the assistant does not remember
+    And each of them is answered as before until the retention of their memories ends, and that the assistant does not remember once it has
 
   Scenario: What a user told the app before the change is answered in a new conversation after it
     Given an app of its own, as it is before the change "<change>"

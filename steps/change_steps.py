@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -216,7 +217,8 @@ def users_told_and_corrected(world: World, change_name: str, talk: Talk, index_k
     """In a fresh app as it is before the change (searching through the index kind, if one was chosen; with a clock
     the test can move, for their retention to end), three users (Ana, Ana1, Ben) each tell the assistant four facts
     in a conversation, then correct two of them in a new one, through its chat API; and each saves one more fact
-    through its memory API with the spaces and line end it was pasted with."""
+    through its memory API with the spaces and line end it was pasted with. When each was made is noted (a span of
+    the suite's clock), for the edges of their retention."""
     change = declared_change(world, change_name)
     for needed in (Capability.CHAT_API, Capability.MOVABLE_CLOCK, Capability.DATABASE_ACCESS):  # the last: a capture
         world.app.require(needed)
@@ -225,14 +227,14 @@ def users_told_and_corrected(world: World, change_name: str, talk: Talk, index_k
     for n, (name, notary, dentist) in enumerate(TELLERS):
         session = world.actor(name).session
         for sentences in (TOLD_FIRST, TOLD_LATER):
-            told = [s.format(n=n + 1, notary=notary, dentist=dentist) for s in sentences]
             conversation = session.start_conversation()
-            for sentence in told:
+            for sentence in (s.format(n=n + 1, notary=notary, dentist=dentist) for s in sentences):
+                started = time.monotonic()
                 session.send(conversation, sentence)
-            talk = talk.stored(name, *(Fact.parse(s) for s in told))
-        pasted = PASTED.format(n=n + 1)
+                talk = talk.stored(name, Fact.parse(sentence), made=((sentence, (started, time.monotonic())),))
+        pasted, started = PASTED.format(n=n + 1), time.monotonic()
         session.remember([pasted])
-        talk = talk.stored(name, Fact.parse(pasted))
+        talk = talk.stored(name, Fact.parse(pasted), made=((pasted, (started, time.monotonic())),))
     return talk
 
 

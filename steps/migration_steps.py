@@ -5,9 +5,11 @@ and what a user told before the change, searched for after it."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import allure
@@ -254,19 +256,32 @@ def listed_as_before(world: World, history: HeldHistory, listed_before: ListedBe
     assert_listed_as_before(rows)
 
 
-@then("once the retention of their memories has ended, each of them is answered that the assistant does not remember")
-def forgotten_after_retention(world: World, history: HeldHistory, answers_before: AnswersBefore,
-                              answers: AnswerCheck) -> None:
-    """The app's clock moved a day past the retention its target declares ([limits] retention_days); each owner asks
-    the same questions again, and each answer is that the assistant does not remember the fact: each memory kept its
-    expiry through the change."""
+@then("each of them is answered as before until the retention of their memories ends, and that the assistant does "
+      "not remember once it has")
+def answered_until_retention_ends(world: World, history: HeldHistory, talk: Talk, answers_before: AnswersBefore,
+                                  answers: AnswerCheck) -> None:
+    """The app's clock moved to a minute before the first of their memories reaches the retention its target declares
+    ([limits] retention_days): each owner asks the same questions and is answered as before; then to a minute after the
+    last one has: each is answered that the assistant does not remember. Each memory kept its expiry through the
+    change, to the minute. The edges come from when each memory was made (spans of the suite's clock, as the wall
+    clock, which the app's clock follows until it is moved)."""
     days = world.app.target.limits.retention_days
     if days is None:
         pytest.skip(f"{world.app.target.path.name} declares no retention period ([limits] retention_days)")
-    world.app.advance_clock(days + 1)
-    asked = answers_before.sample(world.data.seed)
-    with signed_in_owners(world, history, asked) as owners, allure.step(f"{len(owners.sessions)} owners ask "
-                                                                         f"{len(asked)} questions {days + 1} days on"):
-        comparisons = ask_again(owners.accounts, owners.user_ids, owners.sessions, asked,
-                                lambda before: before.forgotten, answers.matches)
-    assert_answered(comparisons, f"{days + 1} days after the change, past the retention of their memories")
+    spans = [span for said in talk.by.values() for _, span in said.made]
+    assert spans, "no memory of the scenario's users was noted with when it was made"
+    retention, margin = timedelta(days=days), timedelta(minutes=1)
+    wall = time.time() - time.monotonic()  # the suite's clock (monotonic) as wall-clock time
+    edges = (("a minute before their retention ends", min(s for s, _ in spans) + wall, -margin,
+              lambda before: before.answer),
+             ("a minute after it has ended", max(e for _, e in spans) + wall, margin, lambda before: before.forgotten))
+    asked, moved = answers_before.sample(world.data.seed), timedelta(0)
+    for moment, told, by, expected in edges:
+        target = datetime.fromtimestamp(told, UTC) + retention + by
+        step = target - (datetime.now(UTC) + moved)
+        world.app.advance_clock(step / timedelta(days=1))
+        moved += step
+        with signed_in_owners(world, history, asked) as owners, allure.step(f"{len(owners.sessions)} owners ask "
+                                                                             f"{len(asked)} questions {moment}"):
+            comparisons = ask_again(owners.accounts, owners.user_ids, owners.sessions, asked, expected, answers.matches)
+        assert_answered(comparisons, f"{moment} ({target:%Y-%m-%d %H:%M} UTC by the app's clock)")

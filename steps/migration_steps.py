@@ -5,9 +5,6 @@ and what a user told before the change, searched for after it."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,7 +14,6 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.app.index_use import Asked, against_full_scan, asked, index_method, scans_during
-from harness.drivers.base import Account, UserSession
 from harness.replay.answers import (
     Answered,
     AnswersBefore,
@@ -27,6 +23,8 @@ from harness.replay.answers import (
     assert_answered,
     assert_listed_as_before,
     listing_rows,
+    retention_edges,
+    signed_in_owners,
 )
 from harness.replay.capture import capture
 from harness.replay.checks import ReplayChecks
@@ -203,40 +201,15 @@ def search_finds_each(world: World, talk: Talk, name: str) -> None:
     assert not missing, f"{len(missing)} of {len(told)} memories are not found first:\n" + "\n".join(missing)
 
 
-@dataclass(frozen=True)
-class Owners:
-    """The owners of the history as the app holds it after the change, each signed in with their account of the
-    replay: how the answers' table names each, and each one's session."""
-
-    accounts: dict[str, Account]
-    user_ids: dict[str, str]
-    sessions: dict[str, UserSession]
-
-
-@contextmanager
-def signed_in_owners(world: World, history: HeldHistory, asked: Sequence[Answered]) -> Iterator[Owners]:
-    owners = list(dict.fromkeys(a.owner for a in asked))
-    missing = [o for o in owners if o not in history.accounts]
-    assert not missing, f"the owners {missing} of the captured history have no account to sign in with after the change"
-    accounts = {o: history.accounts[o] for o in owners}
-    sessions = {o: world.app.session(accounts[o]) for o in owners}
-    try:
-        yield Owners(accounts, {o: history.history.user_id(o) for o in owners}, sessions)
-    finally:
-        for session in sessions.values():
-            session.close()
-
-
 @then("each owner of the captured history, asking the assistant the same questions in a new conversation, is answered "
       "exactly as before")
 def answered_as_before(world: World, history: HeldHistory, answers_before: AnswersBefore) -> None:
     """Each owner of the history as the app holds it after the change asks what the user it was captured from asked
     before the change (a seeded sample, for a large history): every answer the same, the whole table in the report."""
     asked = answers_before.sample(world.data.seed)
-    with signed_in_owners(world, history, asked) as owners, allure.step(f"{len(owners.sessions)} owners ask "
-                                                                         f"{len(asked)} questions again"):
-        comparisons = ask_again(owners.accounts, owners.user_ids, owners.sessions, asked,
-                                lambda before: before.answer, str.__eq__)
+    with signed_in_owners(world.app, history, [a.owner for a in asked]) as owners, \
+            allure.step(f"{len(owners.sessions)} owners ask {len(asked)} questions again"):
+        comparisons = ask_again(owners, asked, lambda before: before.answer, str.__eq__)
     assert_answered(comparisons, "after the change than before it")
 
 
@@ -244,15 +217,10 @@ def answered_as_before(world: World, history: HeldHistory, answers_before: Answe
 def listed_as_before(world: World, history: HeldHistory, listed_before: ListedBefore) -> None:
     """Each owner of the history as the app holds it after the change lists their memories: place by place, the
     texts the user it was captured from listed before the change."""
-    rows = []
-    for owner, name, before in listed_before.listed:
-        account = history.accounts[owner]
-        session = world.app.session(account)
-        try:
-            after = [m.text for m in session.memories()]
-        finally:
-            session.close()
-        rows += listing_rows(f"{name} ({history.history.user_id(owner)}, {account.email})", before, after)
+    with signed_in_owners(world.app, history, [owner for owner, _, _ in listed_before.listed]) as owners:
+        rows = [row for owner, name, before in listed_before.listed
+                for row in listing_rows(owners.who(owner, name), before,
+                                        [m.text for m in owners.sessions[owner].memories()])]
     assert_listed_as_before(rows)
 
 
@@ -263,25 +231,20 @@ def answered_until_retention_ends(world: World, history: HeldHistory, talk: Talk
     """The app's clock moved to a minute before the first of their memories reaches the retention its target declares
     ([limits] retention_days): each owner asks the same questions and is answered as before; then to a minute after the
     last one has: each is answered that the assistant does not remember. Each memory kept its expiry through the
-    change, to the minute. The edges come from when each memory was made (spans of the suite's clock, as the wall
-    clock, which the app's clock follows until it is moved)."""
+    change, to the minute (the edges from when each memory was made, as the suite noted it)."""
     days = world.app.target.limits.retention_days
     if days is None:
         pytest.skip(f"{world.app.target.path.name} declares no retention period ([limits] retention_days)")
     spans = [span for said in talk.by.values() for _, span in said.made]
     assert spans, "no memory of the scenario's users was noted with when it was made"
-    retention, margin = timedelta(days=days), timedelta(minutes=1)
-    wall = time.time() - time.monotonic()  # the suite's clock (monotonic) as wall-clock time
-    edges = (("a minute before their retention ends", min(s for s, _ in spans) + wall, -margin,
-              lambda before: before.answer),
-             ("a minute after it has ended", max(e for _, e in spans) + wall, margin, lambda before: before.forgotten))
+    still_kept, forgotten = retention_edges(spans, days)
     asked, moved = answers_before.sample(world.data.seed), timedelta(0)
-    for moment, told, by, expected in edges:
-        target = datetime.fromtimestamp(told, UTC) + retention + by
-        step = target - (datetime.now(UTC) + moved)
+    for moment, target, expected in (("a minute before their retention ends", still_kept, lambda a: a.answer),
+                                     ("a minute after it has ended", forgotten, lambda a: a.forgotten)):
+        step = target - (datetime.now(UTC) + moved)  # the app's clock: the wall clock and what it was moved by
         world.app.advance_clock(step / timedelta(days=1))
         moved += step
-        with signed_in_owners(world, history, asked) as owners, allure.step(f"{len(owners.sessions)} owners ask "
-                                                                             f"{len(asked)} questions {moment}"):
-            comparisons = ask_again(owners.accounts, owners.user_ids, owners.sessions, asked, expected, answers.matches)
+        with signed_in_owners(world.app, history, [a.owner for a in asked]) as owners, \
+                allure.step(f"{len(owners.sessions)} owners ask {len(asked)} questions {moment}"):
+            comparisons = ask_again(owners, asked, expected, answers.matches)
         assert_answered(comparisons, f"{moment} ({target:%Y-%m-%d %H:%M} UTC by the app's clock)")

@@ -3,6 +3,9 @@ failure shows."""
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from harness.replay.answers import (
@@ -12,6 +15,7 @@ from harness.replay.answers import (
     assert_answered,
     assert_listed_as_before,
     listing_rows,
+    retention_edges,
 )
 from harness.suite import report
 
@@ -60,3 +64,11 @@ def test_a_list_differs_where_a_text_changed_or_a_memory_is_missing_or_moved() -
     with pytest.raises(AssertionError, match=r"1 of 1 owners list other memories, or in another order, after the "
                                              r"change than before it \(1 of 2 places\)"):
         assert_listed_as_before(rows)
+
+
+def test_the_retention_edges_are_a_margin_before_the_first_memory_expires_and_after_the_last() -> None:
+    now = time.monotonic()
+    kept, forgotten = retention_edges([(now - 10.0, now - 9.0), (now - 4.0, now - 2.0)], 365)
+    wall_now = datetime.now(UTC)
+    assert abs(kept - (wall_now - timedelta(seconds=10) + timedelta(days=365, minutes=-1))) < timedelta(seconds=1)
+    assert abs(forgotten - (wall_now - timedelta(seconds=2) + timedelta(days=365, minutes=1))) < timedelta(seconds=1)

@@ -11,10 +11,15 @@ from __future__ import annotations
 import csv
 import io
 import random
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
-from harness.drivers.base import Account, UserSession
+from harness.app.app_handle import AppHandle
+from harness.drivers.base import UserSession
+from harness.replay.run import HeldHistory
 from harness.suite import report
 
 ASKED_AT_MOST = 60  # questions asked of a history's owners after a change: a seeded sample past it
@@ -65,21 +70,61 @@ class AnswerComparison:
         return (self.who, self.question, self.expected, self.actual, "ok" if self.same else "DIFFERS")
 
 
-def ask_again(accounts: Mapping[str, Account], user_id: Mapping[str, str], sessions: Mapping[str, UserSession],
-              asked: Sequence[Answered], expected: Callable[[Answered], str],
+@dataclass(frozen=True)
+class Owners:
+    """Owners of the history as the app holds it after the change, each signed in with their account of the replay:
+    each one's session, and how a table names them (their name in the scenario, their id in the app, their address)."""
+
+    sessions: Mapping[str, UserSession]
+    labels: Mapping[str, str]
+
+    def who(self, owner: str, name: str) -> str:
+        return f"{name} ({self.labels[owner]})"
+
+
+@contextmanager
+def signed_in_owners(app: AppHandle, held: HeldHistory, owners: Sequence[str]) -> Iterator[Owners]:
+    """Each owner signed in (their sessions closed after); one line naming those without an account of the replay
+    (an owner no golden question asks for cannot sign in)."""
+    owners = list(dict.fromkeys(owners))
+    missing = [o for o in owners if o not in held.accounts]
+    assert not missing, f"the owners {missing} of the history have no account to sign in with after the change"
+    sessions: dict[str, UserSession] = {}
+    try:
+        for owner in owners:
+            sessions[owner] = app.session(held.accounts[owner])
+        yield Owners(sessions, {o: f"{held.history.user_id(o)}, {held.accounts[o].email}" for o in owners})
+    finally:
+        for session in sessions.values():
+            session.close()
+
+
+def ask_again(owners: Owners, asked: Sequence[Answered], expected: Callable[[Answered], str],
               same: Callable[[str, str], bool]) -> list[AnswerComparison]:
-    """Each owner asks their questions again, in one new conversation of their own (`sessions`, by owner; `accounts`
-    and `user_id` name them in the table); each answer compared with what `expected` says it must be."""
+    """Each owner asks their questions again, in one new conversation of their own; each answer compared with what
+    `expected` says it must be, as `same` judges."""
     by_owner: dict[str, list[Answered]] = {}
     for answered in asked:
         by_owner.setdefault(answered.owner, []).append(answered)
     comparisons = []
     for owner, mine in by_owner.items():
-        who = f"{mine[0].name} ({user_id[owner]}, {accounts[owner].email})"
-        replies = ask_in_a_new_conversation(sessions[owner], [a.question for a in mine])
+        who = owners.who(owner, mine[0].name)
+        replies = ask_in_a_new_conversation(owners.sessions[owner], [a.question for a in mine])
         comparisons += [AnswerComparison(who, a.question, expected(a), reply, same(reply, expected(a)))
                         for a, reply in zip(mine, replies, strict=True)]
     return comparisons
+
+
+def retention_edges(spans: Sequence[tuple[float, float]], days: float, margin: timedelta = timedelta(minutes=1),
+                    ) -> tuple[datetime, datetime]:
+    """When every memory made within `spans` (of the suite's monotonic clock) is still kept: `margin` before the
+    first reaches `days` of retention; and when every one is forgotten: `margin` after the last has (wall-clock UTC
+    times, which an app's clock follows until it is moved)."""
+    wall = time.time() - time.monotonic()
+    retention = timedelta(days=days)
+    first, last = min(s for s, _ in spans) + wall, max(e for _, e in spans) + wall
+    return (datetime.fromtimestamp(first, UTC) + retention - margin,
+            datetime.fromtimestamp(last, UTC) + retention + margin)
 
 
 def as_csv(comparisons: Sequence[AnswerComparison]) -> str:

@@ -83,6 +83,29 @@ Feature: Every memory survives each change the app goes through
     And every historical memory keeps its conversation and its creation and expiry times
     And every golden question recalls the expected memories, in order, with the expected scores
 
+  Scenario: Each owner of a history captured from the running app is answered after the change as before it
+    Given users have told the app facts in two conversations, some corrected in the second and one named by a common word, and saved a note as they pasted it, before the change "<change>"
+    And each of them has asked the assistant about each of their facts in a new conversation, and was answered with its newest statement
+    And each of them has listed their memories
+    And the app's memory is captured as a snapshot, with the questions they asked
+    And the captured history, as the app holds it before the change "<change>"
+    When the app goes through the change "<change>"
+    Then each owner of the captured history, asking the assistant the same questions in a new conversation, is answered exactly as before
+    And each of them lists the same memories after the change, exactly as written and in the same order
+    And each of them is answered as before until the retention of their memories ends, and that the assistant does not remember once it has
+
+  Scenario: Each owner of a captured history is answered after the change as before it, through each index kind
+    Given an app that searches every owner's memories through the "<index kind>" index it declares
+    And users have told the app facts in two conversations, some corrected in the second and one named by a common word, and saved a note as they pasted it, before the change "<change>"
+    And each of them has asked the assistant about each of their facts in a new conversation, and was answered with its newest statement
+    And each of them has listed their memories
+    And the app's memory is captured as a snapshot, with the questions they asked
+    And the captured history, as the app holds it before the change "<change>"
+    When the app goes through the change "<change>"
+    Then each owner of the captured history, asking the assistant the same questions in a new conversation, is answered exactly as before
+    And each of them lists the same memories after the change, exactly as written and in the same order
+    And each of them is answered as before until the retention of their memories ends, and that the assistant does not remember once it has
+
   Scenario: What a user told the app before the change is answered in a new conversation after it
     Given an app of its own, as it is before the change "<change>"
     And Ana is signed in

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +39,8 @@ from harness.snapshots.generate import question_count, stream_history
 from harness.snapshots.importer import import_history
 from harness.suite import report
 from harness.suite.options import ROOT
-from steps.records import TakenBack
+from harness.vocabulary.facts import Fact
+from steps.records import TakenBack, Talk
 from steps.world import NAME, World
 
 NEEDS = {"migration": Capability.MIGRATION_TOOLS, "embedding-model": Capability.EMBEDDING_MODEL_CHANGE,
@@ -78,11 +80,12 @@ def declared_change(world: World, change_name: str) -> Change:
     return world.app.target.change(change_name)
 
 
-def app_before(world: World, change: Change, index_kind: IndexKind, request: pytest.FixtureRequest) -> AppHandle:
-    """A fresh app of its own as it is before the change (and searching through the index kind, if one was chosen):
-    for a store upgrade, on the server with the older pgvector."""
+def app_before(world: World, change: Change, index_kind: IndexKind, request: pytest.FixtureRequest,
+               **more: str) -> AppHandle:
+    """A fresh app of its own as it is before the change (and searching through the index kind, if one was chosen;
+    with `more` settings): for a store upgrade, on the server with the older pgvector."""
     world.app.require(NEEDS[change.kind])
-    settings = {**change.before_settings, **index_kind.settings}
+    settings = {**change.before_settings, **index_kind.settings, **more}
     if change.kind == "store-upgrade":
         older = request.getfixturevalue("store_servers").older
         return world.use_app(AppHandle.fresh_on(world.app.driver, older, {**world.app.chosen, **settings}))
@@ -196,6 +199,43 @@ def users_told_facts(world: World, change_name: str, request: pytest.FixtureRequ
         for conversation in range(2):
             actor.session.remember([fact.format(n=f"{n}{conversation}{i}")
                                     for i, fact in enumerate(CAPTURED_FACTS)])
+
+
+# What each of three users tells in a first conversation, then corrects in a second (its newest statement wins); one
+# fact is named by a common word ("will"), asked about by a question of common words only. By user: their values.
+TOLD_FIRST = ("My locker code is {n}150.", "My will is with notary {notary}.", "My gate code is 77{n}1.",
+              "My dentist is Doctor Okafor.")
+TOLD_LATER = ("Actually, my gate code is 88{n}2.", "My dentist is Doctor {dentist}.")
+TELLERS = (("Ana", "Brandt", "Lindqvist"), ("Ana1", "Moreau", "Ferreira"), ("Ben", "Kowalski", "Haddad"))
+PASTED = "  My library card is LC-{n}40.\n"  # saved as pasted: the spaces before it and the line's end kept
+
+
+@given('users have told the app facts in two conversations, some corrected in the second and one named by a common '
+       'word, and saved a note as they pasted it, before the change "<change>"', target_fixture="talk")
+def users_told_and_corrected(world: World, change_name: str, talk: Talk, index_kind: IndexKind,
+                              request: pytest.FixtureRequest) -> Talk:
+    """In a fresh app as it is before the change (searching through the index kind, if one was chosen; with a clock
+    the test can move, for their retention to end), three users (Ana, Ana1, Ben) each tell the assistant four facts
+    in a conversation, then correct two of them in a new one, through its chat API; and each saves one more fact
+    through its memory API with the spaces and line end it was pasted with. When each was made is noted (a span of
+    the suite's clock), for the edges of their retention."""
+    change = declared_change(world, change_name)
+    for needed in (Capability.CHAT_API, Capability.MOVABLE_CLOCK, Capability.DATABASE_ACCESS):  # the last: a capture
+        world.app.require(needed)
+    _history_goes_in(world, change)
+    app_before(world, change, index_kind, request, clock="settable")
+    for n, (name, notary, dentist) in enumerate(TELLERS):
+        session = world.actor(name).session
+        for sentences in (TOLD_FIRST, TOLD_LATER):
+            conversation = session.start_conversation()
+            for sentence in (s.format(n=n + 1, notary=notary, dentist=dentist) for s in sentences):
+                started = time.monotonic()
+                session.send(conversation, sentence)
+                talk = talk.stored(name, Fact.parse(sentence), made=((sentence, (started, time.monotonic())),))
+        pasted, started = PASTED.format(n=n + 1), time.monotonic()
+        session.remember([pasted])
+        talk = talk.stored(name, Fact.parse(pasted), made=((pasted, (started, time.monotonic())),))
+    return talk
 
 
 @given('the captured history, as the app holds it before the change "<change>"', target_fixture="history")

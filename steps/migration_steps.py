@@ -6,6 +6,7 @@ and what a user told before the change, searched for after it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import allure
@@ -13,11 +14,26 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.app.index_use import Asked, against_full_scan, asked, index_method, scans_during
-from harness.drivers.base import StoreReads
+from harness.drivers.base import MovableClock, StoreReads
+from harness.replay.answers import (
+    Answered,
+    AnswersBefore,
+    ListedBefore,
+    ask_again,
+    ask_in_a_new_conversation,
+    assert_answered,
+    assert_listed_as_before,
+    listing_rows,
+    retention_edges,
+    signed_in_owners,
+)
 from harness.replay.capture import capture
 from harness.replay.checks import ReplayChecks
 from harness.replay.run import Captured, HeldHistory, IndexKind, replay_checks
+from harness.snapshots.questions import Question
 from harness.suite import report
+from harness.vocabulary.answers import AnswerCheck
+from harness.vocabulary.language import normalise_key
 from harness.vocabulary.recall import assert_same_recall
 from steps.records import Talk
 from steps.world import NAME, World
@@ -37,16 +53,56 @@ class RemovedVector:
     snapshot_id: str
 
 
-@given("the app's memory is captured as a snapshot, with questions sampled from it", target_fixture="captured")
-def capture_snapshot(world: World, tmp_path: Path) -> Captured:
-    """Captures the app's memories and what it answers now as a snapshot, with 16 questions sampled."""
+def _captured(world: World, tmp_path: Path, questions: list[Question] | None, what: str) -> Captured:
     path = tmp_path / "captured.jsonl.gz"
-    with allure.step("capture the app's memories and what it answers now"):
-        header = capture(world.app, path, questions=None, sample=16, seed=world.data.seed, k=world.app.recall_k,
+    with allure.step(f"capture the app's memories and what it recalls now for {what}"):
+        header = capture(world.app, path, questions=questions, sample=16, seed=world.data.seed, k=world.app.recall_k,
                          description=f"captured in scenario {world.tag}")
         report.attach_text("captured snapshot", f"{header.memories} memories of {header.owners} owners, "
                                                 f"{header.probes} probes, {header.embedders[0]}")
     return Captured(path)
+
+
+@given("the app's memory is captured as a snapshot, with questions sampled from it", target_fixture="captured")
+def capture_snapshot(world: World, tmp_path: Path) -> Captured:
+    """Captures the app's memories and what it answers now as a snapshot, with 16 questions sampled."""
+    return _captured(world, tmp_path, None, "16 questions sampled from them")
+
+
+@given("each of them has asked the assistant about each of their facts in a new conversation, and was answered with "
+       "its newest statement", target_fixture="answers_before")
+def asked_before(world: World, talk: Talk, answers: AnswerCheck) -> AnswersBefore:
+    """Each user asks about every fact they told (its key once, in the order first told), in one new conversation;
+    each answer must be the fact's newest statement, and is noted as what the user was answered before the change."""
+    noted, wrong = [], []
+    for name, said in talk.by.items():
+        newest = {normalise_key(fact.key): fact for fact in said.told}  # the last statement of each fact
+        session = world.actors[name].session
+        replies = ask_in_a_new_conversation(session, [fact.question for fact in newest.values()])
+        for fact, reply in zip(newest.values(), replies, strict=True):
+            noted.append(Answered(session.account.id, name, fact.question, reply, fact.forgotten))
+            if not answers.matches(reply, fact.answer):
+                wrong.append(f"  {name} asked {fact.question!r}: expected {fact.answer!r}, got {reply!r}")
+    assert not wrong, f"before the change, {len(wrong)} of {len(noted)} answers were wrong:\n" + "\n".join(wrong)
+    return AnswersBefore(tuple(noted))
+
+
+@given("each of them has listed their memories", target_fixture="listed_before")
+def listed_before(world: World, talk: Talk) -> ListedBefore:
+    """Each user's memories, oldest first, as the app's API lists them to the user now."""
+    listed = []
+    for name in talk.by:
+        session = world.actors[name].session
+        listed.append((session.account.id, name, tuple(m.text for m in session.memories())))
+    return ListedBefore(tuple(listed))
+
+
+@given("the app's memory is captured as a snapshot, with the questions they asked", target_fixture="captured")
+def capture_with_their_questions(world: World, answers_before: AnswersBefore, tmp_path: Path) -> Captured:
+    """Captures the app's memories and what it recalls now for each question the users asked (so that each of them
+    is an owner of the snapshot who can sign in after the change)."""
+    questions = [Question(a.owner, a.question) for a in answers_before.answered]
+    return _captured(world, tmp_path, questions, f"the {len(questions)} questions its users asked")
 
 
 @then("every historical memory is recalled for its owner and for nobody else")
@@ -144,3 +200,52 @@ def search_finds_each(world: World, talk: Talk, name: str) -> None:
         if not hits or hits[0].text != fact.sentence:
             missing.append(f"  {fact.question!r}: expected {fact.sentence!r} first, got {hits[:2]}")
     assert not missing, f"{len(missing)} of {len(told)} memories are not found first:\n" + "\n".join(missing)
+
+
+@then("each owner of the captured history, asking the assistant the same questions in a new conversation, is answered "
+      "exactly as before")
+def answered_as_before(world: World, history: HeldHistory, answers_before: AnswersBefore) -> None:
+    """Each owner of the history as the app holds it after the change asks what the user it was captured from asked
+    before the change (a seeded sample, for a large history): every answer the same, the whole table in the report."""
+    asked = answers_before.sample(world.data.seed)
+    with signed_in_owners(world.app, history, [a.owner for a in asked]) as owners, \
+            allure.step(f"{len(owners.sessions)} owners ask {len(asked)} questions again"):
+        comparisons = ask_again(owners, asked, lambda before: before.answer, str.__eq__)
+    assert_answered(comparisons, "after the change than before it")
+
+
+@then("each of them lists the same memories after the change, exactly as written and in the same order")
+def listed_as_before(world: World, history: HeldHistory, listed_before: ListedBefore) -> None:
+    """Each owner of the history as the app holds it after the change lists their memories: place by place, the
+    texts the user it was captured from listed before the change."""
+    with signed_in_owners(world.app, history, [owner for owner, _, _ in listed_before.listed]) as owners:
+        rows = [row for owner, name, before in listed_before.listed
+                for row in listing_rows(owners.who(owner, name), before,
+                                        [m.text for m in owners.sessions[owner].memories()])]
+    assert_listed_as_before(rows)
+
+
+@then("each of them is answered as before until the retention of their memories ends, and that the assistant does "
+      "not remember once it has")
+def answered_until_retention_ends(world: World, history: HeldHistory, talk: Talk, answers_before: AnswersBefore,
+                                  answers: AnswerCheck) -> None:
+    """The app's clock moved to a minute before the first of their memories reaches the retention its target declares
+    ([limits] retention_days): each owner asks the same questions and is answered as before; then to a minute after the
+    last one has: each is answered that the assistant does not remember. Each memory kept its expiry through the
+    change, to the minute (the edges from when each memory was made, as the suite noted it)."""
+    days = world.app.target.limits.retention_days
+    if days is None:
+        pytest.skip(f"{world.app.target.path.name} declares no retention period ([limits] retention_days)")
+    spans = [span for said in talk.by.values() for _, span in said.made]
+    assert spans, "no memory of the scenario's users was noted with when it was made"
+    still_kept, forgotten = retention_edges(spans, days)
+    asked, moved, clock = answers_before.sample(world.data.seed), timedelta(0), world.app.part(MovableClock)
+    for moment, target, expected in (("a minute before their retention ends", still_kept, lambda a: a.answer),
+                                     ("a minute after it has ended", forgotten, lambda a: a.forgotten)):
+        step = target - (datetime.now(UTC) + moved)  # the app's clock: the wall clock and what it was moved by
+        clock.advance_clock(world.app.running, step / timedelta(days=1))
+        moved += step
+        with signed_in_owners(world.app, history, [a.owner for a in asked]) as owners, \
+                allure.step(f"{len(owners.sessions)} owners ask {len(asked)} questions {moment}"):
+            comparisons = ask_again(owners, asked, expected, answers.matches)
+        assert_answered(comparisons, f"{moment} ({target:%Y-%m-%d %H:%M} UTC by the app's clock)")

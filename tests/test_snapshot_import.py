@@ -49,7 +49,7 @@ def test_the_command_line_writes_a_snapshot_that_reads_back(tmp_path: Path) -> N
                            "--questions", str(EXAMPLE / "questions.jsonl"), "--out", str(out)],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert "wrote" in proc.stdout and sum(1 for _ in read_history(out)) == 1 + 22 + 16
+    assert "wrote" in proc.stdout and sum(1 for _ in read_history(out)) == 1 + 24 + 17
 
 
 def test_a_memory_already_expired_is_expected_by_no_probe(tmp_path: Path) -> None:

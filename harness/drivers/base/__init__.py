@@ -25,6 +25,7 @@ from harness.drivers.base.records import (
     PromisedIndex,
     RefusedStart,
     Reply,
+    StoppedApp,
 )
 from harness.drivers.base.session import UserSession
 from harness.drivers.base.starting import attached_as, catalogue_of, faults_of, start_in_folder, started_on_model_server
@@ -33,5 +34,6 @@ from harness.vocabulary.recall import Hit  # a search's ranking, as drivers retu
 __all__ = [
     "Account", "ApiAnswer", "AppDriver", "Capability", "DriverError", "EdgeAnswer", "Hit", "MEMORY_FIELDS", "Memory",
     "NEAR_TIE", "NewUser", "OwnTextQuery", "OwnTextResult", "PromisedIndex", "RefusedStart", "Reply", "RestartApp",
-    "UserSession", "attached_as", "catalogue_of", "faults_of", "start_in_folder", "started_on_model_server",
+    "StoppedApp", "UserSession", "attached_as", "catalogue_of", "faults_of", "start_in_folder",
+    "started_on_model_server",
 ]

@@ -21,6 +21,7 @@ from harness.drivers.base.records import (
     OwnTextResult,
     PromisedIndex,
     RefusedStart,
+    StoppedApp,
 )
 from harness.drivers.base.session import UserSession
 from harness.services.databases import IndexScans, VectorIndex
@@ -141,6 +142,22 @@ class AppDriver(ABC):
         """With START_REFUSALS: the app started beside `app` (its databases, its settings) with each mistake its
         documentation warns its operators of, each run to its end."""
         raise DriverError(f"the {self.name} driver knows no mistakes its operators may start the app with")
+
+    def add_user_in_data_folder(self, folder: Path, name: str, email: str, password: str) -> Account:
+        """With OWN_DATABASES: an account added on the app's command line to the databases of the data folder `folder`
+        (new, or the app's, stopped), as its operator adds one before starting it there; what the tool started is
+        stopped again when it ends."""
+        raise DriverError(f"the {self.name} driver cannot run the app on databases of its own")
+
+    def start_on_own_databases(self, folder: Path, log_path: Path, port: int | None = None) -> RunningApp:
+        """With OWN_DATABASES: the app started as its operator starts it with no databases given, its own in
+        `folder`, once healthy, having said what its documentation promises at that start."""
+        raise DriverError(f"the {self.name} driver cannot run the app on databases of its own")
+
+    def stop_on_own_databases(self, app: RunningApp, interrupt: bool = False) -> StoppedApp:
+        """With OWN_DATABASES: the app started by start_on_own_databases stopped as its operator stops it (a service
+        manager's SIGTERM, or Ctrl-C where `interrupt`), run to its end."""
+        raise DriverError(f"the {self.name} driver cannot run the app on databases of its own")
 
     def add_user_by_tool(self, app: RunningApp, name: str, email: str, password: str) -> Account:
         """With ACCOUNT_TOOLS: an account added as an operator adds one, on the app's command line."""

@@ -84,7 +84,7 @@ class MemchatOwnDatabases(AppDriver):
     def start_on_own_databases(self, folder: Path, log_path: Path, port: int | None = None) -> RunningApp:
         """`memchat serve --data-dir FOLDER`, which names its data folder as it starts, before its databases run
         (memchat/README.md: "data folder printed on start"; a first start sets them up), then where it serves and
-        how to add a user there, and nothing else."""
+        how to add a user there, and nothing else; and its `--version` names the version it serves."""
         port = port or free_port()
         base_url = f"http://127.0.0.1:{port}"
         token = secrets.token_urlsafe(24)
@@ -119,6 +119,11 @@ class MemchatOwnDatabases(AppDriver):
         promised = [folder_named, f"memchat {health.get('version')}: serving on {base_url} (faults: none)",
                     f"memchat: add a user with: python -m memchat users add you@example.com --data-dir {folder}"]
         wrong = "" if _lines(log_path) == promised else f"said {_lines(log_path)} as it served, not {promised}"
+        version = subprocess.run(self.target.tool("version"), cwd=ROOT, env=self._operator_env(), capture_output=True,
+                                 text=True, timeout=60)
+        if not wrong and (version.returncode, version.stdout) != (0, f"memchat {health.get('version')}\n"):
+            wrong = (f"serves version {health.get('version')!r}, while `--version` ended with exit status "
+                     f"{version.returncode} and said {(version.stdout or version.stderr).strip()[-200:]!r}")
         if databases_first and not wrong:
             wrong = (f"named its data folder only once its databases there ran ({list(databases_first[0][:2])}): "
                      "nothing said where its data goes while it set them up")

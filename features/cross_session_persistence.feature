@@ -134,3 +134,14 @@ Feature: Cross-session persistence
     Then the assistant answers "Your parking spot is B-7."
     When the operator stops the app with Ctrl-C
     Then the app ends as its operators are told, and nothing it started is left running
+
+  Scenario: An app its operator gives a database but no other store keeps what Ana tells there, and leaves nothing running once stopped
+    Given the operator starts the app on a new database, with its other stores its own in a new data folder
+    And Ana is signed in
+    And Ana tells the assistant "My parking spot is B-7."
+    And her long-term memory soon holds "My parking spot is B-7."
+    When Ana starts a new conversation
+    And Ana asks "What is my parking spot?"
+    Then the assistant answers "Your parking spot is B-7."
+    When the operator stops the app with Ctrl-C
+    Then the app ends as its operators are told, and nothing it started is left running

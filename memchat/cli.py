@@ -186,7 +186,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host, port = sock.getsockname()[:2]
         faults = ",".join(sorted(settings.faults)) or "none"
         print(f"memchat {__version__}: serving on http://{host}:{port} (faults: {faults})", flush=True)
-        if embedded:
+        if embedded and not args.pg:  # `users add --data-dir` reaches the embedded PostgreSQL, not one given by --pg
             print(f"memchat: add a user with: python -m memchat users add you@example.com --data-dir "
                   f"{embedded.data_dir}", flush=True)
         # uvicorn re-raises SIGTERM after its graceful shutdown; exit through Python so the finally blocks below stop

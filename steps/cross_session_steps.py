@@ -334,6 +334,13 @@ def starts_on_own_databases(world: World, own_data_folder: OwnDataFolder) -> Non
     world.use_app(world.app.on_own_databases(own_data_folder.path))
 
 
+@given("the operator starts the app on a new database, with its other stores its own in a new data folder")
+def starts_on_given_database(world: World) -> None:
+    """Started on a database of the suite's server (the operator's), with no other store given: those it starts
+    itself, in a folder nothing has used yet; its driver holds what it says as it starts to its documentation."""
+    world.use_app(world.app.on_own_databases(world.app.new_data_folder(), given_database=True))
+
+
 @when("the operator stops the app with Ctrl-C", target_fixture="stopped_app")
 def stops_with_ctrl_c(world: World) -> StoppedApp:
     """Ctrl-C, as at the terminal it runs in; run to its end."""

@@ -80,12 +80,12 @@ class AppFactory:
         self._data_dirs.add(parent)
         return parent / "data"
 
-    def on_own_databases(self, folder: Path, port: int | None = None) -> RunningApp:
+    def on_own_databases(self, folder: Path, port: int | None = None, pg_dsn: str | None = None) -> RunningApp:
         """The app started, for the running scenario, on databases of its own in `folder` (at `port`: an earlier
-        instance's)."""
+        instance's; given `pg_dsn`, on that database and its other stores its own)."""
         self._fresh += 1
         app = self.driver.start_on_own_databases(folder, self.log_dir / f"{self.db_prefix}-own{self._fresh}.log",
-                                                 port)
+                                                 port, pg_dsn)
         self._owned.append(app)
         self._scenario.append(app)
         return app
@@ -101,14 +101,14 @@ class AppFactory:
 
     def restart(self, app: RunningApp, settings: dict[str, str], between: Callable[[], None] | None) -> RunningApp:
         """Stop `app`, run `between` on its stopped data, and start it again on the same data with `settings`."""
-        if app.pg_dsn is None and app.data_dir is not None:  # on databases of its own: as its operator restarts it
+        if app.redis_url is None and app.data_dir is not None:  # on stores of its own: as its operator restarts it
             stopped = self.stop_own(app)
             if stopped.wrong():
                 raise DriverError(f"the app on its own databases, stopped {stopped.how} to start it again, "
                                   f"{'; '.join(stopped.wrong())}")
             if between is not None:
                 between()
-            return self.on_own_databases(app.data_dir, urlsplit(app.base_url).port)
+            return self.on_own_databases(app.data_dir, urlsplit(app.base_url).port, app.pg_dsn)
         self.stop(app)
         if between is not None:
             between()

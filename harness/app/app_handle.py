@@ -154,11 +154,13 @@ class AppHandle:
         """A data folder nothing has used yet, for the app's own databases."""
         return self._factory_for(Capability.OWN_DATABASES).new_data_folder()
 
-    def on_own_databases(self, folder: Path) -> AppHandle:
-        """The app started as its operator starts it with no databases given: on its own, in `folder`."""
+    def on_own_databases(self, folder: Path, given_database: bool = False) -> AppHandle:
+        """The app started as its operator starts it with no databases given: on its own, in `folder` (with
+        `given_database`, on a new database of the suite's server, and only its other stores its own)."""
         factory = self._factory_for(Capability.OWN_DATABASES)
-        with allure.step(f"start the app on its own databases in {folder}"):
-            return AppHandle(self.driver, factory.on_own_databases(folder), factory)
+        with allure.step(f"start the app on its own {'stores' if given_database else 'databases'} in {folder}"):
+            dsn = factory.new_database() if given_database else None
+            return AppHandle(self.driver, factory.on_own_databases(folder, pg_dsn=dsn), factory)
 
     def stop_as_operator(self, interrupt: bool = False) -> StoppedApp:
         """The app on its own databases stopped as its operator stops it (SIGTERM, or Ctrl-C), run to its end."""

@@ -149,9 +149,11 @@ class AppDriver(ABC):
         stopped again when it ends."""
         raise DriverError(f"the {self.name} driver cannot run the app on databases of its own")
 
-    def start_on_own_databases(self, folder: Path, log_path: Path, port: int | None = None) -> RunningApp:
+    def start_on_own_databases(self, folder: Path, log_path: Path, port: int | None = None,
+                               pg_dsn: str | None = None) -> RunningApp:
         """With OWN_DATABASES: the app started as its operator starts it with no databases given, its own in
-        `folder`, once healthy, having said what its documentation promises at that start."""
+        `folder` (given `pg_dsn`, that database, and only the others its own), once healthy, having said what its
+        documentation promises at that start."""
         raise DriverError(f"the {self.name} driver cannot run the app on databases of its own")
 
     def stop_on_own_databases(self, app: RunningApp, interrupt: bool = False) -> StoppedApp:

@@ -81,14 +81,17 @@ class MemchatOwnDatabases(AppDriver):
             raise DriverError(f"memchat users add --data-dir {folder} ended and left running {list(left)}")
         return Account(said[len(f"added {email} ("):-1], email, password, name)
 
-    def start_on_own_databases(self, folder: Path, log_path: Path, port: int | None = None) -> RunningApp:
-        """`memchat serve --data-dir FOLDER`, which names its data folder as it starts, before its databases run
-        (memchat/README.md: "data folder printed on start"; a first start sets them up), then where it serves and
-        how to add a user there, and nothing else; and its `--version` names the version it serves."""
+    def start_on_own_databases(self, folder: Path, log_path: Path, port: int | None = None,
+                               pg_dsn: str | None = None) -> RunningApp:
+        """`memchat serve --data-dir FOLDER` (with `pg_dsn`: `--pg DSN` too, its Redis alone its own), which names its
+        data folder as it starts, before its databases run (memchat/README.md: "data folder printed on start"; a
+        first start sets them up), then where it serves and, on its own PostgreSQL, how to add a user there, and
+        nothing else; and its `--version` names the version it serves."""
         port = port or free_port()
         base_url = f"http://127.0.0.1:{port}"
         token = secrets.token_urlsafe(24)
         command = fill(self.target.app["own_databases_command"], port=str(port), data_dir=str(folder))
+        command += ["--pg", pg_dsn] if pg_dsn else []  # memchat/README.md: --pg, "default: embedded"
         errors = log_path.with_suffix(".err.log")
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with log_path.open("wb") as out, errors.open("wb") as err:
@@ -115,9 +118,10 @@ class MemchatOwnDatabases(AppDriver):
             self._nothing_left_in(folder)
             raise DriverError(f"memchat serve on its own databases in {folder} ended with exit status "
                               f"{process.returncode}: {(_lines(errors) or ['it said nothing'])[-1]}")
-        app = RunningApp(base_url, health, token, None, None, {}, True, log_path, process, data_dir=folder)
+        app = RunningApp(base_url, health, token, pg_dsn, None, {}, True, log_path, process, data_dir=folder)
         promised = [folder_named, f"memchat {health.get('version')}: serving on {base_url} (faults: none)",
-                    f"memchat: add a user with: python -m memchat users add you@example.com --data-dir {folder}"]
+                    *([] if pg_dsn else [f"memchat: add a user with: python -m memchat users add you@example.com "
+                                         f"--data-dir {folder}"])]
         wrong = "" if _lines(log_path) == promised else f"said {_lines(log_path)} as it served, not {promised}"
         version = subprocess.run(self.target.tool("version"), cwd=ROOT, env=self._operator_env(), capture_output=True,
                                  text=True, timeout=60)

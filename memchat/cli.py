@@ -166,7 +166,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     embedded = None
     if not args.pg or not args.redis:
         embedded = EmbeddedServers(Path(args.data_dir) if args.data_dir else None)
-        print(f"memchat: embedded PostgreSQL + pgvector and Redis, data in {embedded.data_dir}", flush=True)
+        own = " and ".join(n for n, given in (("PostgreSQL + pgvector", args.pg), ("Redis", args.redis)) if not given)
+        print(f"memchat: embedded {own}, data in {embedded.data_dir}", flush=True)
     try:
         pg = args.pg or embedded.postgres_dsn()
         redis_url = args.redis or embedded.redis_url()

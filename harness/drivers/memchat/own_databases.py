@@ -97,7 +97,7 @@ class MemchatOwnDatabases(AppDriver):
         with log_path.open("wb") as out, errors.open("wb") as err:
             process = subprocess.Popen(command, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=ROOT,
                                        env={**self._operator_env(), self.target.app["admin_token_env"]: token})
-        folder_named = f"memchat: embedded PostgreSQL + pgvector and Redis, data in {folder}"
+        folder_named = f"memchat: embedded {'Redis' if pg_dsn else 'PostgreSQL + pgvector and Redis'}, data in {folder}"
         databases_first: list[tuple[str, ...]] = []  # what ran in the folder at a look that found no such line yet
 
         def look() -> dict | None:

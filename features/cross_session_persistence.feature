@@ -128,3 +128,30 @@ Feature: Cross-session persistence
     Then the assistant answers "Your parking spot is B-7."
     When Ana asks "What is my locker code?"
     Then the assistant answers "I don't remember your locker code."
+
+  Scenario: An app its operator runs on databases of its own keeps every sign-in and memory in their data folder, and leaves nothing running once stopped
+    Given an operator adds an account for Ana on the app's command line, in a new data folder for the app's own databases
+    And the operator starts the app on its own databases in that folder
+    And Ana is signed in
+    And Ana tells the assistant "My parking spot is B-7."
+    And her long-term memory soon holds "My parking spot is B-7."
+    When the app restarts on its data
+    And Ana opens the app again
+    Then Ana is still signed in
+    And everything Ana had before the restart is still there
+    When Ana starts a new conversation
+    And Ana asks "What is my parking spot?"
+    Then the assistant answers "Your parking spot is B-7."
+    When the operator stops the app with Ctrl-C
+    Then the app ends as its operators are told, and nothing it started is left running
+
+  Scenario: An app its operator gives a database but no other store keeps what Ana tells there, and leaves nothing running once stopped
+    Given the operator starts the app on a new database, with its other stores its own in a new data folder
+    And Ana is signed in
+    And Ana tells the assistant "My parking spot is B-7."
+    And her long-term memory soon holds "My parking spot is B-7."
+    When Ana starts a new conversation
+    And Ana asks "What is my parking spot?"
+    Then the assistant answers "Your parking spot is B-7."
+    When the operator stops the app with Ctrl-C
+    Then the app ends as its operators are told, and nothing it started is left running

@@ -166,7 +166,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     embedded = None
     if not args.pg or not args.redis:
         embedded = EmbeddedServers(Path(args.data_dir) if args.data_dir else None)
-        print(f"memchat: embedded PostgreSQL + pgvector and Redis, data in {embedded.data_dir}", flush=True)
+        own = " and ".join(n for n, given in (("PostgreSQL + pgvector", args.pg), ("Redis", args.redis)) if not given)
+        print(f"memchat: embedded {own}, data in {embedded.data_dir}", flush=True)
     try:
         pg = args.pg or embedded.postgres_dsn()
         redis_url = args.redis or embedded.redis_url()
@@ -186,7 +187,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host, port = sock.getsockname()[:2]
         faults = ",".join(sorted(settings.faults)) or "none"
         print(f"memchat {__version__}: serving on http://{host}:{port} (faults: {faults})", flush=True)
-        if embedded:
+        if embedded and not args.pg:  # `users add --data-dir` reaches the embedded PostgreSQL, not one given by --pg
             print(f"memchat: add a user with: python -m memchat users add you@example.com --data-dir "
                   f"{embedded.data_dir}", flush=True)
         # uvicorn re-raises SIGTERM after its graceful shutdown; exit through Python so the finally blocks below stop

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.browser.held_session import HeldSession
-from harness.drivers.base import Capability, HeldSessions, MovableClock
+from harness.drivers.base import Capability, HeldSessions, MovableClock, StoppedApp
 from harness.users.actor import Actor
 from harness.vocabulary.facts import Fact
 from harness.vocabulary.polling import wait_until
@@ -306,3 +307,48 @@ def still_there_after_restart(world: World, before_restart: BeforeRestart, name:
     conversations = actor.session.conversation_ids()
     assert conversations == before_restart.conversations[name], (
         f"{name}'s conversations before the restart: {before_restart.conversations[name]}; after: {conversations}")
+
+
+# -- the app on databases of its own ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OwnDataFolder:
+    """The data folder an operator keeps the app's own databases in, for the scenario."""
+
+    path: Path
+
+
+@given(parsers.re(f"^an operator adds an account for {NAME} on the app's command line, in a new data folder for the "
+                  "app's own databases$"), target_fixture="own_data_folder")
+def added_in_new_data_folder(world: World, name: str) -> OwnDataFolder:
+    """A folder nothing has used yet; the account added there with the app's own tool before the app ever ran on it,
+    the tool leaving nothing running (skipped where the app runs on no databases of its own)."""
+    folder = OwnDataFolder(world.app.new_data_folder())
+    world.add_in_data_folder(name, folder.path)
+    return folder
+
+
+@given("the operator starts the app on its own databases in that folder")
+def starts_on_own_databases(world: World, own_data_folder: OwnDataFolder) -> None:
+    """Started with no databases given, as its operator starts it; its driver holds what it says as it starts to its
+    documentation. Restarting it from then on stops it as a service manager does (SIGTERM), checked alike."""
+    world.use_app(world.app.on_own_databases(own_data_folder.path))
+
+
+@given("the operator starts the app on a new database, with its other stores its own in a new data folder")
+def starts_on_given_database(world: World) -> None:
+    """Started on a database of the suite's server (the operator's), with no other store given: those it starts
+    itself, in a folder nothing has used yet; its driver holds what it says as it starts to its documentation."""
+    world.use_app(world.app.on_own_databases(world.app.new_data_folder(), given_database=True))
+
+
+@when("the operator stops the app with Ctrl-C", target_fixture="stopped_app")
+def stops_with_ctrl_c(world: World) -> StoppedApp:
+    """Ctrl-C, as at the terminal it runs in; run to its end."""
+    return world.app.stop_as_operator(interrupt=True)
+
+
+@then("the app ends as its operators are told, and nothing it started is left running")
+def ended_as_told(stopped_app: StoppedApp) -> None:
+    """Its documented exit status, nothing on its error stream, none of the servers it started still running."""
+    wrong = stopped_app.wrong()
+    assert not wrong, f"the app, stopped {stopped_app.how}, " + "; ".join(wrong)

@@ -5,6 +5,7 @@ of that area (see steps/records.py), never kept here."""
 from __future__ import annotations
 
 from contextlib import ExitStack
+from pathlib import Path
 
 import pytest
 from faker import Faker
@@ -98,6 +99,14 @@ class World:
         account = self.app.add_user_by_tool(name, self.data.email(name.lower(), self.tag, "x.test"),
                                             self.data.password())
         self._created.append((self.app, account))
+        self.actors[name] = self.new_actor(name, account)
+        return self.actors[name]
+
+    def add_in_data_folder(self, name: str, folder: Path) -> Actor:
+        """A new account added on the app's command line to the databases of a data folder of the app's own, and its
+        actor in the cast (the folder, and the account with it, is removed at the end)."""
+        account = self.app.add_user_in_data_folder(folder, name, self.data.email(name.lower(), self.tag, "x.test"),
+                                                   self.data.password())
         self.actors[name] = self.new_actor(name, account)
         return self.actors[name]
 

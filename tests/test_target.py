@@ -262,14 +262,15 @@ def test_the_reference_app_declares_its_changes_by_name() -> None:
     assert (move.before_settings, move.embedder_before, move.embedder_after) == (
         {"embedder": "hash-ngram-v1"}, "hash-ngram-v1", "hash-ngram-v2")
     mistakes = changes["redis-to-postgresql"].mistakes
-    assert [(m.give or m.feed or m.load, m.named) for m in mistakes[:5]] == [
+    assert [(m.give or m.feed or m.load, m.named) for m in mistakes[:6]] == [
         (("--index-build-memory", "-1"), "--index-build-memory"), (("--index-build-memory", "99999TB"), "99999TB"),
+        (("--index-build-memory", "lots"), "--index-build-memory"),
         (("--from", "unix:///nonexistent/memtest/redis.sock"),
          "memchat: cannot connect to Redis at unix:///nonexistent/memtest/redis.sock: "),
         (("--to", "postgresql://memtest@/none?host=/nonexistent/memtest"),
          "memchat: cannot connect to PostgreSQL at postgresql://memtest@/none?host=/nonexistent/memtest: "),
         (("--batch-size", "0"), "--batch-size must be at least 1")]
-    assert [(m.give or m.feed or m.load, m.said) for m in mistakes[5:]] == [
+    assert [(m.give or m.feed or m.load, m.said) for m in mistakes[6:]] == [
         *[(f"targets/memchat.mistakes/{name}.jsonl", f"memchat: -:2: {said}") for name, said in (
             ("a-vector-cut-short", "embedding_f32 holds 2 bytes, not a whole number of float32 values"),
             ("a-vector-with-a-stray-character", "embedding_f32 is not base64"),
@@ -288,7 +289,7 @@ def test_the_reference_app_declares_its_changes_by_name() -> None:
          "memchat: cannot read targets/memchat.mistakes/no-such-records.jsonl: No such file or directory"),
         (("--timezone", "Mars/Olympus_Mons"),
          "memchat: --timezone: time zone 'Mars/Olympus_Mons' is unknown; give an IANA name such as Europe/Berlin")]
-    assert all(m.named == m.said for m in mistakes[5:])
+    assert all(m.named == m.said for m in mistakes[6:])
     assert "mistakes" not in changes["redis-to-postgresql"].options
     assert [e.give for e in changes["redis-to-postgresql"].edges] == [
         ("--index-graph-rows", "0"), ("--index-graph-rows", "1"), ("--batch-size", "1"),

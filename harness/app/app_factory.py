@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 from urllib.parse import urlsplit
 
 from harness.app.app_launcher import RunningApp
-from harness.drivers.base import AppDriver
+from harness.drivers.base import AppDriver, DriverError, OwnDatabases, StoppedApp
 from harness.services.databases import create_database, drop_database
 
 
@@ -73,8 +75,41 @@ class AppFactory:
         self._scenario.append(app)
         return app
 
+    def new_data_folder(self) -> Path:
+        """A data folder nothing has used yet, for an app to keep its own databases in (removed at the end)."""
+        parent = Path(tempfile.mkdtemp(prefix="memtest-own-", dir="/tmp"))  # short: its servers' sockets go in it
+        self._data_dirs.add(parent)
+        return parent / "data"
+
+    def on_own_databases(self, folder: Path, port: int | None = None, pg_dsn: str | None = None) -> RunningApp:
+        """The app started, for the running scenario, on databases of its own in `folder` (at `port`: an earlier
+        instance's; given `pg_dsn`, on that database and its other stores its own)."""
+        self._fresh += 1
+        own = cast(OwnDatabases, self.driver)  # the app handle has required OWN_DATABASES
+        app = own.start_on_own_databases(folder, self.log_dir / f"{self.db_prefix}-own{self._fresh}.log", port, pg_dsn)
+        self._owned.append(app)
+        self._scenario.append(app)
+        return app
+
+    def stop_own(self, app: RunningApp, interrupt: bool = False) -> StoppedApp:
+        """An app on its own databases stopped as its operator stops it, however it ends."""
+        if app not in self._scenario:
+            raise ValueError(f"the app at {app.base_url} is not the running scenario's to stop")
+        stopped = cast(OwnDatabases, self.driver).stop_on_own_databases(app, interrupt)
+        if app in self._owned:
+            self._owned.remove(app)
+        return stopped
+
     def restart(self, app: RunningApp, settings: dict[str, str], between: Callable[[], None] | None) -> RunningApp:
         """Stop `app`, run `between` on its stopped data, and start it again on the same data with `settings`."""
+        if app.redis_url is None and app.data_dir is not None:  # on stores of its own: as its operator restarts it
+            stopped = self.stop_own(app)
+            if stopped.wrong():
+                raise DriverError(f"the app on its own databases, stopped {stopped.how} to start it again, "
+                                  f"{'; '.join(stopped.wrong())}")
+            if between is not None:
+                between()
+            return self.on_own_databases(app.data_dir, urlsplit(app.base_url).port, app.pg_dsn)
         self.stop(app)
         if between is not None:
             between()

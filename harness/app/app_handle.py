@@ -35,8 +35,10 @@ from harness.drivers.base import (
     HistoryImport,
     MigrationTools,
     NewUser,
+    OwnDatabases,
     RefusedStart,
     StartRefusals,
+    StoppedApp,
     UserSession,
 )
 from harness.drivers.base.parts import PARTS
@@ -167,6 +169,33 @@ class AppHandle:
         with allure.step("restart the app on its data"):
             again = factory.restart(self.running, self.running.settings, None)
         return AppHandle(self.driver, again, factory, self.chosen)
+
+    def new_data_folder(self) -> Path:
+        """A data folder nothing has used yet, for the app's own databases."""
+        return self._factory_for(Capability.OWN_DATABASES).new_data_folder()
+
+    def on_own_databases(self, folder: Path, given_database: bool = False) -> AppHandle:
+        """The app started as its operator starts it with no databases given: on its own, in `folder` (with
+        `given_database`, on a new database of the suite's server, and only its other stores its own)."""
+        factory = self._factory_for(Capability.OWN_DATABASES)
+        with allure.step(f"start the app on its own {'stores' if given_database else 'databases'} in {folder}"):
+            dsn = factory.new_database() if given_database else None
+            return AppHandle(self.driver, factory.on_own_databases(folder, pg_dsn=dsn), factory)
+
+    def stop_as_operator(self, interrupt: bool = False) -> StoppedApp:
+        """The app on its own databases stopped as its operator stops it (SIGTERM, or Ctrl-C), run to its end."""
+        factory = self._factory_for(Capability.OWN_DATABASES)
+        with allure.step("stop the app as its operator does"):
+            stopped = factory.stop_own(self.running, interrupt)
+            report.attach_text("how the app ended", f"stopped {stopped.how}: exit status {stopped.returncode}; said "
+                                                    f"{list(stopped.said)}; left running {list(stopped.left_running)}")
+        return stopped
+
+    def add_user_in_data_folder(self, folder: Path, name: str, email: str, password: str) -> Account:
+        """An account added on the app's command line to the databases of its data folder, the app not running."""
+        tool = self.part(OwnDatabases)
+        with allure.step(f"add the account {email} with the app's command line, in {folder}"):
+            return tool.add_user_in_data_folder(folder, name, email, password)
 
     def stop(self) -> None:
         """The app, started for this scenario alone, stopped for good: its connections to its databases end (and

@@ -26,6 +26,7 @@ from harness.drivers.base.part_protocols import (
     MemoryRemains,
     MigrationTools,
     MovableClock,
+    OwnDatabases,
     OwnTextRecall,
     PasswordSignIn,
     StartRefusals,
@@ -45,6 +46,7 @@ from harness.drivers.base.records import (
     PromisedIndex,
     RefusedStart,
     Reply,
+    StoppedApp,
 )
 from harness.drivers.base.session import UserSession
 from harness.drivers.base.starting import attached_as, catalogue_of, faults_of, start_in_folder, started_on_model_server
@@ -54,8 +56,8 @@ __all__ = [
     "Account", "AccountRemains", "AccountTools", "ApiAnswer", "ApiEdges", "AppDriver", "AppLacks", "AppUpgrade",
     "Capability", "ConversationRemains", "DriverError", "EdgeAnswer", "EmbeddingModelChange", "HeldSessions",
     "HistoryImport", "Hit", "IndexPromises", "Lack", "MEMORY_FIELDS", "Memory", "MemoryRemains", "MigrationTools",
-    "MovableClock", "NEAR_TIE", "NewUser", "NotBuilt", "OwnTextQuery", "OwnTextRecall", "OwnTextResult", "Part",
-    "PasswordSignIn", "PromisedIndex", "RefusedStart", "Reply", "RestartApp", "StartRefusals", "StoreReads",
-    "UserSession", "attached_as", "catalogue_of", "driver_class_errors", "faults_of", "start_in_folder",
-    "started_on_model_server",
+    "MovableClock", "NEAR_TIE", "NewUser", "NotBuilt", "OwnDatabases", "OwnTextQuery", "OwnTextRecall",
+    "OwnTextResult", "Part", "PasswordSignIn", "PromisedIndex", "RefusedStart", "Reply", "RestartApp",
+    "StartRefusals", "StoppedApp", "StoreReads", "UserSession", "attached_as", "catalogue_of", "driver_class_errors",
+    "faults_of", "start_in_folder", "started_on_model_server",
 ]

@@ -46,6 +46,9 @@ class Capability(StrEnum):
     ACCOUNT_TOOLS = "adding and deleting accounts with the app's command line"
     # refused_starts: the app started with each mistake its operators are warned of
     START_REFUSALS = "refusing in one line a start its operators get wrong"
+    # add_user_in_data_folder, start_on_own_databases, stop_on_own_databases: the app run by its operator on databases
+    # it starts itself, their data in a folder the operator names
+    OWN_DATABASES = "running on databases of its own, in a data folder its operator names"
 
 
 class DriverError(Exception):

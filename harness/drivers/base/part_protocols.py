@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         OwnTextResult,
         PromisedIndex,
         RefusedStart,
+        StoppedApp,
     )
     from harness.drivers.base.session import UserSession
     from harness.services.databases import IndexScans, VectorIndex
@@ -192,3 +193,24 @@ class AppUpgrade(Protocol):
 @runtime_checkable
 class MovableClock(Protocol):
     def advance_clock(self, app: RunningApp, days: float) -> None: ...
+
+
+@runtime_checkable
+class OwnDatabases(Protocol):
+    """The app run by its operator on databases it starts itself, their data in a folder the operator names."""
+
+    def add_user_in_data_folder(self, folder: Path, name: str, email: str, password: str) -> Account:
+        """An account added on the app's command line to the databases of the data folder `folder` (new, or the
+        app's, stopped), as its operator adds one before starting it there; what the tool started is stopped again
+        when it ends."""
+
+    def start_on_own_databases(self, folder: Path, log_path: Path, port: int | None = None,
+                               pg_dsn: str | None = None) -> RunningApp:
+        """The app started as its operator starts it with no databases given, its own in `folder` (given `pg_dsn`,
+        that database, and only the others its own), once healthy, having said what its documentation promises at
+        that start."""
+
+    def stop_on_own_databases(self, app: RunningApp, interrupt: bool = False) -> StoppedApp:
+        """The app started by start_on_own_databases stopped as its operator stops it (a service manager's SIGTERM,
+        or Ctrl-C where `interrupt`), run to its end."""
+

@@ -27,6 +27,7 @@ from harness.drivers.base.part_protocols import (
     MemoryRemains,
     MigrationTools,
     MovableClock,
+    OwnDatabases,
     PasswordSignIn,
     StartRefusals,
     StoreReads,
@@ -50,6 +51,7 @@ class Part(StrEnum):
 PART_OF: dict[Capability, Part] = {
     Capability.RESTART: Part.LIFE_CYCLE, Capability.APP_SETTINGS: Part.LIFE_CYCLE,
     Capability.APP_UPGRADE: Part.LIFE_CYCLE, Capability.START_REFUSALS: Part.LIFE_CYCLE,
+    Capability.OWN_DATABASES: Part.LIFE_CYCLE,
     Capability.CHAT_API: Part.CHAT,
     Capability.REQUESTED_USER_IDS: Part.ACCOUNTS, Capability.PASSWORD_SIGN_IN: Part.ACCOUNTS,
     Capability.SERVER_SIGN_OUT: Part.ACCOUNTS, Capability.ACCOUNT_TOOLS: Part.ACCOUNTS,
@@ -116,6 +118,7 @@ PARTS: dict[Capability, tuple[type, ...]] = {
     Capability.EMBEDDING_MODEL_CHANGE: (EmbeddingModelChange,),
     Capability.APP_UPGRADE: (AppUpgrade,),
     Capability.MOVABLE_CLOCK: (MovableClock,),
+    Capability.OWN_DATABASES: (OwnDatabases,),
 }
 
 

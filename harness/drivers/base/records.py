@@ -124,3 +124,24 @@ class RefusedStart:
     named: str
     returncode: int
     said: tuple[str, ...]  # its error stream's lines that are not blank
+
+
+@dataclass(frozen=True)
+class StoppedApp:
+    """How the app ended when its operator stopped it (`how`: "with SIGTERM", "with Ctrl-C"): its exit status and the
+    one its documentation promises for that stop, what it said on its error stream, and what it had started that was
+    still running once it had ended."""
+
+    how: str
+    returncode: int
+    promised_returncode: int
+    said: tuple[str, ...]  # its error stream's lines that are not blank
+    left_running: tuple[str, ...]  # each process it started that outlived it, as "pid command line"
+
+    def wrong(self) -> list[str]:
+        """What of the stop its operators are not told to expect: another exit status, words on its error stream (a
+        traceback), anything it started still running."""
+        return [*([f"ended with exit status {self.returncode}, not {self.promised_returncode}"]
+                  if self.returncode != self.promised_returncode else []),
+                *([f"said {list(self.said[-3:])}"] if self.said else []),
+                *([f"left running {list(self.left_running)}"] if self.left_running else [])]

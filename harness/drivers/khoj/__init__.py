@@ -62,6 +62,7 @@ class KhojDriver(KhojLifecycle, KhojAccounts, KhojStoreReads):
         Capability.INDEX_PROMISES: NotBuilt("the vector indexes Khoj's migrations make"),
         Capability.API_EDGES: NotBuilt("the edges of Khoj's API, which its documentation does not state"),
         Capability.ACCOUNT_TOOLS: NotBuilt("accounts made with Django's admin commands"),
+        Capability.OWN_DATABASES: NotBuilt("Khoj started on an embedded PostgreSQL of its own (its USE_EMBEDDED_DB)"),
         Capability.START_REFUSALS: NotBuilt("the mistakes Khoj's operators are warned of"),
     }
     seeding_concurrency = 4

@@ -82,6 +82,7 @@ class LettaDriver(LettaLifecycle, LettaAccounts, LettaStoreReads):
         Capability.INDEX_PROMISES: NotBuilt("the vector indexes Letta's documentation promises (0.16.8 builds none)"),
         Capability.API_EDGES: NotBuilt("the edges of Letta's API"),
         Capability.ACCOUNT_TOOLS: NotBuilt("Letta's own command line for users"),
+        Capability.OWN_DATABASES: NotBuilt("Letta started on its own SQLite store, with no PostgreSQL given"),
         Capability.START_REFUSALS: NotBuilt("the mistakes Letta's operators are warned of"),
     }
 

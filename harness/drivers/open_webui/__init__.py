@@ -57,6 +57,8 @@ class OpenWebUIDriver(OpenWebUILifecycle, OpenWebUIAccounts, OpenWebUIMemoryWrit
         Capability.ACCOUNT_REMAINS: NotBuilt("the rows a deleted account leaves in its store and vector store"),
         Capability.INDEX_PROMISES: NotBuilt("the vector indexes its pgvector store promises"),
         Capability.API_EDGES: NotBuilt("the edges of its API"),
+        Capability.OWN_DATABASES: NotBuilt("Open WebUI started on its own SQLite store and Chroma, with no "
+                                           "database given"),
         Capability.START_REFUSALS: NotBuilt("the mistakes its operators are warned of"),
     }
     kept_fields = ("created_at",)  # a memory has no conversation and no expiry in Open WebUI

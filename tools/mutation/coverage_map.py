@@ -93,10 +93,16 @@ def measure(root: Path, features: list[str] | list[tuple[str, str | None]], work
                                "--output", str(folder / name / "playwright")],
                               cwd=root, env=env, capture_output=True, text=True, timeout=timeout_s)
         if proc.returncode != 0:
+            # every failure's message, where the line below has room for three; kept beside the project's reports, as
+            # the scratch copy goes when the run ends
+            log = Path(__file__).resolve().parents[2] / "reports" / f"mutation-coverage-{name}.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_text(proc.stdout + proc.stderr, encoding="utf-8")
             tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
             raise SystemExit(f"the unmutated app's run of {feature}{f' on --target {target}' if target else ''} "
                              f"under coverage failed (exit {proc.returncode}): "
-                             f"{tail}; a mutant cannot be judged against a run that fails without it")
+                             f"{tail}; a mutant cannot be judged against a run that fails without it (its output: "
+                             f"{log})")
         combined = coverage.Coverage(data_file=str(data))
         combined.combine([str(data.parent)], keep=False)
         measured = combined.get_data()

@@ -190,9 +190,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if embedded and not args.pg:  # `users add --data-dir` reaches the embedded PostgreSQL, not one given by --pg
             print(f"memchat: add a user with: python -m memchat users add you@example.com --data-dir "
                   f"{embedded.data_dir}", flush=True)
-        # uvicorn re-raises SIGTERM after its graceful shutdown; exit through Python so the finally blocks below stop
-        # the embedded servers instead of leaving them running.
+        # uvicorn re-raises SIGTERM and SIGINT after its graceful shutdown; exit through Python so the finally blocks
+        # below stop the embedded servers instead of leaving them running. Ctrl-C gets its own handler too: left to
+        # Python's, asyncio.run takes it over, and whether the re-raised signal then ends the process with a
+        # KeyboardInterrupt (130) or not at all (0) depended on when its handler ran (0 about once a run, on a loaded
+        # machine).
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
         try:
             uvicorn.Server(config).run(sockets=[sock])
         finally:

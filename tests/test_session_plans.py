@@ -4,8 +4,10 @@ dumps every seed's plan to compare in full."""
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 
+import faker.providers.date_time as faker_dates
 import pytest
 
 from tools.session_plans import drawn, line
@@ -14,13 +16,13 @@ from tools.session_plans import drawn, line
 # short form in browsers and through the API, targets that leave moves out (no page, no clock, no failures on the
 # way) and the long form.
 PINNED = {
-    ("memchat", False, 60, 3, "20261130"): "a102c88fa6e251c9179bbd860e033614",
-    ("memchat", True, 60, 3, "7"): "47bf081e88f72d851646f80d8e2795a7",
-    ("khoj", True, 60, 3, "1"): "1e2244b541c16b03566678feff12d16e",
-    ("letta", True, 60, 3, "2"): "e5d26146e6a0b5e7f025455be0bd6838",
-    ("open-webui", False, 60, 3, "3"): "40acb48415812a0850213ae179704600",
-    ("memchat", False, 300, 4, "3"): "3f23ea42bacd303ea9054b24c858ee45",
-    ("khoj", True, 300, 4, "42"): "987285e644000d870ef4f3ac5d15fb34",
+    ("memchat", False, 60, 3, "20261130"): "5aef648909c5e4a13fdc14f43bf30144",
+    ("memchat", True, 60, 3, "7"): "17d534cfadbd4d84ceab6b9d44be2588",
+    ("khoj", True, 60, 3, "1"): "1becd41c4e62e808d07b048c17e2ae88",
+    ("letta", True, 60, 3, "2"): "fbd236174a1283cd3eb25225a1d8dda3",
+    ("open-webui", False, 60, 3, "3"): "2fa3a9bda401083cc728b4744bd30135",
+    ("memchat", False, 300, 4, "3"): "0bc7de719647f9eade2bdb0cb08501ec",
+    ("khoj", True, 300, 4, "42"): "18c94922c28e5a8eadf04299ee853aa2",
 }
 
 
@@ -32,3 +34,35 @@ def test_a_seed_draws_the_plan_it_drew(drawing: tuple[str, bool, int, int, str])
     assert digest == PINNED[drawing], (
         f"{drawing}: the plan drawn changed (actions, the model's replies or what users read after them); compare "
         "`python -m tools.session_plans --out after.jsonl` with a dump of the commit before")
+
+
+class _AnyOfItsBase(type):
+    """Values made with the real classes still pass Faker's isinstance checks against the stand-ins."""
+
+    def __instancecheck__(cls, value: object) -> bool:
+        return isinstance(value, cls.__mro__[1])
+
+
+class _LaterDay(datetime.datetime, metaclass=_AnyOfItsBase):
+    """Faker's idea of now, 400 days on (a seed run again next year)."""
+
+    @classmethod
+    def now(cls, tz: datetime.tzinfo | None = None) -> _LaterDay:  # type: ignore[override]
+        return cls.fromtimestamp(datetime.datetime.now(tz).timestamp() + 400 * 86400, tz)
+
+
+class _LaterDate(datetime.date, metaclass=_AnyOfItsBase):
+    @classmethod
+    def today(cls) -> _LaterDate:
+        return cls.fromordinal(datetime.date.today().toordinal() + 400)
+
+
+def test_a_seed_draws_the_same_plan_on_another_day(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Faker's relative dates ("-30y", date_this_century) count from today: a seed drew another session each day, and
+    # this file's digests failed on the morning after they were pinned.
+    drawing = next(iter(PINNED))
+    monkeypatch.setattr(faker_dates, "datetime", _LaterDay)
+    monkeypatch.setattr(faker_dates, "dtdate", _LaterDate)
+    assert faker_dates.dtdate.today() != datetime.date.today()
+    digest = hashlib.sha256(line(drawn(*drawing)).encode()).hexdigest()[:32]
+    assert digest == PINNED[drawing], f"{drawing}: the plan drawn depends on the day it is drawn"

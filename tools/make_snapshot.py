@@ -13,6 +13,7 @@ diff of a regenerated snapshot like code: a changed expectation is a changed beh
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import time
 from pathlib import Path
@@ -33,6 +34,11 @@ from harness.snapshots import (
 from harness.snapshots.generate import stream_history
 from harness.snapshots.importer import import_history
 from harness.vocabulary.recall import brute_force
+
+# Fixed bounds, not Faker's date_this_century or date_time_this_decade (which end today): a seed makes the same history
+# on any day it is run.
+_CENTURY_FROM, _CENTURY_TO = datetime.date(2000, 1, 1), datetime.date(2025, 12, 31)
+_DECADE_FROM, _DECADE_TO = datetime.datetime(2020, 1, 1), datetime.datetime(2025, 12, 31)
 
 OWNERS = ["ana", "ana1", "ben", "bea", "carl"]  # near-colliding names on purpose
 FACTS = [
@@ -58,7 +64,7 @@ FACTS = [
     ("insurance number", lambda f: f.bothify("??-####-?").upper()),
     ("piano teacher", lambda f: f.name()),
     ("bank branch", lambda f: f"{f.city()} {f.street_suffix()}"),
-    ("anniversary", lambda f: f.date_this_century().strftime("%d %B")),
+    ("anniversary", lambda f: f.date_between(_CENTURY_FROM, _CENTURY_TO).strftime("%d %B")),
     ("passport number", lambda f: f.bothify("?########").upper()),
 ]
 
@@ -143,7 +149,7 @@ def main() -> int:
     for owner in OWNERS:
         for i, (key, value) in enumerate(FACTS[: args.per_owner]):
             memories.append({"id": f"{owner}-{i:03d}", "owner": owner, "text": f"My {key} is {value(fake)}.",
-                             "created_at": fake.date_time_this_decade().isoformat() + "+00:00"})
+                             "created_at": fake.date_time_between(_DECADE_FROM, _DECADE_TO).isoformat() + "+00:00"})
         for key, _ in fake.random_sample(FACTS[: args.per_owner], length=6):
             probes.append({"owner": owner, "query": f"What is my {key}?"})
         probes.append({"owner": owner, "query": "Which city do I live in, my home city?"})

@@ -17,6 +17,7 @@ import pytest
 from harness.app.target import KnownDefect, TargetError, load_target
 from harness.sessions.model import SessionModel
 from harness.sessions.moves.chat import Chat
+from harness.sessions.moves.edit_memory import EditMemory
 from harness.sessions.moves.tell import Tell
 from harness.sessions.runner import Difference, SessionRunner
 from harness.suite.failed_step import FAILED_STEP, FailedStep
@@ -224,3 +225,17 @@ def test_no_error_of_the_app_or_its_driver_is_turned_into_a_skip() -> None:
                               if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                               and node.func.attr in ("skip", "xfail")]
     assert not found, f"a skip in an exception handler: {', '.join(found)}"
+
+
+def test_open_webuis_review_undoing_an_edit_in_the_search_is_declared_only_after_an_edit() -> None:
+    """As CI's run at b8420d1 observed it (Open WebUI on PostgreSQL, seed 20261130, action 29): the search after an
+    edit finds the old text, or not the new one first; a search that differs after any other action is not declared."""
+    defect = next(d for name, d in load_target("open-webui-pgvector").known_defects.items()
+                  if name.startswith("generated_sessions.feature"))
+    old, new = "Oh, and my sister's birthday is 北京烤鸭 75.", "Oh, and my sister's birthday is Operation Evidence."
+    edit = EditMemory("Brandon", text=old, new_text=new)
+    for difference in (Difference(29, edit, f"Brandon's search for {old!r}", "no memory that reads it", [old]),
+                       Difference(29, edit, f"Brandon's search for {new!r}", f"{new!r} first", [old])):
+        assert re.fullmatch(defect.read, difference.category) and defect.matches(difference.describe())
+    other = Difference(30, Chat("Brandon", "hi"), f"Brandon's search for {old!r}", "no memory that reads it", [old])
+    assert not defect.matches(other.describe())

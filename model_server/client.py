@@ -59,7 +59,9 @@ def start_model_server(log_path: Path, port: int | None = None, use_tools: bool 
     command = [sys.executable, "-m", "model_server", "--host", "127.0.0.1", "--port", str(port),
                "--tools", "use" if use_tools else "ignore"]
     command += [arg for name in chat_models for arg in ("--chat-model", name)]
-    command += ["--api-key", api_key] if api_key else []
+    # one argument with "=": a key drawn by secrets.token_urlsafe starts with "-" once in 64, which argparse takes
+    # for an option and refuses ("expected one argument")
+    command += [f"--api-key={api_key}"] if api_key else []
     process, _ = start_process("the model server", command, env={}, log_path=log_path, timeout=30,
                                health_url=f"http://127.0.0.1:{port}/health")
     return ModelServer(f"http://127.0.0.1:{port}/v1", api_key, process)

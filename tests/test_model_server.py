@@ -855,3 +855,18 @@ def test_the_embedding_tool_gives_the_servers_own_vectors_and_none_for_a_text_wi
 def test_the_embedding_tool_refuses_bad_input_in_one_line(lines: str, args: tuple[str, ...], says: str) -> None:
     proc = _embed_tool(lines, *args)
     assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [f"ERROR: {says}"]
+
+
+def test_a_key_that_begins_with_a_dash_starts_the_server(tmp_path: Path) -> None:
+    # secrets.token_urlsafe draws a key beginning with "-" once in 64: given as its own argument, argparse took it for
+    # an option and the server never started (CI at e9ed59c: "argument --api-key: expected one argument")
+    from model_server.client import start_model_server
+
+    server = start_model_server(tmp_path / "model.log", api_key="-k3y")
+    try:
+        body = {"model": "memtest-assistant", "messages": [{"role": "user", "content": "My pin is 0042."}]}
+        url = f"{server.base_url}/chat/completions"
+        assert httpx.post(url, json=body, headers={"Authorization": "Bearer -k3y"}, timeout=10).status_code == 200
+        assert httpx.post(url, json=body, headers={"Authorization": "Bearer k3y"}, timeout=10).status_code == 401
+    finally:
+        server.stop()

@@ -16,7 +16,7 @@ from harness.drivers.base import Capability
 from harness.sessions.actions import script
 from harness.sessions.generator import generate
 from harness.sessions.reads import ENTRIES
-from harness.sessions.runner import GeneratedSession, Join, SessionOutcome, SessionRunner
+from harness.sessions.runner import GeneratedSession, SessionOutcome, SessionRunner
 from harness.sessions.seeds import load_seeds
 from harness.suite import report
 from harness.suite.known_defects import DeclaredDifferences, declared_for
@@ -130,12 +130,11 @@ def listed_sessions(world: World, answers: AnswerCheck, which: str, count: int, 
     unread = {} if target.limits.title_length is not None else {
         ENTRIES: f"{target.path.name} declares no conversation titles ([limits] title_length)"}
 
-    def joining(app: AppHandle) -> Join:
-        def join(name: str, email_local: str, tag: str, domain: str) -> Actor:
-            actor = world.create_user(name, email_local, domain=domain, tag=tag, app=app, through_api=through_api)
-            actor.sign_in_to_stay()
-            return actor
-        return join
+    def join(app: AppHandle, name: str, email_local: str, tag: str, domain: str) -> Actor:
+        """A user's account on the app as the session's runner has it now (after a restart, the restarted one)."""
+        actor = world.create_user(name, email_local, domain=domain, tag=tag, app=app, through_api=through_api)
+        actor.sign_in_to_stay()
+        return actor
 
     seeds = seeds_of(world, which)
     own_apps = at_once(world, through_api, seeds)
@@ -145,7 +144,7 @@ def listed_sessions(world: World, answers: AnswerCheck, which: str, count: int, 
                         memory_listing=target.recall.memory_listing, unread=unread)
         app = world.app.fresh(Capability.MOVABLE_CLOCK, clock="settable") if own_apps and i else world.app
         # (a restart the session acts out: the scenario goes on with the app restarted)
-        runner = SessionRunner(app, plan, joining(app), answers, world.data.unique_tag,
+        runner = SessionRunner(app, plan, join, answers, world.data.unique_tag,
                                use_app=world.use_app if app is world.app else None,
                                declared=declared if declared and declared.read else None)
         runner.not_checked.update(unread)  # the reads the target gives the runner nothing to compare with

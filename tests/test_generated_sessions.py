@@ -583,3 +583,24 @@ def test_two_users_addresses_differ_only_in_what_a_wildcard_matcher_confuses() -
     second, third = (f"{plan.email_locals[u]}@{plan.email_domains[u]}" for u in plan.users[1:3])
     pattern = re.escape(third).replace("_", ".")
     assert second != third and re.fullmatch(pattern, second, re.IGNORECASE), (second, third)
+
+
+def test_a_user_who_joins_after_the_app_restarted_joins_the_restarted_app() -> None:
+    """The runner gives its join the app as it has it now: after a restart the session acted out, the handle made
+    before it holds an admin token the app no longer takes (CI at f73ef5f: a shrinking replay's new account refused
+    with 401, in place of the session's difference)."""
+    from types import SimpleNamespace
+
+    from harness.sessions.runner import SessionRunner
+
+    joined: list[object] = []
+    runner = SessionRunner.__new__(SessionRunner)
+    runner.plan = SimpleNamespace(email_locals={"Ana": "ana"}, email_domains={})
+    runner.tag, runner._accounts = "t", []
+    runner.join = lambda app, *rest: joined.append(app) or SimpleNamespace(account=rest[0])  # type: ignore[assignment]
+    before, after = object(), object()
+    runner.app = before  # type: ignore[assignment]
+    runner.new_member("Ana")
+    runner.app = after  # type: ignore[assignment]  # what the restart move leaves the runner with
+    runner.new_member("Ana")
+    assert joined == [before, after]

@@ -46,8 +46,10 @@ PAGE_WAIT_S = 10  # how long a page may take to show a conversation it opened
 SEARCHES_PER_CHECK = 6  # memories searched by their own text at each check of a user, newest first, then in turn
 
 
-# Opens an actor: (name, e-mail local part, tag that makes the address unique to one run, domain) -> signed in.
-Join = Callable[[str, str, str, str], Actor]
+# Opens an actor, signed in: (the app as the runner has it now, name, e-mail local part, tag that makes the address
+# unique to one run, domain). The app is given at each call: after a restart the session acted out, the old handle's
+# admin token is refused (a shrinking replay's new accounts after a restart were refused so, hiding the difference).
+Join = Callable[[AppHandle, str, str, str, str], Actor]
 
 
 @dataclass
@@ -168,7 +170,8 @@ class SessionRunner:
 
     def new_member(self, name: str) -> Member:
         """The user joined with a new account of this run's (at the start, and when her account is opened again)."""
-        actor = self.join(name, self.plan.email_locals[name], self.tag, self.plan.email_domains.get(name, "x.test"))
+        actor = self.join(self.app, name, self.plan.email_locals[name], self.tag,
+                          self.plan.email_domains.get(name, "x.test"))
         self._accounts.append(actor.account)
         return Member(actor)
 

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from harness.browser.chromium import STRYKER_ACTIVE_MUTANT_ENV, page_init_scripts
+from tools.mutation import mutant_test
 from tools.mutation.coverage_map import features_running, statement_heads
-from tools.mutation.killed import KILLED_FILE, load_killed, named_mutants, stale_killed
+from tools.mutation.killed import KILLED_FILE, Killed, killing_scenarios, load_killed, named_mutants, stale_killed
 from tools.mutation.mutant_test import (
     AROUND,
     NO_START,
@@ -512,3 +513,53 @@ def test_every_mutant_cis_sample_is_drawn_from_still_names_code_of_the_app() -> 
     stale = stale_killed(entries, ROOT)
     assert stale == [], "entries whose source is no longer in their module:\n" + "\n".join(
         f"  {k.module}:{k.line} {k.operator} (column {k.column}, {k.replacement!r}): {k.source!r}" for k in stale)
+
+
+def test_cis_sample_runs_first_the_scenario_that_killed_each_drawn_mutant() -> None:
+    """By module, the scenarios that killed the drawn mutants when they were scored (found by their change at any
+    line); an entry killed by an app that did not start names none."""
+    scored = [Killed("memchat/a.py", 3, "NumberReplacer", 23, "511", BUILD_MEMORY, "features/x.feature::test_x[1]"),
+              Killed("memchat/a.py", 9, "NumberReplacer", 4, "0", "n = 1", "the app did not start"),
+              Killed("memchat/b.py", 5, "NumberReplacer", 4, "0", "n = 1", "features/y.feature::test_y")]
+    drawn = [Mutant("cosmic-ray", "1", "memchat/a.py", 4, "NumberReplacer", "1", 23, "511", BUILD_MEMORY),
+             Mutant("cosmic-ray", "2", "memchat/a.py", 12, "NumberReplacer", "2", 4, "0", "n = 1")]
+    assert killing_scenarios(scored, drawn) == {"memchat/a.py": ["features/x.feature::test_x[1]"]}
+
+
+def test_a_mutant_its_first_scenario_no_longer_kills_runs_its_whole_area(monkeypatch: pytest.MonkeyPatch,
+                                                                          tmp_path: Path) -> None:
+    """A mutant of CI's sample is killed by the scenario that killed it when scored, run alone; when that scenario
+    passes (or is no longer there), its whole area runs, as any mutant's does, and decides."""
+    runs: list[list[str]] = []
+    failing: set[str] = set()
+
+    class Run:
+        def __init__(self, label: str, args: list[str]) -> None:
+            runs.append(args)
+            failed = [a for a in args if a in failing]
+            self.results = RunResults(passed=[] if failed else ["t"], failed=failed,
+                                      messages={f: "AssertionError: Ana saw 2 of 3" for f in failed})
+            self.returncode = 1 if failed else 0
+            self.log_file = mutant_test.ROOT / "reports" / "x.log"
+
+        def run(self, timeout: float) -> None:
+            pass
+
+        def tail(self, n: int) -> str:
+            return ""
+
+    monkeypatch.setattr(mutant_test, "WORK", tmp_path)
+    monkeypatch.setattr(mutant_test, "_suite_run", Run)
+    monkeypatch.setattr(mutant_test, "unmutated_source", lambda path: None)
+    first = "features/forgetting.feature::test_a"
+    (tmp_path / mutant_test.FIRST_FILE).write_text(json.dumps({"memchat/static/memories.js": [first]}))
+    failing.add(first)
+    assert mutant_test.run("k1", "stryker", "memchat/static/memories.js") == 1
+    assert runs == [[first, "-x"]]
+    failing.clear()
+    runs.clear()
+    assert mutant_test.run("k2", "stryker", "memchat/static/memories.js") == 0
+    assert runs[0] == [first, "-x"] and runs[1][-1] == "-x" and first not in runs[1] and len(runs) == 2
+    outcomes = [json.loads(line) for line in (tmp_path / "outcomes.jsonl").read_text().splitlines()]
+    assert [o["status"] for o in outcomes] == ["killed", "survived"]
+    assert outcomes[0]["reason"].startswith(first)

@@ -79,6 +79,20 @@ def named_mutants(entries: Iterable[Killed], mutants: list[Mutant], root: Path,
     return found
 
 
+def killing_scenarios(entries: Iterable[Killed], drawn: Iterable[Mutant]) -> dict[str, list[str]]:
+    """By module, the scenarios (pytest node ids) that killed the drawn mutants in the scored draw, each drawn mutant
+    found by the entry of its change: a CI sample runs them first, and a mutant they no longer kill its whole area. An
+    entry killed by an app that did not start names no scenario."""
+    first: dict[str, list[str]] = {}
+    entries = list(entries)
+    for mutant in drawn:
+        for entry in entries:
+            if entry.same_change(mutant) and "::" in entry.killed_by \
+                    and entry.killed_by not in first.get(mutant.module, []):
+                first.setdefault(mutant.module, []).append(entry.killed_by)
+    return first
+
+
 def from_report(report: dict, root: Path = ROOT) -> list[Killed]:
     """The killed mutants of a run's reports/mutation.json whose source is still in their module."""
     killed = [Killed(m["module"], m["line"], m["operator"], m["column"], m["replacement"], m["source"],

@@ -5,7 +5,9 @@ browsers hand it to the page, harness.browser.chromium); cosmic-ray writes it in
 scratch copy shows. The run is the default acceptance run narrowed to the features that can reach the mutated file
 (tools/mutation/areas.toml), on the target its area names (the model client's lines: memchat-model), and, for a
 Python mutant, to those of them that ran its lines on the unmutated app
-(tools.mutation.coverage_map; none: it survives unrun), stopped at its first failure, within a deadline. What
+(tools.mutation.coverage_map; none: it survives unrun), stopped at its first failure, within a deadline. In CI's
+sample (drawn from mutation-killed.toml) a mutant first runs the scenario that killed it when scored, alone, and its
+area only when that scenario no longer kills it: the same verdict, minutes sooner. What
 happened is appended to the work folder's outcomes.jsonl, keyed by the mutant, an error with its cause; the exit
 status is what the tools count (0: survived, 1: not). `--baseline` runs one scenario on the unmutated app instead: did
 it start (the run asks when a mutant kept the app from starting)?
@@ -174,17 +176,43 @@ def run(key: str, tool: str, path: str, lines: list[int] | None = None) -> int:
     # timestamp and size Python checks a cached .pyc by.
     shutil.rmtree(ROOT / "memchat" / "__pycache__", ignore_errors=True)
     label = hashlib.sha1(key.encode()).hexdigest()[:12]
-    suite = _suite_run(label, [*features, *(["--target", area.target] if area.target else []), "-x"])
-    deadline = float(os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT_S))
+    on_target = ["--target", area.target] if area.target else []
     started = time.perf_counter()
-    try:
-        suite.run(timeout=deadline)
-        status, cause, reason = verdict(suite.results, suite.returncode, suite.tail(3))
-    except subprocess.TimeoutExpired:
-        status, cause, reason = "error", TIMED_OUT, f"timed out after {deadline:.0f} s"
+    first = scenarios_first(path)
+    if first:  # CI's sample: the scenarios that killed the mutants of this file when they were scored, on their own
+        status, cause, reason, suite = _judge(f"{label}-first", [*first, *on_target, "-x"])
+        if status == "killed" or cause == NO_START:
+            return record({"key": key, "tool": tool, "module": path, "status": status, "cause": cause,
+                           "reason": reason[:400], "seconds": round(time.perf_counter() - started, 1),
+                           "log": str(suite.log_file.relative_to(ROOT))})
+        # Not killed by them (or they are no longer there): the mutant runs its whole area, as any mutant does.
+    status, cause, reason, suite = _judge(label, [*features, *on_target, "-x"])
     return record({"key": key, "tool": tool, "module": path, "status": status, "cause": cause,
                    "reason": reason[:400], "seconds": round(time.perf_counter() - started, 1),
                    "log": str(suite.log_file.relative_to(ROOT))})
+
+
+def _judge(label: str, args: list[str]) -> tuple[str, str, str, SuiteRun]:
+    """One acceptance run of `args` on the mutated app within the deadline: (status, cause, reason, the run)."""
+    suite = _suite_run(label, args)
+    deadline = float(os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT_S))
+    try:
+        suite.run(timeout=deadline)
+        return (*verdict(suite.results, suite.returncode, suite.tail(3)), suite)
+    except subprocess.TimeoutExpired:
+        return "error", TIMED_OUT, f"timed out after {deadline:.0f} s", suite
+
+
+FIRST_FILE = "scenarios-first.json"
+
+
+def scenarios_first(path: str) -> list[str]:
+    """The scenarios a run drawn from mutation-killed.toml runs first for a mutant of `path`: those that killed the
+    drawn mutants of that file in the scored draw (their pytest node ids, written by the run); none otherwise."""
+    found = WORK / FIRST_FILE
+    if not found.exists():
+        return []
+    return list(json.loads(found.read_text(encoding="utf-8")).get(path, []))
 
 
 def _suite_run(label: str, args: list[str]) -> SuiteRun:

@@ -4,7 +4,8 @@ In a scratch copy of the project (the tools write each mutant into the files, so
 1. every mutant either tool can make of memchat's memory code (tools/mutation/areas.toml names the files) and of its
    page's scripts is listed; code that runs only while a catalogue fault is on is left out (tools.mutation.population);
 2. SAMPLE mutants are drawn with SEED, from each tool in proportion to its mutants (with --from FILE, only from the
-   mutants FILE names: CI's sample, from mutation-killed.toml, the mutants the last scored draw killed);
+   mutants FILE names: CI's sample, from mutation-killed.toml, the mutants the last scored draw killed, each of which
+   runs first the scenario that killed it then, and its whole area only when that one passes);
 3. each drawn mutant is named exactly (its column, its replacement, the text of its line) and those an entry of
    mutation-equivalents.toml names so are not run (equivalent, with its reason); cosmic-ray runs the other Python
    mutants and StrykerJS (its command runner) the JavaScript ones, each through tools.mutation.mutant_test: the
@@ -40,10 +41,11 @@ from collections import Counter
 from pathlib import Path
 
 from tools.mutation import coverage_map
-from tools.mutation.killed import load_killed, named_mutants, stale_killed
+from tools.mutation.killed import killing_scenarios, load_killed, named_mutants, stale_killed
 from tools.mutation.mutant_test import (
     AREAS,
     BASELINE_FILE,
+    FIRST_FILE,
     NO_START,
     NOT_RUN,
     TIMEOUT_ENV,
@@ -352,13 +354,16 @@ def mutate(scratch: Path, args: argparse.Namespace, equivalents: list[Equivalent
     population = Population()
     population.add(python_mutants(scratch, session), scratch)
     population.add(js_mutants(scratch), scratch)
+    killed = load_killed(args.from_file) if args.from_file else []
     if args.from_file:
-        named = named_mutants(load_killed(args.from_file), population.mutants, scratch,
+        named = named_mutants(killed, population.mutants, scratch,
                               lambda ms: named_exactly(ms, scratch, cosmic_ray_replacements(scratch, session, ms)))
         print(f"mutation: {len(named)} mutants named by {args.from_file}", flush=True)
         population = Population(mutants=named, left_out=population.left_out, by_rule=population.by_rule)
     drawn = population.draw(args.sample, args.seed)
     drawn = named_exactly(drawn, scratch, cosmic_ray_replacements(scratch, session, drawn))
+    if killed:  # each drawn mutant runs first the scenario that killed it when scored (mutant_test.scenarios_first)
+        (work / FIRST_FILE).write_text(json.dumps(killing_scenarios(killed, drawn)), encoding="utf-8")
     print(f"mutation: {len(population.mutants)} mutants ({population.count('cosmic-ray')} Python, "
           f"{population.count('stryker')} JavaScript; left out: "
           f"{', '.join(f'{n} {why}' for why, n in population.left_out.items()) or 'none'}); drew {len(drawn)} "

@@ -99,12 +99,14 @@ $(GCL):
 
 # The project's own tests: the reference app's, the support package's, and the acceptance suite on the clean app;
 # then its smoke and in-session scenarios with its model client on (memchat-model: about 35 s here), the only run of
-# that client's code.
+# that client's code, which is also memchat-model's column of the conformance table (its JUnit under
+# reports/memchat-model/).
 test: setup $(BROWSER_SERVER)
 	$(PYTEST) memchat/tests -q -p no:cacheprovider -n $(N)
 	$(PYTEST) tests -q -p no:cacheprovider -n $(N)
 	$(PYTEST) features -q -n $(N) --alluredir=reports/allure-results --clean-alluredir --junitxml=reports/junit.xml
-	$(PYTEST) features -q -p no:cacheprovider -n $(N) -m "smoke or in_session" --target memchat-model
+	$(PYTEST) features -q -p no:cacheprovider -n $(N) -m "smoke or in_session" --target memchat-model \
+	  --junitxml=reports/memchat-model/junit.xml --alluredir=reports/memchat-model/allure-results --clean-alluredir
 
 # The main job: the acceptance suite against the reference app, then its Allure report (built even when red), of
 # this run only; SELECT="features/x.feature -k word" runs what those pytest arguments select instead.

@@ -162,3 +162,53 @@ def test_as_text_limits_the_number_of_failing_comparisons() -> None:
     bad = [RecallComparison(f"q{i}", "ana", [Hit("m1", 0.9)], []) for i in range(5)]
     text = as_text(bad, limit=2)
     assert "'q0'" in text and "'q1'" in text and "'q2'" not in text
+
+
+# ------------------------------------------------------------------------------------------ an approximate index
+
+SCAN = [Hit("a", 0.9), Hit("b", 0.8), Hit("c", 0.7), Hit("d", 0.6)]
+
+
+def _approx(actual: list[Hit], expected: list[Hit] = SCAN, candidates: list[Hit] | None = None) -> RecallComparison:
+    return RecallComparison("q", "ana", expected, actual, candidates=candidates)
+
+
+def test_a_search_that_leaves_the_first_out_is_within_the_ranking_and_recalls_the_rest() -> None:
+    c = _approx(SCAN[1:])
+    assert c.within_ranking and c.recalled == 3 and not c.matches
+
+
+def test_a_row_the_scan_does_not_rank_is_outside_it() -> None:
+    assert not _approx([Hit("a", 0.9), Hit("zz", 0.85)]).within_ranking  # another owner's memory
+
+
+def test_a_row_with_another_score_or_out_of_order_is_outside_the_ranking() -> None:
+    assert not _approx([Hit("a", 0.7)]).within_ranking
+    assert not _approx([Hit("b", 0.8), Hit("a", 0.9)]).within_ranking
+
+
+def test_a_row_returned_twice_is_outside_the_ranking() -> None:
+    assert not _approx([Hit("a", 0.9), Hit("a", 0.9)]).within_ranking
+
+
+def test_the_row_past_the_cut_may_stand_for_one_left_out() -> None:
+    # the scan ranks c and e tied at 0.7, c inside the cut of 3; without the candidates e is outside
+    c = _approx([SCAN[0], Hit("e", 0.7)], expected=SCAN[:3], candidates=[*SCAN[:3], Hit("e", 0.7)])
+    assert c.within_ranking and c.recalled == 2
+    assert not _approx([SCAN[0], Hit("e", 0.7)], expected=SCAN[:3]).within_ranking
+
+
+def test_recall_at_least_passes_at_the_promised_share_and_fails_below_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.vocabulary import recall
+    from harness.vocabulary.recall import assert_recall_at_least
+    attached: list[str] = []
+    monkeypatch.setattr(recall.report, "attach_text", lambda name, text: attached.append(text))
+    monkeypatch.setattr(recall.report, "attach_table", lambda name, text: attached.append(name))
+    whole, short = _approx(SCAN), _approx(SCAN[1:])
+    assert_recall_at_least([whole, short], 7 / 8, "golden questions")
+    with pytest.raises(AssertionError, match=r"recalled 7 of the 8 memories a full scan ranks \(87\.5%\), less than"):
+        assert_recall_at_least([whole, short], 0.9, "golden questions")
+    with pytest.raises(AssertionError, match="returned memories a full scan of the owner's memories does not rank"):
+        assert_recall_at_least([whole, _approx([Hit("zz", 0.95)])], 0.1, "golden questions")
+    assert attached[0] == "golden questions: 7 of the 8 memories a full scan ranks recalled, at least 88% promised; " \
+        "1 of 2 searches differ from the scan"

@@ -88,13 +88,15 @@ class Edge:
 
 @dataclass(frozen=True)
 class Volume:
-    """A history past the limits of an index kind's parameters: how many memories, and the words an operator adds to
-    the change's command for it."""
+    """A history past the limits of an index kind's parameters: how many memories, the words an operator adds to
+    the change's command for it, and the share of what a full scan ranks that a search through that index promises
+    for it (1: exactly what a full scan ranks; less for an index the app documents as approximate)."""
 
     index_kind: str
     memories: int
     give: tuple[str, ...] = ()
     short: tuple[str, ...] = ()  # build_memory's: the words that give its index's build less memory than it needs
+    recall: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -192,25 +194,30 @@ def _edges(table: object, what: str) -> tuple[Edge, ...]:
 
 def _volumes(table: object, what: str, declared: Sequence[str], short: bool = False) -> tuple[Volume, ...]:
     """Each index kind's history: `memories` and the words `give`n for it; with `short`, also the words that give
-    its index's build less memory than it needs (build_memory's)."""
-    keys = {"memories", "give", "short"} if short else {"memories", "give"}
+    its index's build less memory than it needs (build_memory's); without, the `recall` its index promises for it."""
+    keys = {"memories", "give", "short"} if short else {"memories", "give", "recall"}
     if not isinstance(table, dict):
         raise ChangeError(f"{what} must be a table: each index kind by name = {{ memories = N, give = [words] }}")
     volumes = []
     for kind, volume in table.items():
         entry = volume if isinstance(volume, dict) else {}
         memories, words = entry.get("memories"), [entry.get(k, []) for k in ("give", "short")]
+        recall = entry.get("recall", 1.0)
         if (isinstance(memories, bool) or not isinstance(memories, int) or memories < 1
                 or any(not isinstance(w, list) or any(not isinstance(x, str) for x in w) for w in words)
+                or isinstance(recall, bool) or not isinstance(recall, int | float) or not 0 < recall <= 1
                 or set(entry) - keys or (short and not words[1])):
             raise ChangeError(f'{what} "{kind}" needs memories (a whole number, at least 1)'
                               + (", short (the words, a list of strings, that give its index's build less memory "
                                  "than it needs)" if short else "")
-                              + " and may give words (a list of strings added to the command), nothing else")
+                              + " and may give words (a list of strings added to the command)"
+                              + ("" if short else " and recall (the share, above 0 and at most 1, of what a full "
+                                 "scan ranks that a search through the index promises)")
+                              + ", nothing else")
         if kind not in declared:
             raise ChangeError(f"{what} names {kind!r}, which is not one of the target's [index_kinds]: "
                               f"{', '.join(declared) or 'none declared'}")
-        volumes.append(Volume(str(kind), memories, tuple(words[0]), tuple(words[1])))
+        volumes.append(Volume(str(kind), memories, tuple(words[0]), tuple(words[1]), float(recall)))
     return tuple(volumes)
 
 

@@ -59,6 +59,36 @@ class RecallComparison:
     def matches(self) -> bool:
         return len(self.expected) == len(self.actual) and all(map(self._same_at, range(len(self.expected))))
 
+    def _in_ranking(self, rank: int) -> bool:
+        """For an approximate index: the hit at `rank` is one the full scan ranks (the owner's, above the threshold),
+        with its score, returned once, and in the scan's order after the hit before it."""
+        act = self.actual[rank]
+        pool = self.candidates if self.candidates is not None else self.expected
+        scanned = next((h for h in pool if h.id == act.id), None)
+        if scanned is None or abs(scanned.score - act.score) > self.tolerance:
+            return False
+        if act.id in {h.id for h in self.actual[:rank]}:
+            return False
+        return rank == 0 or self.actual[rank - 1].score >= act.score - self.tolerance
+
+    @property
+    def recalled(self) -> int:
+        """How many of the expected memories the search returned (a row tied with the last expected one counts for
+        it: either may come at the cut)."""
+        returned = {h.id for h in self.actual}
+        expected = {h.id for h in self.expected}
+        found = len(returned & expected)
+        if self.expected:
+            last = self.expected[-1].score
+            found += sum(1 for h in self.actual if h.id not in expected and abs(h.score - last) <= self.tolerance)
+        return min(found, len(self.expected))
+
+    @property
+    def within_ranking(self) -> bool:
+        """Every hit returned is one the full scan ranks, with its score and in its order, and no more of them than
+        were asked for: what an approximate index may return (it may leave some out)."""
+        return len(self.actual) <= len(self.expected) and all(map(self._in_ranking, range(len(self.actual))))
+
     def rows(self) -> list[list[str]]:
         out = []
         for rank in range(max(len(self.expected), len(self.actual))):
@@ -70,6 +100,28 @@ class RecallComparison:
         return out
 
     HEADER = ["rank", "expected id", "expected score", "actual id", "actual score", "verdict"]
+
+
+def assert_recall_at_least(comparisons: Sequence[RecallComparison], share: float, what: str) -> None:
+    """For an index the app documents as approximate: fails, with the table attached, unless every search returned
+    only memories the full scan ranks, with their scores and in its order, and all of them together recalled at
+    least `share` of what the scans rank."""
+    expected = sum(len(c.expected) for c in comparisons)
+    recalled = sum(c.recalled for c in comparisons)
+    outside = [c for c in comparisons if not c.within_ranking]
+    differing = [c for c in comparisons if not c.matches]
+    report.attach_text("recall through an approximate index",
+                       f"{what}: {recalled} of the {expected} memories a full scan ranks recalled, at least "
+                       f"{share:.0%} promised; {len(differing)} of {len(comparisons)} searches differ from the scan")
+    if differing:
+        report.attach_table(f"recall: expected vs actual ({len(differing)} of {len(comparisons)} differ)",
+                            as_csv(differing))
+    assert not outside, (f"{len(outside)} of {len(comparisons)} {what} returned memories a full scan of the owner's "
+                         "memories does not rank so (another's, below the threshold, another score or order):\n"
+                         + as_text(outside))
+    assert recalled >= share * expected, (
+        f"{what} recalled {recalled} of the {expected} memories a full scan ranks ({recalled / expected:.1%}), less "
+        f"than the {share:.0%} the index promises:\n" + as_text(differing))
 
 
 def as_csv(comparisons: Sequence[RecallComparison]) -> str:

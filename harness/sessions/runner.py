@@ -493,5 +493,6 @@ class SessionOutcome:
         users = [u for u in plan.users if any(a.user == u for a in self.reproduction)] or plan.users
         shrunk = "" if len(self.reproduction) == self.difference.number else (
             f", shrunk to {len(self.reproduction)} of its first {self.difference.number}")
+        # The difference again at the end, where a log's tail (CI's) shows it below a long reproduction.
         return (f"{head}\n{self.difference.describe()}\n\nActions that reproduce it{shrunk}:\n"
-                + script(users, self.reproduction))
+                + script(users, self.reproduction) + f"\n\nThe difference, again: {self.difference.describe()}")

@@ -604,3 +604,29 @@ def test_a_user_who_joins_after_the_app_restarted_joins_the_restarted_app() -> N
     runner.app = after  # type: ignore[assignment]  # what the restart move leaves the runner with
     runner.new_member("Ana")
     assert joined == [before, after]
+
+
+def test_a_search_is_given_the_time_a_listing_is_given_and_then_read_as_it_stands(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An app may write a memory's vector after the row its list reads (Open WebUI's review upserts after it has
+    changed the rows): the search for a memory listed just now finds it a moment later, and that is no difference;
+    a search that never finds it is one, with what it found last."""
+    from types import SimpleNamespace
+
+    from harness.drivers.base import Hit, Memory
+    from harness.sessions import runner as runner_module
+    from harness.sessions.runner import SessionRunner
+
+    monkeypatch.setattr(runner_module, "MEMORY_WAIT_S", 0.6)
+    monkeypatch.setattr(runner_module.report, "attach_text", lambda *a: None)
+    runner = SessionRunner.__new__(SessionRunner)
+    runner.app = SimpleNamespace(offers=lambda capability: True, recall_k=5, name="app")  # type: ignore[assignment]
+    runner._searched, runner.not_checked = {}, {}
+    kept = Memory(id="m1", text="My locker code is 5150.")
+    answers = iter([[], [Hit("m1", 0.9, kept.text)]])
+    late = SimpleNamespace(search=lambda text, k: next(answers))
+    assert runner._search(3, None, "Ana", late, [kept]) is None  # type: ignore[arg-type]
+    never = SimpleNamespace(search=lambda text, k: [Hit("m9", 0.4, "My gate code is 7731.")])
+    difference = runner._search(3, None, "Ana", never, [kept])  # type: ignore[arg-type]
+    assert difference is not None and difference.what == "Ana's search for 'My locker code is 5150.'"
+    assert difference.actual == ["My gate code is 7731."]

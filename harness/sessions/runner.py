@@ -24,7 +24,7 @@ from playwright.sync_api import Error as PlaywrightError
 
 from harness.app.app_handle import AppHandle
 from harness.app.target import KnownDefect
-from harness.drivers.base import Account, Capability, HeldSessions, Memory, UserSession
+from harness.drivers.base import Account, Capability, HeldSessions, Hit, Memory, UserSession
 from harness.sessions.actions import Action, script
 from harness.sessions.generator import Plan
 from harness.sessions.model import NotApplicable, SessionModel
@@ -379,7 +379,7 @@ class SessionRunner:
         turn = [memories[(start + i) % len(memories)] for i in range(min(SEARCHES_PER_CHECK - 1, len(memories)))]
         self._searched[name] = start + len(turn)
         for memory in dict.fromkeys([memories[-1], *turn]):
-            hits = session.search(memory.text, k=self.app.recall_k)
+            hits = self._searched_for(name, session, memory, listed)
             strangers = [h.text for h in hits if h.id not in listed]
             if strangers:
                 return Difference(number, action, f"{name}'s search for {memory.text!r}",
@@ -388,6 +388,26 @@ class SessionRunner:
                 return Difference(number, action, f"{name}'s search for {memory.text!r}", f"{memory.text!r} first",
                                   [h.text for h in hits])
         return None
+
+    def _searched_for(self, name: str, session: UserSession, memory: Memory, listed: set[str]) -> list[Hit]:
+        """The search for a memory's own text, once it finds that memory first and only the user's listed ones, or as
+        it stands after as long as the list was given: an app may write a memory's vector after the row its list
+        reads (Open WebUI's memory review embeds what it changed, then upserts it), and its search is part of the
+        same write."""
+        seen: list[list[Hit]] = []
+
+        def search() -> list[Hit]:
+            seen.append(session.search(memory.text, k=self.app.recall_k))
+            return seen[-1]
+
+        def found(hits: list[Hit]) -> bool:
+            return (bool(hits) and all(h.id in listed for h in hits)
+                    and (hits[0].id == memory.id or hits[0].text == memory.text))
+        try:
+            return wait_until(search, found, timeout=MEMORY_WAIT_S, interval=0.5,
+                              what=f"{name}'s search finding {memory.text!r} first")
+        except Timeout:
+            return seen[-1]
 
     def check_everyone(self, number: int, action: Action | None) -> Difference | None:
         """Every user's state, and that nobody's API opens any of another user's conversations (the isolation

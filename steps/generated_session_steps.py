@@ -15,6 +15,7 @@ from harness.app.target import KnownDefect
 from harness.drivers.base import Capability
 from harness.sessions.actions import script
 from harness.sessions.generator import generate
+from harness.sessions.moves import NEEDS_A_PAGE
 from harness.sessions.reads import ENTRIES
 from harness.sessions.runner import GeneratedSession, SessionOutcome, SessionRunner
 from harness.sessions.seeds import load_seeds
@@ -48,8 +49,7 @@ def left_out_kinds(world: World, through_api: bool = False) -> dict[str, str]:
     if not world.app.target.has_pages or through_api:
         why = "these users speak through the app's API" if through_api else \
             f"the {world.app.target.name} target has none"
-        for kind in ("close and reopen the browser", "sign out and back in", "send refused by the app",
-                     "connection dropped mid-reply"):
+        for kind in NEEDS_A_PAGE:
             left_out[kind] = f"needs a web page, and {why}"
     elif world.app.target.cannot_fail_sends:
         for kind in ("send refused by the app", "connection dropped mid-reply"):
@@ -92,7 +92,7 @@ def seeds_of(world: World, which: str) -> list[str]:
         return [str(own) if own != DEFAULT_SEED else listed.fixed[0]]
     if own != DEFAULT_SEED:
         pytest.skip(f"--seed {own} given: only that seed's session runs")
-    return [*dict.fromkeys([r.seed for r in listed.regressions] + list(listed.fixed[1:]))]
+    return listed.through_api
 
 
 @given(parsers.re(r"^the first seed's session of (?P<count>\d+) actions by (?P<users>\d+) users, each in their own "
@@ -182,6 +182,8 @@ def remembered_as_modelled(world: World, session_outcomes: list[SessionOutcome])
                                                  ensure_ascii=False) + "\n")
         text = outcome.report()
         report.attach_text(f"generated session result, seed {plan.seed}", text)
+        if outcome.pairs:
+            report.attach_text(f"pairs of actions covered, seed {plan.seed}", outcome.pairs.text())
         print(text)
         if outcome.difference is not None:
             failed.append(text)

@@ -143,7 +143,7 @@ def test_a_session_takes_the_declared_difference_and_fails_at_the_next_undeclare
     model = SessionModel(["Ana", "Ben"])
     told = tell("Ana", "dog", "Rex")
     runner = SessionRunner.__new__(SessionRunner)
-    runner.plan, runner.model = SimpleNamespace(users=["Ana", "Ben"]), model
+    runner.plan, runner.model = SimpleNamespace(users=["Ana", "Ben"], read_after=frozenset()), model
     runner.declared = KnownDefect("cleared memories come back", r"Rex", read="memories")
     runner.shown, runner.not_checked = [], {}
     actions = [told, Chat("Ben", "hello"), Chat("Ana", "hi"), Chat("Ben", "again")]
@@ -171,6 +171,8 @@ def test_a_session_takes_the_declared_difference_and_fails_at_the_next_undeclare
     assert difference is wrong
     assert runner.shown == [back] and checks == [2]  # everyone checked again once it was taken over
     assert model.memories("Ana") == [told.statements[0].sentence]
+    # The pairs of actions it covered: those acted out before its difference (Ana's chat after her fact).
+    assert runner.pairs.covered == {("tell", "chat"): 3}
 
 
 def test_a_memory_the_user_never_told_is_not_taken_over() -> None:

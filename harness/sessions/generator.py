@@ -33,6 +33,7 @@ from harness.sessions.moves import COVERING, KINDS, effects, rule_for, rule_of
 from harness.sessions.moves.ask import question
 from harness.sessions.moves.new_conversation import NewConversation
 from harness.sessions.moves.reopen import Reopen
+from harness.sessions.pairs import drawn as pairs_drawn
 from harness.sessions.reads import ANSWERS, READ_AFTER, changes, observe, pair
 
 # How often each kind of action is drawn, relative to the others (each move declares its kinds' weights).
@@ -49,6 +50,7 @@ FOLLOWING = {kind.name for kind in KINDS if kind.follows}
 LONG_FORM = 100  # actions from which a session is a long one
 SHORT_FORM = 60  # actions from which a session must show every transition once (the default run's size)
 STEER_TRIES = 3  # transitions still to show tried at each steering, the others after them
+FULL_CHECK_EVERY = 10  # actions between two checks of every user by the runner (the acting user is checked after each)
 ATTEMPTS = 3  # draws of one seed before a short form that leaves a transition uncovered fails
 CONTEXTS = ("", "reopen an older conversation", "start a conversation")  # moves that make an effect observable
 
@@ -77,6 +79,8 @@ class Plan:
     covered: dict[str, int] = field(default_factory=dict)  # transition -> the action number that first showed it
     uncovered: dict[str, str] = field(default_factory=dict)  # transition -> why the plan does not show it
     read_after: frozenset[int] = frozenset()  # turns after which the runner reads what the turn changed
+    # The pairs of actions (harness/sessions/pairs.py) it covers when acted out as drawn -> the action b covering each
+    pairs: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def transitions(self) -> dict[str, object]:
         """The transitions (action kind -> read) the plan shows, with the action that first shows each, and those
@@ -175,7 +179,8 @@ def _generate(seed: str, count: int, users: int, left_out: dict[str, str] | None
                 covered={pair(*t): n for t, n in sorted(covered.items(), key=lambda c: c[1])},
                 uncovered={**uncovered, **{pair(*t): "not drawn" for t in left},
                            **({} if tracked else {"*": "the long form does not track transitions"})},
-                read_after=frozenset(read_after))
+                read_after=frozenset(read_after),
+                pairs=dict(pairs_drawn(actions, names, read_after, FULL_CHECK_EVERY).covered))
     if left and count >= SHORT_FORM:
         raise GenerationError(f"seed {seed}: the session of {count} actions by {users} users leaves "
                               f"{len(left)} transition(s) of the model uncovered: {', '.join(pair(*t) for t in left)}"

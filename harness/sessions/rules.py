@@ -83,6 +83,8 @@ class Rule(Generic[A]):
     action: type[A]
     kinds: tuple[Kind, ...] = ()
     writes: frozenset[str] = frozenset()  # the parts of the model's state its effect can change (PARTS)
+    # The parts its own outcome depends on, as its answer, refusal or page shows them (harness/sessions/pairs.py)
+    acts_on: frozenset[str] = frozenset()
     reads: frozenset[str] = CHECKED  # the parts the reads after it compare
     leaving: bool = False  # what people do right after a reply (close the browser, ...): drawn for the last to act
     turn: bool = False  # a turn in the conversation on the user's screen, answered

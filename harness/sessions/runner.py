@@ -26,9 +26,10 @@ from harness.app.app_handle import AppHandle
 from harness.app.target import KnownDefect
 from harness.drivers.base import Account, Capability, HeldSessions, Hit, Memory, UserSession
 from harness.sessions.actions import Action, script
-from harness.sessions.generator import Plan
+from harness.sessions.generator import FULL_CHECK_EVERY, Plan
 from harness.sessions.model import NotApplicable, SessionModel
 from harness.sessions.moves import rule_of
+from harness.sessions.pairs import PairTracker, read_after
 from harness.sessions.rules import Difference
 from harness.sessions.shrink import shrink
 from harness.suite import report
@@ -38,7 +39,6 @@ from harness.vocabulary.order import Span, out_of_order
 from harness.vocabulary.polling import Timeout, wait_until
 from harness.vocabulary.turn import Turn
 
-FULL_CHECK_EVERY = 10  # actions between two checks of every user (the acting user is checked after each)
 MEMORY_WAIT_S = 10  # how long the app may take to list a memory once the turn that told it is answered
 # The read whose app side a declared difference hands to the model: a user's memories, as listed.
 ADOPTABLE = "memories"
@@ -98,6 +98,7 @@ class SessionRunner:
         self.shown: list[Difference] = []  # the declared differences that showed, in order
         # Each check the session could not make, with why (the report and the session's JSON list them).
         self.not_checked: dict[str, str] = {}
+        self.pairs = PairTracker(plan.users)  # the pairs of actions this run covered, so far
 
     def new_model(self) -> SessionModel:
         return SessionModel(self.plan.users, self.retention_days, self.memory_listing, self.session_days,
@@ -125,6 +126,7 @@ class SessionRunner:
         self._action_started, self._first_listed, self.failed, self.acted = {}, {}, {}, set()
         self.to_sign_in = set()
         self.shown = []
+        self.pairs = PairTracker(self.plan.users)
         self.tag = self.new_tag()
         self.members = {name: self.new_member(name) for name in self.plan.users}
         for number, action in enumerate(actions, 1):
@@ -139,6 +141,7 @@ class SessionRunner:
             difference = self._unless_declared(difference)
             if difference:
                 return difference
+            self.pairs.acted(number, action, read_after(action, number, self.plan.read_after, FULL_CHECK_EVERY))
             self.previous = action
         return self._unless_declared(self.check_everyone(len(actions), actions[-1] if actions else None))
 
@@ -457,9 +460,10 @@ class GeneratedSession:
         started = time.monotonic()
         difference = self.runner.run(self.plan.actions)
         seconds = time.monotonic() - started
-        shown, not_checked = tuple(self.runner.shown), dict(self.runner.not_checked)  # before a shrink runs again
+        # (before a shrink runs again)
+        shown, not_checked, pairs = tuple(self.runner.shown), dict(self.runner.not_checked), self.runner.pairs
         if difference is None:
-            return SessionOutcome(self, None, seconds, [], shown, not_checked)
+            return SessionOutcome(self, None, seconds, [], shown, not_checked, pairs)
         failing = self.plan.actions[:max(difference.number, 1)]
         reproduction = failing
         category = difference.category
@@ -471,7 +475,7 @@ class GeneratedSession:
 
             only_theirs = [a for a in failing if a.user in (user, "")] if user else None
             reproduction = shrink(failing, still_fails, self.runner.valid, shrink_budget_s, only_theirs)
-        return SessionOutcome(self, difference, seconds, reproduction, shown, not_checked)
+        return SessionOutcome(self, difference, seconds, reproduction, shown, not_checked, pairs)
 
 
 @dataclass(frozen=True)
@@ -485,6 +489,7 @@ class SessionOutcome:
     reproduction: list[Action]
     declared_shown: tuple[Difference, ...] = ()  # the differences the target declares a known defect, as they showed
     not_checked: dict[str, str] = field(default_factory=dict)  # each check the session could not make -> why
+    pairs: PairTracker | None = None  # the pairs of actions its run covered (up to its first difference)
 
     def summary(self, target: str) -> dict:
         """The run as `reports/generated-sessions/*.json` records it."""
@@ -492,6 +497,7 @@ class SessionOutcome:
         return {"seed": plan.seed, "actions": len(plan.actions), "users": plan.users, "target": target,
                 "seconds": round(self.seconds, 1), "passed": self.difference is None, "left_out": plan.left_out,
                 **plan.counts(), "transitions": plan.transitions(),
+                "pairs": self.pairs.report() if self.pairs else {"covered": [], "uncovered": []},
                 "not_checked": [{"check": check, "why": why} for check, why in self.not_checked.items()],
                 "known_defect": [d.describe() for d in self.declared_shown],
                 "difference": self.difference.describe() if self.difference else None}

@@ -27,6 +27,12 @@ class Seeds:
     fixed: tuple[str, ...]
     regressions: tuple[Regression, ...]
 
+    @property
+    def through_api(self) -> list[str]:
+        """The seeds whose sessions the default run acts out through the app's API: the regression seeds, then the
+        fixed seeds but the first (whose session is acted out in browsers)."""
+        return [*dict.fromkeys([r.seed for r in self.regressions] + list(self.fixed[1:]))]
+
 
 def load_seeds(path: Path = SEEDS_FILE) -> Seeds:
     """The listed seeds, or a one-line error naming the file and what is wrong."""

@@ -32,6 +32,9 @@ EFFECT_ORDER = ("tell", "tell several facts at once", "correct", "ask", "chat", 
                 "turn memory on")
 # What a short session draws first while several kinds still have something to cover:
 COVER_ORDER = ("tell", "chat", "tell several facts at once", "correct", "ask", "let time pass")
+# The kinds a user acts out on the app's page only (left out for users who speak through its API):
+NEEDS_A_PAGE = ("close and reopen the browser", "sign out and back in", "send refused by the app",
+                "connection dropped mid-reply")
 
 
 def _found() -> list[Rule[Any]]:
@@ -42,7 +45,7 @@ def _found() -> list[Rule[Any]]:
         if module.name.startswith("_"):
             continue
         rule = importlib.import_module(f"{__name__}.{module.name}").RULE
-        unknown = (rule.writes | rule.reads) - PARTS
+        unknown = (rule.writes | rule.acts_on | rule.reads) - PARTS
         if unknown:
             raise ValueError(f"the move of {__name__}.{module.name} names no part of the model's state: "
                              f"{', '.join(sorted(unknown))}; the parts: {', '.join(sorted(PARTS))}")

@@ -21,6 +21,7 @@ class ComingBackRule(Rule[C]):
 
     leaving = True
     writes = frozenset({"open_conversation", "session"})
+    acts_on = frozenset({"session", "open_conversation", "account"})  # her sign-in, and the page she comes back to
     reads = CHECKED | {"session"}  # (signed in, with her identity and her conversation list)
 
     def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:

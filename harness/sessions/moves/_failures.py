@@ -71,6 +71,7 @@ class FailureRule(Rule[F]):
     """A failure on the way: drawn where the user is in a conversation; her next action goes on from it."""
 
     failure = True
+    acts_on = frozenset({"open_conversation", "turns"})  # the conversation it happens in
 
     def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
         return {kind.name: () for kind in self.kinds}  # nothing changes, unless the move says

@@ -28,6 +28,8 @@ H = TypeVar("H", bound=Against)
 class HostileRule(Rule[H]):
     """An action on another user's account, who must be one of the session's other users, still there."""
 
+    acts_on = frozenset({"account", "session", "memories", "conversations", "turns"})  # the victim's, each refused
+
     def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
         return {kind.name: () for kind in self.kinds}  # refused, each: nothing of anyone's changes
 

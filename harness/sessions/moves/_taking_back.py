@@ -30,6 +30,8 @@ class TakingBackRule(Rule[T]):
     shows it fits (`take`: which); a change made on the memories page (`change`), after which she is shown her
     memories there."""
 
+    acts_on = frozenset({"memories", "clock"})  # what her memories page lists now
+
     def precondition(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
         return room_to_show(name, draws) and self.holds(model, name)
 

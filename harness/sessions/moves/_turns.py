@@ -34,6 +34,7 @@ class TurnRule(Rule[T]):
     # Read after only where it first shows a transition (the plan's read_after), and every few actions.
     checked_after = False
     writes = frozenset({"turns", "conversations", "open_conversation"})
+    acts_on = frozenset({"open_conversation", "turns"})  # the reply goes on from the conversation on her screen
     reads = CHECKED
 
     def apply(self, model: SessionModel, action: T) -> str:

@@ -41,6 +41,7 @@ class AskRule(TurnRule[Ask]):
 
     action = Ask
     kinds = (Kind("ask", 26),)
+    acts_on = TurnRule.acts_on | {"memories", "memory_switch", "clock"}  # answered from what is kept, by the clock
 
     def to_cover(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
         return bool(draws.asks)

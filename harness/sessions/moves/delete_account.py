@@ -34,6 +34,7 @@ class DeleteAccountRule(Rule[DeleteAccount]):
     leaving = True
     everyone = True
     writes = frozenset({"account"})
+    acts_on = frozenset({"account", "session"})
     reads = CHECKED | {"session"}
 
     def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:

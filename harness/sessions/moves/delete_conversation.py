@@ -33,6 +33,7 @@ class DeleteConversationRule(TakingBackRule[DeleteConversation]):
     kinds = (Kind("delete a conversation", 2,
                   needs=("conversation_deleted", "the memories told in a deleted conversation")),)
     writes = frozenset({"conversations", "open_conversation", "memories"})
+    acts_on = frozenset({"conversations", "turns", "memories"})  # the one she picks, and the memories it told
 
     def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
         choice = model.forgetting.conversation_deleted

@@ -47,6 +47,7 @@ class ManyConversationsRule(Rule[ManyConversations]):
     kinds = (Kind("start many conversations", 0, long_form_weight=3),)
     checked_after = False  # (each reply is compared; the user's state at the next full check)
     writes = frozenset({"turns", "conversations", "open_conversation", "memories"})
+    acts_on = frozenset({"conversations", "memory_switch"})
     reads = frozenset()  # each reply says back the fact told
 
     def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:

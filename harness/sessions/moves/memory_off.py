@@ -32,6 +32,7 @@ class TurnMemoryOffRule(TakingBackRule[TurnMemoryOff]):
     action = TurnMemoryOff
     kinds = (Kind("turn memory off", 2),)
     writes = frozenset({"memory_switch", "open_conversation"})
+    acts_on = frozenset({"memory_switch"})
 
     def holds(self, model: SessionModel, name: str) -> bool:
         return bool(model.remembered(name)) and model.memory_on(name)

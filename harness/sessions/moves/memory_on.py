@@ -33,6 +33,7 @@ class TurnMemoryOnRule(TakingBackRule[TurnMemoryOn]):
     kinds = (Kind("turn memory on", 0, follows=True,
                   needs=("memory_on_again", "the memories from before once memory is on again")),)
     writes = frozenset({"memory_switch", "memories", "open_conversation"})
+    acts_on = frozenset({"memory_switch", "memories"})
 
     def precondition(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
         return not model.memory_on(name)  # (as the follow-up of turning it off, whatever room is left)

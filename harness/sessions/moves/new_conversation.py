@@ -28,6 +28,7 @@ class NewConversationRule(Rule[NewConversation]):
     action = NewConversation
     kinds = (Kind("start a conversation", 8),)
     writes = frozenset({"open_conversation"})
+    acts_on = frozenset({"open_conversation"})
 
     def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> NewConversation | None:
         return NewConversation(name) if model.current(name) is not None else None

@@ -45,6 +45,7 @@ class PassTimeRule(Rule[PassTime]):
     kinds = (Kind("let time pass", 4),)
     # (a sign-in that ended is made again before the user's next action: SessionModel.signed_in_again)
     writes = frozenset({"clock", "open_conversation", "session"})
+    acts_on = frozenset({"clock", "session", "memories"})  # who is still signed in, what is still kept
     reads = CHECKED | {"session"}
 
     def to_cover(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:

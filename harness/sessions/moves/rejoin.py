@@ -35,6 +35,7 @@ class RejoinRule(Rule[Rejoin]):
     kinds = (Kind("open an account again", follows=True),)
     everyone = True
     writes = PARTS - {"clock"}
+    acts_on = frozenset({"account"})
 
     def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
         return {"open an account again": (ANSWERS, SIGNED_IN)}

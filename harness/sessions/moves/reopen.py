@@ -28,6 +28,7 @@ class ReopenRule(Rule[Reopen]):
     action = Reopen
     kinds = (Kind("reopen a conversation", 7),)
     writes = frozenset({"open_conversation"})
+    acts_on = frozenset({"conversations", "turns"})  # picked from the list, its history shown
     reads = CHECKED | {"open_conversation"}
 
     def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> Reopen | None:

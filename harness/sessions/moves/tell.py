@@ -78,6 +78,7 @@ class TellRule(TurnRule[Tell]):
     action = Tell
     kinds = (Kind("tell", 20), Kind("tell several facts at once", 6, long_form_weight=12), Kind("correct", 10))
     writes = TurnRule.writes | {"memories"}
+    acts_on = TurnRule.acts_on | {"memory_switch", "memories"}  # kept only with memory on; a correction replaces
 
     def to_cover(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
         if kind == "tell":  # a value at the longest message, in a script still to cover

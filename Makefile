@@ -168,12 +168,14 @@ flake-check: setup
 
 # Exploration (nightly, not the merge-request gate): the generated sessions of a new seed, from the date (UTC) unless
 # SEED is given; the seed is printed first, so that a find reproduces (`make explore SEED=...`). A seed that finds a
-# bug joins [[regression]] in harness/sessions/seeds.toml, with the date and what it found.
+# difference is added to [[regression]] in harness/sessions/seeds.toml, with the date, the target and what it found
+# (python -m harness.sessions.seeds found): commit the file to replay it first on that target.
 explore: setup
 	@seed=$${SEED:-$$($(BIN)/python -c 'from harness.sessions.seeds import exploration_seed; print(exploration_seed())')}; \
 	  echo "explore: seed $$seed (make explore SEED=$$seed reproduces it)"; \
 	  $(PYTEST) features/generated_sessions.feature -m "not long_form and not more_seeds" --seed $$seed \
-	    -p no:cacheprovider $(if $(TARGET),--target $(TARGET)) --alluredir=reports/allure-results-explore --clean-alluredir
+	    -p no:cacheprovider $(if $(TARGET),--target $(TARGET)) --alluredir=reports/allure-results-explore --clean-alluredir \
+	  || { status=$$?; $(BIN)/python -m harness.sessions.seeds found --seed $$seed; exit $$status; }
 
 # The long form of the generated sessions (nightly): SEEDS seeds from FIRST_SEED, two at a time.
 long-sessions: setup

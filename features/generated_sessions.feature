@@ -9,7 +9,8 @@ Feature: Generated sessions
 
   Each session shows every transition of the model once: each kind of action followed by each later read its effect
   can change (talking in an older conversation, then the list's order; a correction, then the answer in the older
-  conversation that said the old value; ...). The seeds are listed in one file, those that once found a bug first.
+  conversation that said the old value; ...). The seeds are listed in one file; those that once found a bug on the
+  app are acted out first, in browsers, as they were found.
 
   Scenario Outline: The listed seeds' sessions of several users are remembered exactly as the model says
     Given the <seeds> of 60 actions by 3 users, <how>
@@ -21,7 +22,7 @@ Feature: Generated sessions
       | first seed's session | each in their own browser |
 
     @more_seeds
-    Examples: The seeds that once found a bug, then the other listed seeds
+    Examples: The other listed seeds
       | seeds                 | how                        |
       | other seeds' sessions | each through the app's API |
 

@@ -84,12 +84,12 @@ def at_once(world: World, through_api: bool, seeds: list[str]) -> bool:
 
 
 def seeds_of(world: World, which: str) -> list[str]:
-    """The run's own seed (--seed), else the first listed; or the regression seeds, then the other listed seeds
-    (none when --seed names another: only that seed's session runs)."""
+    """The run's own seed (--seed), else the regression seeds found on this target and then the first listed; or
+    the other listed seeds (none when --seed names another: only that seed's session runs)."""
     listed = load_seeds()
     own = world.data.seed
     if which == "first seed's session":
-        return [str(own) if own != DEFAULT_SEED else listed.fixed[0]]
+        return [str(own)] if own != DEFAULT_SEED else listed.in_browsers(world.app.target.name)
     if own != DEFAULT_SEED:
         pytest.skip(f"--seed {own} given: only that seed's session runs")
     return listed.through_api
@@ -99,7 +99,8 @@ def seeds_of(world: World, which: str) -> list[str]:
                   r"browser$"), converters={"count": int, "users": int}, target_fixture="generated_sessions")
 def first_seeds_session(world: World, answers: AnswerCheck, request: pytest.FixtureRequest, count: int,
                         users: int) -> list[GeneratedSession]:
-    """The run's seed (--seed), else the first listed, acted out in browsers where the app has a page."""
+    """The run's seed (--seed), else the regression seeds found on this target and the first listed, acted out in
+    browsers where the app has a page."""
     return listed_sessions(world, answers, "first seed's session", count, users, through_api=False,
                            declared=declared_for(request.node))
 
@@ -108,7 +109,7 @@ def first_seeds_session(world: World, answers: AnswerCheck, request: pytest.Fixt
                   r"app's API$"), converters={"count": int, "users": int}, target_fixture="generated_sessions")
 def other_seeds_sessions(world: World, answers: AnswerCheck, request: pytest.FixtureRequest, count: int,
                          users: int) -> list[GeneratedSession]:
-    """The regression seeds, then the other listed seeds, each acted out through the app's API."""
+    """The other listed seeds, each acted out through the app's API."""
     return listed_sessions(world, answers, "other seeds' sessions", count, users, through_api=True,
                            declared=declared_for(request.node))
 
@@ -159,8 +160,8 @@ def listed_sessions(world: World, answers: AnswerCheck, which: str, count: int, 
 @when("the users act them out", target_fixture="session_outcomes")
 def act_out(generated_sessions: list[GeneratedSession], pytestconfig: pytest.Config,
             request: pytest.FixtureRequest) -> list[SessionOutcome]:
-    """Each session acted out in turn (the regression seeds first), or all at once where each has an app of its own;
-    each action compared with the model after it; a difference is shrunk (--shrink-seconds)."""
+    """Each session acted out in turn (the target's regression seeds first), or all at once where each has an app of
+    its own; each action compared with the model after it; a difference is shrunk (--shrink-seconds)."""
     # A target's known defect is already described with its reproduction: no minutes spent shrinking it on each run.
     budget = 0.0 if declared_for(request.node) else pytestconfig.getoption("--shrink-seconds")
     if len(generated_sessions) > 1 and all(session.at_once for session in generated_sessions):

@@ -572,7 +572,7 @@ def test_the_seeds_file_refuses_what_it_cannot_use_in_one_line(tmp_path: Path) -
     with pytest.raises(SeedsError, match="at least three seeds"):
         load_seeds(bad)
     bad.write_text('fixed = ["1", "2", "3"]\n[[regression]]\nseed = "4"\n')
-    with pytest.raises(SeedsError, match=r"\[\[regression\]\] 1 has no date, found"):
+    with pytest.raises(SeedsError, match=r"\[\[regression\]\] 1 has no date, target, found"):
         load_seeds(bad)
 
 

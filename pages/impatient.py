@@ -19,6 +19,9 @@ def click_twice(page: Page, control: Locator, done: Callable[[], None], second_a
     place (a page that counts it as a click of its own acts on that too); else a second click, a while later, as the
     first's request (`method` to `requests`) is still on its way, held back as a slow server holds it (a page that
     lets it through acts twice)."""
+    # A person scrolls to what they click: the mouse clicks where the control is in the window, and a control below
+    # the fold (a long list of long memories) is not there to be clicked until it is scrolled to.
+    control.scroll_into_view_if_needed()
     box = control.bounding_box()
     assert box is not None, f"{control} is not on the screen to be clicked"
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2

@@ -26,7 +26,8 @@ class AppState:
         self.pool = Pool(settings.pg_dsn)
         self.clock = Clock(settable=settings.settable_clock)
         self.accounts = Accounts(self.pool, match_like=settings.has("sign-in-matches-like"))
-        self.sign_ins = SignInThrottle(self.pool, never_expires=settings.has("lockout-never-expires"))
+        self.sign_ins = SignInThrottle(self.pool, never_expires=settings.has("lockout-never-expires"),
+                                       matches_like=settings.has("lockout-matches-like"))
         self.conversations = Conversations(self.pool, check_owner=not settings.has("history-idor"),
                                            soft_delete=settings.has("conversation-delete-keeps-messages"),
                                            by_creation=settings.has("conversation-list-by-creation"),

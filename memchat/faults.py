@@ -113,6 +113,9 @@ CATALOG: dict[str, Fault] = {
         Fault("lockout-never-expires", "sign-in throttling counts the wrong passwords ever typed, not those within "
               "the lockout window", "a user locked out by wrong passwords stays locked out after the declared "
               "lockout has passed"),
+        Fault("lockout-matches-like", "sign-in throttling counts the wrong passwords of every address that the "
+              "signing-in one matches as an ILIKE pattern ('_' any character)", "wrong passwords typed at one "
+              "user's address lock out another whose address, read as a pattern, matches it (ana_1@ by ana11@'s)"),
     )
 }
 

@@ -21,16 +21,18 @@ def account_key(email: str) -> str:
 
 
 class SignInThrottle:
-    def __init__(self, pool: Pool, *, never_expires: bool = False) -> None:
+    def __init__(self, pool: Pool, *, never_expires: bool = False, matches_like: bool = False) -> None:
         self.pool = pool
         self.never_expires = never_expires  # the fault lockout-never-expires: failures counted without the window
+        self.matches_like = matches_like  # the fault lockout-matches-like: the address read as an ILIKE pattern
 
     def locked(self, email: str, address: str, now: datetime) -> bool:
         since = datetime.min.replace(tzinfo=now.tzinfo) if self.never_expires else now - timedelta(
             minutes=LOCKOUT_MINUTES)
+        match = "ILIKE" if self.matches_like else "="
         with self.pool.connection() as conn:
-            row = conn.execute("SELECT count(*) FROM sign_in_failures WHERE account = %s AND address = %s AND at > %s",
-                               (account_key(email), address, since)).fetchone()
+            row = conn.execute(f"SELECT count(*) FROM sign_in_failures WHERE account {match} %s AND address = %s"
+                               " AND at > %s", (account_key(email), address, since)).fetchone()
         return bool(row and row[0] >= SIGN_IN_FAILURES)
 
     def failed(self, email: str, address: str, now: datetime) -> None:

@@ -59,6 +59,8 @@ def left_out_kinds(world: World, through_api: bool = False) -> dict[str, str]:
             f"{world.app.target.path.name} declares no sign-in throttling ([limits] sign_in_failures)")
     elif not world.app.offers(Capability.PASSWORD_SIGN_IN):
         left_out["type wrong passwords at another's address"] = world.app.why_not(Capability.PASSWORD_SIGN_IN)
+    if "type wrong passwords at another's address" in left_out:  # (and where time cannot pass: the generator's)
+        left_out["lock another out with wrong passwords"] = left_out["type wrong passwords at another's address"]
     why_not = cannot_tamper(world.app.target)
     if why_not:
         left_out["tamper with another user's data"] = why_not

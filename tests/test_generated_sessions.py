@@ -40,7 +40,8 @@ from harness.sessions.shrink import shrink
 from harness.sessions.text import CHAT_CLASSES, SCRIPTS, VALUE_CLASSES, TextMaker
 from harness.vocabulary.language import asked_key, facts_in, normalise_key
 
-MEMCHAT_LIMITS = Limits(retention_days=365, session_days=30, longest_message=4000)
+MEMCHAT_LIMITS = Limits(retention_days=365, session_days=30, longest_message=4000, sign_in_failures=5,
+                        sign_in_lockout_minutes=15)
 MEMCHAT_FORGETTING = Forgetting(conversation_deleted=Choice("kept", "memchat/README.md"),
                                 memory_on_again=Choice("used again", "memchat/README.md"),
                                 dropped_reply=Choice("not remembered", "memchat/static/chat.js"))
@@ -66,19 +67,22 @@ def test_the_same_seed_draws_the_same_session_and_another_seed_another() -> None
 
 
 def test_a_session_draws_every_kind_and_class_over_enough_actions_and_never_a_left_out_one() -> None:
-    plan = generate("1", 600, 4, forgetting=MEMCHAT_FORGETTING)
+    plan = generate("1", 600, 4, limits=MEMCHAT_LIMITS, forgetting=MEMCHAT_FORGETTING)
     counts = plan.counts()
     assert set(counts["action kinds"]) == set(ALL_KINDS)
     assert set(CHAT_CLASSES) <= set(counts["character classes"])
-    without_clock = generate("1", 300, 4, left_out={"let time pass": "no clock"}, forgetting=MEMCHAT_FORGETTING)
+    without_clock = generate("1", 300, 4, left_out={"let time pass": "no clock"}, limits=MEMCHAT_LIMITS,
+                             forgetting=MEMCHAT_FORGETTING)
     assert "let time pass" not in without_clock.counts()["action kinds"]
-    assert without_clock.left_out == {"let time pass": "no clock"}
+    assert without_clock.left_out == {"let time pass": "no clock", "lock another out with wrong passwords":
+                                      "moves the app's clock, and time cannot pass: no clock"}
     no_deletion = generate("1", 300, 4, left_out={"delete a memory": "no MEMORY_DELETE"}, forgetting=MEMCHAT_FORGETTING)
     assert "delete a memory" not in no_deletion.counts()["action kinds"]
 
 
 def test_what_needs_a_choice_the_target_does_not_declare_is_left_out_with_its_reason() -> None:
-    plan = generate("1", 300, 4, forgetting=Forgetting(conversation_deleted=Choice("deleted", "its docs")))
+    plan = generate("1", 300, 4, limits=MEMCHAT_LIMITS,
+                    forgetting=Forgetting(conversation_deleted=Choice("deleted", "its docs")))
     assert plan.left_out == {"turn memory on": "needs what the target documents of the memories from before once "
                                                "memory is on again: [forgetting] memory_on_again",
                              "connection dropped mid-reply": "needs what the target documents of the facts of a "
@@ -87,7 +91,10 @@ def test_what_needs_a_choice_the_target_does_not_declare_is_left_out_with_its_re
     kinds = plan.counts()["action kinds"]
     assert "turn memory on" not in kinds and {"turn memory off", "delete a conversation"} <= set(kinds)
     assert set(generate("1", 300, 4).left_out) == {"delete a conversation", "turn memory on",
-                                                   "connection dropped mid-reply"}
+                                                   "connection dropped mid-reply",
+                                                   "lock another out with wrong passwords"}
+    assert generate("1", 300, 4).left_out["lock another out with wrong passwords"] == (
+        "needs what the target declares of it: [limits] sign_in_failures, sign_in_lockout_minutes")
 
 
 @pytest.mark.parametrize("seed", ["20261130", "1", "7", "42"])
@@ -428,7 +435,9 @@ def test_what_users_take_back_is_drawn_with_what_shows_it(seed: str) -> None:
 
 
 def test_a_plan_that_takes_back_is_valid_for_the_model_and_shrinks_to_what_its_failure_needs() -> None:
-    plan = generate("20261130", 40, 3, limits=MEMCHAT_LIMITS, forgetting=MEMCHAT_FORGETTING)
+    # (the plan this test was written for: drawn before the lockout move, which this target's limits leave out)
+    plan = generate("20261130", 40, 3, limits=Limits(retention_days=365, session_days=30, longest_message=4000),
+                    forgetting=MEMCHAT_FORGETTING)
     deletion = next(a for a in plan.actions if isinstance(a, DeleteMemory))
     question = _soon_after(plan.actions, deletion, Ask, deletion.key)
     assert question is not None

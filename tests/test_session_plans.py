@@ -16,13 +16,13 @@ from tools.session_plans import drawn, line
 # short form in browsers and through the API, targets that leave moves out (no page, no clock, no failures on the
 # way) and the long form.
 PINNED = {
-    ("memchat", False, 60, 3, "20261130"): "5aef648909c5e4a13fdc14f43bf30144",
-    ("memchat", True, 60, 3, "7"): "17d534cfadbd4d84ceab6b9d44be2588",
-    ("khoj", True, 60, 3, "1"): "1becd41c4e62e808d07b048c17e2ae88",
-    ("letta", True, 60, 3, "2"): "fbd236174a1283cd3eb25225a1d8dda3",
-    ("open-webui", False, 60, 3, "3"): "2fa3a9bda401083cc728b4744bd30135",
-    ("memchat", False, 300, 4, "3"): "0bc7de719647f9eade2bdb0cb08501ec",
-    ("khoj", True, 300, 4, "42"): "18c94922c28e5a8eadf04299ee853aa2",
+    ("memchat", False, 60, 3, "20261130"): "5086b8aa914222edac9d5084bc1da380",
+    ("memchat", True, 60, 3, "7"): "e374aa5f3f34fa25cac1b13ba8e66a38",
+    ("khoj", True, 60, 3, "1"): "e3f5168b6985751b599a59f7f7e9dd6f",
+    ("letta", True, 60, 3, "2"): "80e868f1293eb2bc7c25864d22e42574",
+    ("open-webui", False, 60, 3, "3"): "db449752749ee175f694c50c3c1b5e33",
+    ("memchat", False, 300, 4, "3"): "46364e8e632de637b596fd54d119716e",
+    ("khoj", True, 300, 4, "42"): "c96d8d7410232c4504a3154a4609c595",
 }
 
 

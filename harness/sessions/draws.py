@@ -71,6 +71,7 @@ class Draws:
         self.queued: list[Action] = []  # drawn already, to be taken next in this order
         self.left = 0  # actions still to draw
         self.transitions: list[tuple[str, str]] = []  # (kind, read) still to show, in a seeded order
+        self.addresses: dict[str, str] = {}  # each user's e-mail address (near-colliding ones: generator.py)
 
     def save(self) -> tuple[object, dict[str, list]]:
         """What drawing changes, to go back to after a trial draw."""

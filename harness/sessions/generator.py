@@ -129,6 +129,12 @@ def _generate(seed: str, count: int, users: int, left_out: dict[str, str] | None
     unknown = set(left_out) - set(ALL_KINDS)
     if unknown:
         raise ValueError(f"unknown action kinds {sorted(unknown)}; known: {', '.join(ALL_KINDS)}")
+    for each in KINDS:
+        missing = [name for name in each.limits if getattr(limits, name) is None]
+        if missing:
+            left_out.setdefault(each.name, f"needs what the target declares of it: [limits] {', '.join(missing)}")
+        elif each.clock and TIME in left_out:
+            left_out.setdefault(each.name, f"moves the app's clock, and time cannot pass: {left_out[TIME]}")
     for kind, (choice, what) in NEEDS_CHOICE.items():
         if getattr(forgetting, choice) is None:
             left_out.setdefault(kind, f"needs what the target documents of {what}: [forgetting] {choice}")
@@ -150,6 +156,7 @@ def _generate(seed: str, count: int, users: int, left_out: dict[str, str] | None
     weights = dict(WEIGHTS, **(VOLUME_WEIGHTS if count >= LONG_FORM else {}))
     kinds = [k for k in weights if k not in left_out and weights[k]]
     draws = Draws(fake, kinds, limits, TIME not in left_out, count >= LONG_FORM)
+    draws.addresses = {n: f"{locals_[n]}@{domains[n]}" for n in names}
     tracked = count < LONG_FORM  # the long form outgrows pages and batches; the short form shows each transition
     required, uncovered = _transitions(model, weights, left_out, unread or {})
     draws.transitions = fake.random.sample(required, len(required)) if tracked else []

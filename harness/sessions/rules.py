@@ -74,6 +74,8 @@ class Kind:
     follows: bool = False  # drawn after another move (a follow-up, or by a user whose account is deleted)
     # The target's [forgetting] choice its prediction needs, and what the choice is about; without it, left out
     needs: tuple[str, str] | None = None
+    limits: tuple[str, ...] = ()  # the target's [limits] its draws need; without any of them, left out
+    clock: bool = False  # it moves the app's clock: left out where time cannot pass ("let time pass" left out)
 
 
 class Rule(Generic[A]):

@@ -44,6 +44,7 @@ TESTED = {"recall-ignores-user", "history-idor", "session-not-persistent", "cont
           "memory-off-still-writes", "deleted-memory-returns", "memory-setting-not-saved",
           "migration-resurrects-deleted", "migration-local-times-as-utc", "writes-stall-after-error",
           "failed-send-resent", "memory-owner-from-body", "sign-in-matches-like", "lockout-never-expires",
+          "lockout-matches-like",
           "conversation-list-by-creation", "title-follows-latest-message"}
 
 
@@ -558,6 +559,19 @@ def test_lockout_never_expires(make_app, faulty: bool) -> None:
     app.state.clock.advance((LOCKOUT_MINUTES + 1) / (24 * 60))
     again = client.post("/api/login", json={"email": email, "password": PASSWORD})
     assert again.status_code == (429 if faulty else 200)
+
+
+@pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
+def test_lockout_matches_like(make_app, password_hash: str, faulty: bool) -> None:
+    """ana11's lockout is hers only: ana_1's address, read as a pattern, matches ana11's with the fault on."""
+    app = make_app(faults={"lockout-matches-like"} if faulty else set())
+    add_user(app.dsn, "ana11", password_hash, "ana11@x.test")
+    add_user(app.dsn, "ana_1", password_hash, "ana_1@x.test")
+    for _ in range(SIGN_IN_FAILURES):
+        app.client().post("/api/login", json={"email": "ana11@x.test", "password": "wrong-password"})
+    assert app.client().post("/api/login", json={"email": "ana11@x.test", "password": PASSWORD}).status_code == 429
+    answer = app.client().post("/api/login", json={"email": "ana_1@x.test", "password": PASSWORD})
+    assert answer.status_code == (429 if faulty else 200)
 
 
 def test_sign_in_lockout_is_per_account_and_address(make_app) -> None:

@@ -137,6 +137,9 @@ class ApiActor(ActorBase):
     def say_composed(self, before: str, reading: str, characters: str, after: str) -> Exchange:
         self._needs_a_page("an input method")
 
+    def say_clicking_twice(self, text: str) -> Exchange:
+        self._needs_a_page("two clicks of Send")
+
     def send_refused(self, text: str) -> str:
         self._needs_a_page("the page's error")
 

@@ -250,6 +250,14 @@ class BrowserActor(ActorBase):
         if why_not:
             pytest.skip(why_not)
 
+    def say_clicking_twice(self, text: str) -> Exchange:
+        if "messages" not in self.app.target.api:
+            pytest.skip(f"two clicks of Send need the {self.app.name} target's [api] messages (the address the "
+                        "page sends a turn to, whose request the second click meets on its way)")
+        reply, recalled = self._chat_to_send().send_clicking_twice(text)
+        self._talking = True
+        return self._heard(text, reply, recalled)
+
     def say_refused_by_app(self, text: str) -> str:
         self._can_fail_sends()
         shown = self._chat_open().send_failing(text, refused_by_server)

@@ -116,6 +116,9 @@ CATALOG: dict[str, Fault] = {
         Fault("lockout-matches-like", "sign-in throttling counts the wrong passwords of every address that the "
               "signing-in one matches as an ILIKE pattern ('_' any character)", "wrong passwords typed at one "
               "user's address lock out another whose address, read as a pattern, matches it (ana_1@ by ana11@'s)"),
+        Fault("message-kept-until-answered", "front end: the message stays in its box until its answer comes (so "
+              "that a failed send is not lost), and Send stays enabled meanwhile", "a second click of Send while a "
+              "slow answer is on its way sends the message again: the turn is stored and answered twice"),
     )
 }
 

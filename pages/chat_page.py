@@ -13,6 +13,7 @@ from playwright.sync_api import Locator, expect
 
 from harness.vocabulary.turn import Turn
 from pages.base import BasePage, css_of
+from pages.impatient import click_twice
 from pages.network_failures import Failure, held_back, once
 
 
@@ -213,6 +214,17 @@ class ChatPage(BasePage):
     def errors_shown(self) -> list[str]:
         """The errors the page shows now (as it is: one of a write still on its way shows later)."""
         return self.el("send_error").all_inner_texts() if self.has("send_error") else []
+
+    def send_clicking_twice(self, text: str) -> tuple[str, list[RecalledMemory]]:
+        """Send one turn with two clicks of Send, the second while the first's request is still on its way (held
+        back, as a slow server holds it), as an impatient person does; returns its answer as the page shows it once
+        every request the clicks sent is answered (a page that sent it twice shows the turn twice)."""
+        replies = self._replies()
+        before = replies.count()
+        self.el("message_input").fill(text)
+        click_twice(self.page, self.el("send"), lambda: expect(replies.nth(before)).to_be_visible(),
+                    second_after_answer=False, requests=self._chat_requests(), method="POST")
+        return self._read_reply(replies.nth(before))
 
     def send_refused(self, text: str) -> str:
         """Send a message the app must refuse; returns what the page says instead of an answer (its alert)."""

@@ -18,7 +18,7 @@ from harness.sessions.actions import Action, quoted, script
 from harness.sessions.draws import ASK_WORDINGS, CORRECT_WORDINGS, EDGE_KEYS, FACT_KEYS, TELL_WORDINGS
 from harness.sessions.generator import ALL_KINDS, SHORT_FORM, GenerationError, Limits, generate
 from harness.sessions.model import EVERY_STATEMENT, NEWEST_AS_NEW, NEWEST_PER_FACT, NotApplicable, SessionModel
-from harness.sessions.moves import RULES, effects
+from harness.sessions.moves import RULES, effects, rule_of
 from harness.sessions.moves.ask import Ask
 from harness.sessions.moves.chat import Chat
 from harness.sessions.moves.clear_memories import ClearMemories
@@ -511,7 +511,8 @@ def _explored(choices: str) -> tuple[frozenset[tuple[str, str]], dict[str, froze
                 model.apply(action)
                 for name in model.expired_sessions():
                     model.signed_in_again(name)
-                seen |= {(action.kind, read) for _, read in changes(before, observe(model, plan.users))}
+                kind = generator.VARIANTS.get(action.kind, action.kind)  # (a way of chatting shows what chat does)
+                seen |= {(kind, read) for _, read in changes(before, observe(model, plan.users))}
                 now = model.parts()
                 written.setdefault(type(action).__name__, set()).update(p for p in parts if parts[p] != now[p])
     return frozenset(seen), {move: frozenset(parts) for move, parts in written.items()}
@@ -553,7 +554,7 @@ def test_every_transition_of_the_model_is_shown_in_the_short_form_of_each_listed
     assert len(plan.covered) >= 48 - (2 if left_out else 0)
     # each transition the runner reads through the API after a turn is read right after the turn that shows it
     turns = {n for t, n in plan.covered.items() if t.split(" -> ")[1] in READ_AFTER
-             and isinstance(plan.actions[n - 1], (Tell, Ask, Chat))}
+             and isinstance(plan.actions[n - 1], (Tell, Ask, Chat)) and not rule_of(plan.actions[n - 1]).checked_after}
     assert turns <= plan.read_after
 
 

@@ -16,13 +16,13 @@ from tools.session_plans import drawn, line
 # short form in browsers and through the API, targets that leave moves out (no page, no clock, no failures on the
 # way) and the long form.
 PINNED = {
-    ("memchat", False, 60, 3, "20261130"): "5086b8aa914222edac9d5084bc1da380",
-    ("memchat", True, 60, 3, "7"): "e374aa5f3f34fa25cac1b13ba8e66a38",
-    ("khoj", True, 60, 3, "1"): "e3f5168b6985751b599a59f7f7e9dd6f",
-    ("letta", True, 60, 3, "2"): "80e868f1293eb2bc7c25864d22e42574",
-    ("open-webui", False, 60, 3, "3"): "db449752749ee175f694c50c3c1b5e33",
-    ("memchat", False, 300, 4, "3"): "46364e8e632de637b596fd54d119716e",
-    ("khoj", True, 300, 4, "42"): "c96d8d7410232c4504a3154a4609c595",
+    ("memchat", False, 60, 3, "20261130"): "ee92b08fc0b01d1a510852e0ad05e6e3",
+    ("memchat", True, 60, 3, "7"): "7fa9e2eb679185fb324461a4d60f5eb5",
+    ("khoj", True, 60, 3, "1"): "e268f9f2dc1c1e527efb76abcc509814",
+    ("letta", True, 60, 3, "2"): "785ce80888f3eebff5a67f602074ee16",
+    ("open-webui", False, 60, 3, "3"): "ee0ad2795ef0dcbfb13fd0fb45145264",
+    ("memchat", False, 300, 4, "3"): "79dce29322df9234020a2596147c26d2",
+    ("khoj", True, 300, 4, "42"): "f5c94f293af5e59f729be118d5a2bde6",
 }
 
 

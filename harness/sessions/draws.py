@@ -72,6 +72,8 @@ class Draws:
         self.left = 0  # actions still to draw
         self.transitions: list[tuple[str, str]] = []  # (kind, read) still to show, in a seeded order
         self.addresses: dict[str, str] = {}  # each user's e-mail address (near-colliding ones: generator.py)
+        self.variants: list[str] = []  # the kinds drawn once in the place of another's action, still to draw
+        self.variant_kinds: dict[str, str] = {}  # each such kind -> the kind whose action it is drawn in place of
 
     def save(self) -> tuple[object, dict[str, list]]:
         """What drawing changes, to go back to after a trial draw."""
@@ -92,6 +94,10 @@ class Draws:
         """The next edge still to cover that time can reach now (a retention edge needs a memory still kept)."""
         kept = any(u.alive and model.memories(name) for name, u in model.users.items())
         return next((b for b in self.boundaries if "session" in b or kept), None)
+
+    def variants_of(self, kind: str) -> list[str]:
+        """The ways of doing `kind` still to draw once (harness.sessions.rules.Kind.variant_of)."""
+        return [v for v in self.variants if self.variant_kinds.get(v) == kind]
 
     def pending(self, name: str) -> bool:
         """Whether the user still has follow-ups to draw."""

@@ -47,6 +47,8 @@ NEEDS_CHOICE = {kind.name: kind.needs for kind in KINDS if kind.needs}
 # user whose account is deleted, and the kinds drawn otherwise than by weight (follow-ups).
 TIME, REJOIN = "let time pass", "open an account again"
 FOLLOWING = {kind.name for kind in KINDS if kind.follows}
+# The kinds that are a way of doing another kind's action, drawn once in its place: what they show is that kind's.
+VARIANTS = {kind.name: kind.variant_of for kind in KINDS if kind.variant_of}
 LONG_FORM = 100  # actions from which a session is a long one
 SHORT_FORM = 60  # actions from which a session must show every transition once (the default run's size)
 STEER_TRIES = 3  # transitions still to show tried at each steering, the others after them
@@ -157,6 +159,8 @@ def _generate(seed: str, count: int, users: int, left_out: dict[str, str] | None
     kinds = [k for k in weights if k not in left_out and weights[k]]
     draws = Draws(fake, kinds, limits, TIME not in left_out, count >= LONG_FORM)
     draws.addresses = {n: f"{locals_[n]}@{domains[n]}" for n in names}
+    draws.variant_kinds = {v: of for v, of in VARIANTS.items() if v not in left_out and of in kinds}
+    draws.variants = list(draws.variant_kinds)
     tracked = count < LONG_FORM  # the long form outgrows pages and batches; the short form shows each transition
     required, uncovered = _transitions(model, weights, left_out, unread or {})
     draws.transitions = fake.random.sample(required, len(required)) if tracked else []
@@ -255,7 +259,7 @@ def _shown(action: Action, number: int, before: dict, after: dict, model: Sessio
            covered: dict[tuple[str, str], int], read_after: set[int]) -> None:
     """Record the transitions the action showed first; have the runner (or a question drawn next) read them."""
     for user, read in changes(before, after):
-        transition = (action.kind, read)
+        transition = (VARIANTS.get(action.kind, action.kind), read)
         if transition in covered:
             continue
         covered[transition] = number
@@ -347,7 +351,12 @@ def _trial(kind: str, name: str, context: str, model: SessionModel, draws: Draws
 
 
 def _draw(kind: str, name: str, model: SessionModel, draws: Draws) -> Action | None:
-    """One action of `kind` by `name` that fits the model's state, or None when none fits."""
+    """One action of `kind` by `name` that fits the model's state, or None when none fits; once a session, drawn
+    in another way of doing it where one is still to draw (Kind.variant_of)."""
+    way = next(iter(draws.variants_of(kind)), None)
+    if way and _may(way, model, name, draws):
+        draws.variants.remove(way)
+        kind = way
     return rule_for(kind).draw(kind, name, model, draws)
 
 

@@ -76,6 +76,9 @@ class Kind:
     needs: tuple[str, str] | None = None
     limits: tuple[str, ...] = ()  # the target's [limits] its draws need; without any of them, left out
     clock: bool = False  # it moves the app's clock: left out where time cannot pass ("let time pass" left out)
+    # Drawn once in a session, in the place of an action of this other kind (a way of doing it), where not left out;
+    # its transitions are that kind's, and not required of it
+    variant_of: str = ""
 
 
 class Rule(Generic[A]):

@@ -171,6 +171,11 @@ class Actor(Protocol):
         """One turn typed partly with an input method: `characters` composed from `reading`, then confirmed."""
         ...
 
+    def say_clicking_twice(self, text: str) -> Exchange:
+        """One turn sent with two clicks of Send, the second while the first is still on its way (a slow server),
+        as an impatient person does; on a page only."""
+        ...
+
     def send_refused(self, text: str) -> str:
         """A message the app must refuse: what the page says instead of an answer."""
         ...

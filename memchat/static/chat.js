@@ -163,6 +163,12 @@
     event.preventDefault();
     const text = input.value.trim();
     if (!text) return;
+    if (cfg.keepInputUntilAnswered) {
+      // The fault message-kept-until-answered: the message stays in its box until the answer comes (so that a
+      // failed send is not lost), and Send stays enabled meanwhile: a second click sends it again.
+      chain = chain.then(() => send(text)).then(() => { if (input.value.trim() === text) input.value = ""; });
+      return;
+    }
     input.value = "";
     chain = chain.then(() => send(text)); // turns keep their order even when typed faster than replies come
   });

@@ -57,7 +57,8 @@ def routes(web: Web) -> list[BaseRoute]:
                 "writeBatch": 0 if settings.has("many-facts-lost") else MAX_WRITE_ITEMS,
                 "enterSendsWhileComposing": settings.has("ime-enter-sends"),
                 "pauseWritesAfterError": settings.has("writes-stall-after-error"),
-                "resendFailedSends": settings.has("failed-send-resent")}
+                "resendFailedSends": settings.has("failed-send-resent"),
+                "keepInputUntilAnswered": settings.has("message-kept-until-answered")}
 
     def memories_front_end() -> dict:
         return {"deleteOptimistically": settings.has("deleted-memory-returns"),

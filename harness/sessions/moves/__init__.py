@@ -34,7 +34,7 @@ EFFECT_ORDER = ("tell", "tell several facts at once", "correct", "ask", "chat", 
 COVER_ORDER = ("tell", "chat", "tell several facts at once", "correct", "ask", "let time pass")
 # The kinds a user acts out on the app's page only (left out for users who speak through its API):
 NEEDS_A_PAGE = ("close and reopen the browser", "sign out and back in", "send refused by the app",
-                "connection dropped mid-reply")
+                "connection dropped mid-reply", "say something, clicking Send twice")
 
 
 def _found() -> list[Rule[Any]]:

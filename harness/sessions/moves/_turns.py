@@ -12,6 +12,7 @@ from harness.sessions.rules import CHECKED, Difference, Rule
 if TYPE_CHECKING:
     from harness.sessions.model import SessionModel, UserState
     from harness.sessions.runner import SessionRunner
+    from harness.users.actor import Actor, Exchange
 
 
 
@@ -45,13 +46,17 @@ class TurnRule(Rule[T]):
         the app never wrote what the turn told to its long-term memories (the page never had the reply)."""
         raise NotImplementedError
 
+    def exchange(self, actor: Actor, action: T) -> Exchange:
+        """The turn as the user sends it: typed, and Send clicked (or Enter pressed) once."""
+        return actor.say(action.typed)
+
     def perform(self, runner: SessionRunner, number: int, action: T) -> Difference | None:
         """The reply on the page, and only the user's own memories recalled for it (none while her memory is off);
         then her state, where the plan reads it after this turn."""
         starts_conversation = runner.model.current(action.user) is None
         expected = runner.applied(action) or ""
         member = runner.members[action.user]
-        exchange = member.actor.say(action.typed)
+        exchange = self.exchange(member.actor, action)
         if starts_conversation:
             member.ids.append(member.actor.conversation_id())
         if not runner.answers.matches(exchange.reply, expected):

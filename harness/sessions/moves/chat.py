@@ -48,7 +48,7 @@ class ChatRule(TurnRule[Chat]):
     kinds = (Kind("chat", 8),)
 
     def to_cover(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
-        return bool(draws.long_chats)
+        return bool(draws.long_chats or draws.variants_of(kind))
 
     def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
         return {"chat": TALK}

@@ -197,17 +197,28 @@ def test_workdir_too_long_for_sockets_is_refused() -> None:
 
 
 @pytest.mark.usefixtures("no_engine")
-def test_auto_picks_embedded_fast_and_stops_it() -> None:
-    started = time.monotonic()
+def test_auto_picks_embedded_fast_and_stops_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without an engine, auto asks once, within the probe's deadline, and starts the embedded servers: the time it
+    spends deciding, not the servers' start (a loaded machine's initdb; the benchmarks measure that)."""
+    probes: list[float] = []
+    probe = databases._probe_docker
+
+    def timed_probe() -> str | None:
+        started = time.monotonic()
+        try:
+            return probe()
+        finally:
+            probes.append(time.monotonic() - started)
+
+    monkeypatch.setattr(databases, "_probe_docker", timed_probe)
     with provide_databases("auto") as servers:
-        elapsed = time.monotonic() - started
+        assert len(probes) == 1 and probes[0] < databases.DOCKER_PROBE_SECONDS + 1, probes
         assert servers.provider == "embedded"
         base = _socket_dir(servers).parent
         assert base.is_dir()
         client = redis.Redis.from_url(servers.redis_url)
         assert client.ping()
         client.close()
-    assert elapsed < 10
     assert not base.exists()  # data folders removed, so both servers were stopped first
     with pytest.raises(redis.ConnectionError):
         redis.Redis.from_url(servers.redis_url).ping()

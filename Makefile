@@ -78,7 +78,8 @@ $(BROWSER_STAMP): | $(STAMP)
 	  || $(PY) -c 'import sys; from harness.browser.chromium import playwright_chromium as c; sys.exit(not c())'; \
 	then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && grep -q '^ID=debian' /etc/os-release; then \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-headless-shell) \
+	  (apt-get -o DPkg::Lock::Timeout=900 update -qq && DEBIAN_FRONTEND=noninteractive \
+	    apt-get -o DPkg::Lock::Timeout=900 install -y -qq chromium chromium-headless-shell) \
 	    >/dev/null; \
 	else $(PY) -m playwright install $$([ "$$(id -u)" = 0 ] && echo --with-deps) chromium; fi
 	@touch $@

@@ -29,8 +29,10 @@ notes+=("schemas: ci/gitlab-ci.yml (GitLab CI), ci/github-actions.yml (GitHub wo
 # gitlab-ci-local copies the tracked files with rsync, also for shell jobs.
 if ! command -v rsync >/dev/null; then
   [[ $(id -u) == 0 ]] || fail "gitlab-ci-local needs rsync: apt-get install rsync"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rsync >/dev/null 2>&1 \
-    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rsync >/dev/null; }
+  # (another install may hold Debian's package lock, as make engine's beside it in CI: wait for it, do not fail)
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq rsync >/dev/null 2>&1 \
+    || { apt-get -o DPkg::Lock::Timeout=900 update -qq \
+         && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq rsync >/dev/null; }
 fi
 # A merge-request pipeline on the reference app: the sharded job too (MEMTEST_TARGET), on two smoke scenarios, so
 # that one of the three shards is empty (the template's exit-5 case) and the whole run stays short.

@@ -49,7 +49,8 @@ install_packages() {
   ((${#missing[@]} == 0)) && return
   [[ $(id -u) == 0 ]] || fail "needs ${missing[*]}: run as root, or install them (apt-get install ${missing[*]})"
   say "installing ${missing[*]}"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >"$DIR/apt.log" 2>&1 \
+  # (another install may hold Debian's package lock, as ci-check's beside it in CI: wait for it, do not fail)
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -q "${missing[@]}" >"$DIR/apt.log" 2>&1 \
     || fail "apt-get install ${missing[*]} failed; see $DIR/apt.log"
 }
 

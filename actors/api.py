@@ -152,6 +152,15 @@ class ApiActor(ActorBase):
     def say_then_open(self, text: str, conversation_id: str) -> None:
         self._needs_a_page("clicking another conversation before an answer shows")
 
+    def say_then_start_new(self, text: str) -> None:
+        self._needs_a_page("starting a new conversation before an answer shows")
+
+    def say_offline(self, text: str) -> str:
+        self._needs_a_page("a browser offline")
+
+    def say_offline_sent_online(self, text: str) -> Exchange:
+        self._needs_a_page("a browser offline")
+
     def say_before_answer(self, first: str, second: str) -> tuple[Exchange, Exchange]:
         self._needs_a_page("sending a message before the last one is answered")
 

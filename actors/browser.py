@@ -294,6 +294,27 @@ class BrowserActor(ActorBase):
         self.sidebar.wait_open(conversation_id)
         self._turns_sent += 1  # the app got the turn: an app that writes memories later writes from it too
 
+    def say_then_start_new(self, text: str) -> None:
+        self._can_hold_answers()
+        self._chat_to_send().send_then(text, self.sidebar.click_new)
+        self.sidebar.wait_new()
+        self.chat.expect_ready()
+        self._turns_sent += 1  # the app got the turn: an app that writes memories later writes from it too
+        self.settle()
+        self._talking = False
+
+    def say_offline(self, text: str) -> str:
+        self._can_fail_sends()
+        shown = self._chat_to_send().send_offline(text)
+        self._talking = True  # the page shows the message (and its error): no longer a new, empty conversation
+        return self._met_error(shown)
+
+    def say_offline_sent_online(self, text: str) -> Exchange:
+        self._can_fail_sends()
+        reply, recalled = self._chat_to_send().send_offline_answered_online(text)
+        self._talking = True
+        return self._heard(text, reply, recalled)
+
     def say_dropped(self, text: str) -> str:
         self._can_fail_sends()
         shown = self._chat_open().send_failing(text, dropped_after_answer)

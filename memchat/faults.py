@@ -119,6 +119,13 @@ CATALOG: dict[str, Fault] = {
         Fault("message-kept-until-answered", "front end: the message stays in its box until its answer comes (so "
               "that a failed send is not lost), and Send stays enabled meanwhile", "a second click of Send while a "
               "slow answer is on its way sends the message again: the turn is stored and answered twice"),
+        Fault("new-conversation-at-once", "front end: New conversation moves to the new page at once, without "
+              "waiting for the turn on its way or the memory writes it brings", "a message sent just before "
+              "starting a new conversation, while its answer is slow, is never stored: not in the conversation, not "
+              "in memory"),
+        Fault("offline-send-kept-silently", "front end: a message sent while the browser is offline is kept to be "
+              "sent once back online, nothing is said, and the page listens for no 'online' event", "a message "
+              "typed on a flaky connection shows as sent but never reaches the app, and nobody says so"),
     )
 }
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import NamedTuple
 
 from playwright.sync_api import Locator, expect
@@ -243,12 +244,41 @@ class ChatPage(BasePage):
     def send_failing(self, text: str, failure: Failure) -> str:
         """Send one turn whose request meets `failure` (once); returns the error the page then shows (the one new
         alert, whatever else it still shows from before). Later turns go to the app untouched."""
+        return self._new_error_while(self._chat_requests(), failure, lambda: self._type_and_send(text),
+                                     "the page showed no error for the send")
 
-        def send() -> None:
-            self.el("message_input").fill(text)
-            self.el("send").click()
+    def send_offline(self, text: str) -> str:
+        """Send one turn with the browser offline (every request of the page fails on the network, as on a train in
+        a tunnel); returns the error the page then shows (the one new alert), the browser back online after it."""
+        with self._offline():
+            return self._new_error(lambda: self._type_and_send(text),
+                                   "the page showed no error for a message sent while the browser was offline")
 
-        return self._new_error_while(self._chat_requests(), failure, send, "the page showed no error for the send")
+    def send_offline_answered_online(self, text: str) -> tuple[str, list[RecalledMemory]]:
+        """Send one turn with the browser offline, then bring it back online; the answer the page shows once it has
+        sent the turn (a page that keeps what was typed offline, and sends it when it can), with no error shown."""
+        replies = self._replies()
+        before, errors = replies.count(), self.errors_shown()
+        with self._offline():
+            self._type_and_send(text)
+        reply = replies.nth(before)
+        expect(reply, "the page neither said the message sent offline was not sent nor sent it once back "
+                      "online").to_be_visible()
+        assert self.errors_shown() == errors, f"the page said {self.errors_shown()} of a message it then sent"
+        return self._read_reply(reply)
+
+    @contextmanager
+    def _offline(self) -> Iterator[None]:
+        context = self.page.context
+        context.set_offline(True)
+        try:
+            yield
+        finally:
+            context.set_offline(False)
+
+    def _type_and_send(self, text: str) -> None:
+        self.el("message_input").fill(text)
+        self.el("send").click()
 
     def send_then(self, text: str, leave: Callable[[], None]) -> None:
         """Send one turn and, while its answer is still on its way (held back, as a slow model holds it), `leave`:
@@ -287,15 +317,19 @@ class ChatPage(BasePage):
     def _new_error_while(self, requests: str | re.Pattern[str], failure: Failure, act: Callable[[], object],
                          missing: str) -> str:
         """`act` with the first POST to `requests` meeting `failure`; the one alert the page adds for it."""
-        errors = self.el("send_error")
-        before = errors.all_inner_texts()
         handler = once(failure)
         self.page.route(requests, handler)
         try:
-            act()
-            expect(errors, missing).to_have_count(len(before) + 1)
+            return self._new_error(act, missing)
         finally:
             self.page.unroute(requests, handler)
+
+    def _new_error(self, act: Callable[[], object], missing: str) -> str:
+        """`act`; the one alert the page adds for it (`missing`: the failure when it adds none)."""
+        errors = self.el("send_error")
+        before = errors.all_inner_texts()
+        act()
+        expect(errors, missing).to_have_count(len(before) + 1)
         new = Counter(errors.all_inner_texts()) - Counter(before)
         return next(iter(new.elements()), "")
 

@@ -102,5 +102,14 @@ class ConversationList(BasePage):
 
     def start_new(self) -> None:
         """Through the app's own control; returns once the browser is at the app's start address."""
+        self.click_new()
+        self.wait_new()
+
+    def click_new(self) -> None:
+        """Click the app's control for a new conversation, and no more."""
         self.to_act_on("new_conversation").click()
+
+    def wait_new(self) -> None:
+        """Once the browser is at the app's start address (apps may finish what the page was doing before they
+        navigate)."""
         self.page.wait_for_url(self.url_for("home_page"))

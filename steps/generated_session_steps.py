@@ -52,12 +52,15 @@ def left_out_kinds(world: World, through_api: bool = False) -> dict[str, str]:
         for kind in NEEDS_A_PAGE:
             left_out[kind] = f"needs a web page, and {why}"
     elif world.app.target.cannot_fail_sends:
-        for kind in ("send refused by the app", "connection dropped mid-reply"):
+        for kind in ("send refused by the app", "connection dropped mid-reply", "send while the browser is offline"):
             left_out[kind] = world.app.target.cannot_fail_sends
     if "messages" not in world.app.target.api:  # (where the kind needs no page, left out above)
         left_out.setdefault("say something, clicking Send twice", (
             f"two clicks of Send need the {world.app.target.name} target's [api] messages (the address the page "
             "sends a turn to, whose request the second click meets on its way)"))
+        left_out.setdefault("tell, then start a new conversation before the answer shows", (
+            f"holding an answer back needs the {world.app.target.name} target's [api] messages (the address the page "
+            "sends a turn to)"))
     if world.app.target.limits.sign_in_failures is None:
         left_out["type wrong passwords at another's address"] = (
             f"{world.app.target.path.name} declares no sign-in throttling ([limits] sign_in_failures)")

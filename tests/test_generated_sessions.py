@@ -18,7 +18,7 @@ from harness.sessions.actions import Action, quoted, script
 from harness.sessions.draws import ASK_WORDINGS, CORRECT_WORDINGS, EDGE_KEYS, FACT_KEYS, TELL_WORDINGS
 from harness.sessions.generator import ALL_KINDS, SHORT_FORM, GenerationError, Limits, generate
 from harness.sessions.model import EVERY_STATEMENT, NEWEST_AS_NEW, NEWEST_PER_FACT, NotApplicable, SessionModel
-from harness.sessions.moves import RULES, effects, rule_of
+from harness.sessions.moves import RULES, effects, rule_of, shown_as
 from harness.sessions.moves.ask import Ask
 from harness.sessions.moves.chat import Chat
 from harness.sessions.moves.clear_memories import ClearMemories
@@ -44,7 +44,8 @@ MEMCHAT_LIMITS = Limits(retention_days=365, session_days=30, longest_message=400
                         sign_in_lockout_minutes=15)
 MEMCHAT_FORGETTING = Forgetting(conversation_deleted=Choice("kept", "memchat/README.md"),
                                 memory_on_again=Choice("used again", "memchat/README.md"),
-                                dropped_reply=Choice("not remembered", "memchat/static/chat.js"))
+                                dropped_reply=Choice("not remembered", "memchat/static/chat.js"),
+                                offline_send=Choice("refused", "memchat/static/chat.js"))
 TAKING_BACK = {"delete a memory", "edit a memory", "clear all memories", "delete a conversation", "turn memory off",
                "turn memory on"}
 EDGES = {"just inside the retention", "just outside the retention", "just inside the session",
@@ -87,11 +88,14 @@ def test_what_needs_a_choice_the_target_does_not_declare_is_left_out_with_its_re
                                                "memory is on again: [forgetting] memory_on_again",
                              "connection dropped mid-reply": "needs what the target documents of the facts of a "
                                                              "turn whose reply never reached the page: [forgetting] "
-                                                             "dropped_reply"}
+                                                             "dropped_reply",
+                             "send while the browser is offline": "needs what the target documents of a message "
+                                                                  "sent while the browser is offline: [forgetting] "
+                                                                  "offline_send"}
     kinds = plan.counts()["action kinds"]
     assert "turn memory on" not in kinds and {"turn memory off", "delete a conversation"} <= set(kinds)
     assert set(generate("1", 300, 4).left_out) == {"delete a conversation", "turn memory on",
-                                                   "connection dropped mid-reply",
+                                                   "connection dropped mid-reply", "send while the browser is offline",
                                                    "lock another out with wrong passwords"}
     assert generate("1", 300, 4).left_out["lock another out with wrong passwords"] == (
         "needs what the target declares of it: [limits] sign_in_failures, sign_in_lockout_minutes")
@@ -487,11 +491,12 @@ API_LEFT_OUT = {"close and reopen the browser": "no page", "sign out and back in
 def _forgetting(choices: str) -> Forgetting:
     """The [forgetting] choices "<a deleted conversation's memories>, <the memories once memory is on again>" (none:
     not declared, so memory once off stays off); a dropped reply's facts are remembered where a deleted
-    conversation's memories go."""
+    conversation's memories go, and a message sent offline is sent once back online there too."""
     kept, again = choices.split(", ")
     return Forgetting(conversation_deleted=Choice(kept, "x"),
                       memory_on_again=None if again == "none" else Choice(again, "x"),
-                      dropped_reply=Choice("remembered" if kept == "deleted" else "not remembered", "x"))
+                      dropped_reply=Choice("remembered" if kept == "deleted" else "not remembered", "x"),
+                      offline_send=Choice("sent once back online" if kept == "deleted" else "refused", "x"))
 
 
 @functools.cache
@@ -511,7 +516,7 @@ def _explored(choices: str) -> tuple[frozenset[tuple[str, str]], dict[str, froze
                 model.apply(action)
                 for name in model.expired_sessions():
                     model.signed_in_again(name)
-                kind = generator.VARIANTS.get(action.kind, action.kind)  # (a way of chatting shows what chat does)
+                kind = shown_as(action, model)  # (a way of chatting shows what chat does)
                 seen |= {(kind, read) for _, read in changes(before, observe(model, plan.users))}
                 now = model.parts()
                 written.setdefault(type(action).__name__, set()).update(p for p in parts if parts[p] != now[p])

@@ -16,13 +16,13 @@ from tools.session_plans import drawn, line
 # short form in browsers and through the API, targets that leave moves out (no page, no clock, no failures on the
 # way) and the long form.
 PINNED = {
-    ("memchat", False, 60, 3, "20261130"): "ee92b08fc0b01d1a510852e0ad05e6e3",
-    ("memchat", True, 60, 3, "7"): "7fa9e2eb679185fb324461a4d60f5eb5",
-    ("khoj", True, 60, 3, "1"): "e268f9f2dc1c1e527efb76abcc509814",
-    ("letta", True, 60, 3, "2"): "785ce80888f3eebff5a67f602074ee16",
-    ("open-webui", False, 60, 3, "3"): "ee0ad2795ef0dcbfb13fd0fb45145264",
-    ("memchat", False, 300, 4, "3"): "79dce29322df9234020a2596147c26d2",
-    ("khoj", True, 300, 4, "42"): "f5c94f293af5e59f729be118d5a2bde6",
+    ("memchat", False, 60, 3, "20261130"): "3f43382443e8a1b7cb333e9841905be1",
+    ("memchat", True, 60, 3, "7"): "f1555ac8c00b93c4936da5002db51aac",
+    ("khoj", True, 60, 3, "1"): "79a5fdb6c42097a6244b196119fdc090",
+    ("letta", True, 60, 3, "2"): "6d4e3c8018c2f86e27a019c34bd17261",
+    ("open-webui", False, 60, 3, "3"): "a96982feb547af90c6dc6efe41cf4209",
+    ("memchat", False, 300, 4, "3"): "3276d2fb79d80ddd7516f32400afd177",
+    ("khoj", True, 300, 4, "42"): "aee1c7833b5677cf936932ee92f17816",
 }
 
 

@@ -91,6 +91,9 @@ FORGETTING_CHOICES = {
     "memory_on_again": ("used again", "gone"),  # the memories from before memory was turned off, once it is on again
     "dropped_reply": ("not remembered", "remembered"),  # the facts of a turn whose reply never reached the page
     "memory_edited": ("kept in its place", "made the newest"),  # an edited memory, in the user's list oldest first
+    # A message sent while the browser is offline: the page says it was not sent, or sends it once the page is back
+    # online (an outbox); either way it is stored once at most
+    "offline_send": ("refused", "sent once back online"),
 }
 
 
@@ -111,6 +114,7 @@ class Forgetting:
     memory_on_again: Choice | None = None
     dropped_reply: Choice | None = None
     memory_edited: Choice | None = None  # not declared: kept in its place, as most apps keep an edited row
+    offline_send: Choice | None = None  # (its `memories`: what becomes of the message)
 
     @property
     def edit_makes_newest(self) -> bool:

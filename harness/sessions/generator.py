@@ -29,7 +29,7 @@ from harness.app.target import Forgetting, Limits
 from harness.sessions.actions import Action
 from harness.sessions.draws import Draws, FollowUp
 from harness.sessions.model import EVERY_STATEMENT, NotApplicable, SessionModel
-from harness.sessions.moves import COVERING, KINDS, effects, rule_for, rule_of
+from harness.sessions.moves import COVERING, KINDS, effects, rule_for, rule_of, shown_as
 from harness.sessions.moves.ask import question
 from harness.sessions.moves.new_conversation import NewConversation
 from harness.sessions.moves.reopen import Reopen
@@ -53,12 +53,21 @@ LONG_FORM = 100  # actions from which a session is a long one
 SHORT_FORM = 60  # actions from which a session must show every transition once (the default run's size)
 STEER_TRIES = 3  # transitions still to show tried at each steering, the others after them
 FULL_CHECK_EVERY = 10  # actions between two checks of every user by the runner (the acting user is checked after each)
-ATTEMPTS = 3  # draws of one seed before a short form that leaves a transition uncovered fails
+ATTEMPTS = 6  # draws of one seed before a short form that leaves a transition uncovered fails
 CONTEXTS = ("", "reopen an older conversation", "start a conversation")  # moves that make an effect observable
 
 
 class GenerationError(ValueError):
     """A short session that leaves a transition of the model uncovered: the generator failed, not the app."""
+
+
+class Incomplete(Exception):
+    """A short session that shows every transition but leaves a kind or an edge of time undrawn: another attempt may
+    draw them all (generate keeps it where none does)."""
+
+    def __init__(self, plan: Plan) -> None:
+        super().__init__("a kind or an edge of time undrawn")
+        self.plan = plan
 
 
 # Near-colliding addresses: ana, Ana11, ana_1, ... The second and third differ only in a character a wildcard matcher
@@ -110,14 +119,20 @@ def generate(seed: str, count: int, users: int, left_out: dict[str, str] | None 
     shows each transition of the model (an action kind and a later read its effect changes) at least once, except
     reads the runner cannot make on the target (`unread`: read -> why): a draw that leaves one uncovered is drawn
     again from the same seed (a few attempts, each its own sub-seed), and the last one's failure raises
-    GenerationError."""
+    GenerationError. A draw that leaves a kind or an edge of time undrawn is drawn again too, and kept only where no
+    attempt draws them all."""
     drawn = (seed, count, users, left_out, retention_days, limits, forgetting, memory_listing, unread)
-    for attempt in range(ATTEMPTS - 1):
+    fallback = None  # the first that shows every transition, though it leaves a kind or an edge undrawn
+    for attempt in range(ATTEMPTS):
         try:
             return _generate(*drawn, attempt)
+        except Incomplete as e:
+            fallback = fallback or e.plan
         except GenerationError:
-            pass
-    return _generate(*drawn, ATTEMPTS - 1)
+            if attempt == ATTEMPTS - 1 and fallback is None:
+                raise
+    assert fallback is not None
+    return fallback
 
 
 def _generate(seed: str, count: int, users: int, left_out: dict[str, str] | None = None,
@@ -197,6 +212,8 @@ def _generate(seed: str, count: int, users: int, left_out: dict[str, str] | None
                               f"{len(left)} transition(s) of the model uncovered: {', '.join(pair(*t) for t in left)}"
                               "; draw them (the generator's steering, or the moves' draws in harness/sessions/moves/)"
                               " or give the session more actions")
+    if (draws.kinds or draws.variants or draws.boundaries) and count >= SHORT_FORM:
+        raise Incomplete(plan)
     return plan
 
 
@@ -259,7 +276,7 @@ def _shown(action: Action, number: int, before: dict, after: dict, model: Sessio
            covered: dict[tuple[str, str], int], read_after: set[int]) -> None:
     """Record the transitions the action showed first; have the runner (or a question drawn next) read them."""
     for user, read in changes(before, after):
-        transition = (VARIANTS.get(action.kind, action.kind), read)
+        transition = (shown_as(action, model), read)
         if transition in covered:
             continue
         covered[transition] = number
@@ -338,7 +355,7 @@ def _trial(kind: str, name: str, context: str, model: SessionModel, draws: Draws
         for move in moves:
             trial.apply(move)
         action = _draw(kind, name, trial, draws)
-        if action is None or action.kind != kind:
+        if action is None or VARIANTS.get(action.kind, action.kind) != kind:
             return None
         who = [name] if action.user else names
         before = observe(trial, who)
@@ -352,11 +369,12 @@ def _trial(kind: str, name: str, context: str, model: SessionModel, draws: Draws
 
 def _draw(kind: str, name: str, model: SessionModel, draws: Draws) -> Action | None:
     """One action of `kind` by `name` that fits the model's state, or None when none fits; once a session, drawn
-    in another way of doing it where one is still to draw (Kind.variant_of)."""
-    way = next(iter(draws.variants_of(kind)), None)
-    if way and _may(way, model, name, draws):
-        draws.variants.remove(way)
-        kind = way
+    in another way of doing it where one is still to draw and fits (Kind.variant_of)."""
+    for way in draws.variants_of(kind):
+        action = rule_for(way).draw(way, name, model, draws) if _may(way, model, name, draws) else None
+        if action is not None:
+            draws.variants.remove(way)
+            return action
     return rule_for(kind).draw(kind, name, model, draws)
 
 

@@ -77,7 +77,7 @@ class Kind:
     limits: tuple[str, ...] = ()  # the target's [limits] its draws need; without any of them, left out
     clock: bool = False  # it moves the app's clock: left out where time cannot pass ("let time pass" left out)
     # Drawn once in a session, in the place of an action of this other kind (a way of doing it), where not left out;
-    # its transitions are that kind's, and not required of it
+    # its transitions are that kind's (Rule.shows_as), and none is required of it
     variant_of: str = ""
 
 
@@ -131,6 +131,11 @@ class Rule(Generic[A]):
     def wants_first(self, kind: str, model: SessionModel, name: str, draws: Draws) -> str | None:
         """While `kind` is still to cover: a kind `name` draws first so that this one shows, if any."""
         return None
+
+    def shows_as(self, action: A, model: SessionModel) -> str:
+        """The kind whose transitions the action shows: its own, or, for a way of doing another kind, that kind's."""
+        kind = next((k for k in self.kinds if k.name == action.kind), None)
+        return kind.variant_of if kind is not None and kind.variant_of else action.kind
 
     def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
         """Per kind, the reads (harness.sessions.reads) its effect can change under the model's promises; a kind

@@ -190,6 +190,21 @@ class Actor(Protocol):
         list; returns once that conversation is open. On a page only (else the scenario skips)."""
         ...
 
+    def say_then_start_new(self, text: str) -> None:
+        """The user sends `text` and, before its answer shows (a slow model), clicks the app's control for a new
+        conversation; returns once the new conversation is open. On a page only (else the scenario skips)."""
+        ...
+
+    def say_offline(self, text: str) -> str:
+        """The user sends `text` with her browser offline; what the page then says (the browser back online after
+        it). The user stays in the same page, to go on typing. On a page only (else the scenario skips)."""
+        ...
+
+    def say_offline_sent_online(self, text: str) -> Exchange:
+        """The user sends `text` with her browser offline and it comes back online; the exchange once the page has
+        sent the turn it kept (an outbox), with no error shown. On a page only (else the scenario skips)."""
+        ...
+
     def say_before_answer(self, first: str, second: str) -> tuple[Exchange, Exchange]:
         """The user sends `first` and, before its answer shows (a slow model), `second` as well, as one who does not
         wait; both exchanges once both answers show. On a page only (else the scenario skips)."""

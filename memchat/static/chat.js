@@ -20,6 +20,7 @@
   let writing = Promise.resolve(); // the memory writes under way
   let writesPaused = false; // fault writes-stall-after-error: a failed send pauses the writes, and nothing resumes them
   const outbox = []; // fault failed-send-resent: messages whose request failed on the network, sent again later
+  const offline = []; // fault offline-send-kept-silently: messages sent offline, for a flush that never comes
 
   // Each fact waits as { text, turn, index }: the user's message that told it and its place in that turn's list.
   function queueMemories(texts, turn) {
@@ -146,6 +147,11 @@
 
   async function send(text) {
     append("user", text);
+    if (cfg.keepOfflineSends && !navigator.onLine) {
+      // The fault offline-send-kept-silently: kept "to be sent once back online", and nothing ever sends it.
+      offline.push(text);
+      return;
+    }
     try {
       await ensureConversation(text);
       while (outbox.length) await sendTurn(outbox[0]).then(() => outbox.shift()); // fault failed-send-resent
@@ -183,7 +189,10 @@
     await flush("fetch");
     location.href = url;
   }
-  document.getElementById("new-conversation").addEventListener("click", () => leaveTo("/"));
+  document.getElementById("new-conversation").addEventListener("click", () => {
+    if (cfg.newConversationAtOnce) location.href = "/"; // the fault new-conversation-at-once: nothing awaited
+    else leaveTo("/");
+  });
   // The memories page lists what this conversation taught once its writes have landed.
   document.querySelector('[data-testid="memories-link"]').addEventListener("click", (event) => {
     event.preventDefault();

@@ -44,7 +44,8 @@ TESTED = {"recall-ignores-user", "history-idor", "session-not-persistent", "cont
           "memory-off-still-writes", "deleted-memory-returns", "memory-setting-not-saved",
           "migration-resurrects-deleted", "migration-local-times-as-utc", "writes-stall-after-error",
           "failed-send-resent", "memory-owner-from-body", "sign-in-matches-like", "lockout-never-expires",
-          "lockout-matches-like", "message-kept-until-answered",
+          "lockout-matches-like", "message-kept-until-answered", "new-conversation-at-once",
+          "offline-send-kept-silently",
           "conversation-list-by-creation", "title-follows-latest-message"}
 
 
@@ -292,6 +293,8 @@ def test_common_word_key_forgotten(db, make_store, faulty: bool) -> None:
     ("/", "writes-stall-after-error", "pauseWritesAfterError", False, True),
     ("/", "failed-send-resent", "resendFailedSends", False, True),
     ("/", "message-kept-until-answered", "keepInputUntilAnswered", False, True),
+    ("/", "new-conversation-at-once", "newConversationAtOnce", False, True),
+    ("/", "offline-send-kept-silently", "keepOfflineSends", False, True),
     ("/memories", "deleted-memory-returns", "deleteOptimistically", False, True),
     ("/memories", "memory-setting-not-saved", "saveMemorySetting", True, False),
 ])

@@ -58,7 +58,9 @@ def routes(web: Web) -> list[BaseRoute]:
                 "enterSendsWhileComposing": settings.has("ime-enter-sends"),
                 "pauseWritesAfterError": settings.has("writes-stall-after-error"),
                 "resendFailedSends": settings.has("failed-send-resent"),
-                "keepInputUntilAnswered": settings.has("message-kept-until-answered")}
+                "keepInputUntilAnswered": settings.has("message-kept-until-answered"),
+                "newConversationAtOnce": settings.has("new-conversation-at-once"),
+                "keepOfflineSends": settings.has("offline-send-kept-silently")}
 
     def memories_front_end() -> dict:
         return {"deleteOptimistically": settings.has("deleted-memory-returns"),

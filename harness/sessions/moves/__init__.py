@@ -34,7 +34,8 @@ EFFECT_ORDER = ("tell", "tell several facts at once", "correct", "ask", "chat", 
 COVER_ORDER = ("tell", "chat", "tell several facts at once", "correct", "ask", "let time pass")
 # The kinds a user acts out on the app's page only (left out for users who speak through its API):
 NEEDS_A_PAGE = ("close and reopen the browser", "sign out and back in", "send refused by the app",
-                "connection dropped mid-reply", "say something, clicking Send twice")
+                "connection dropped mid-reply", "say something, clicking Send twice",
+                "tell, then start a new conversation before the answer shows", "send while the browser is offline")
 
 
 def _found() -> list[Rule[Any]]:
@@ -77,6 +78,11 @@ def rule_for(kind: str) -> Rule[Any]:
     if kind not in _BY_KIND:
         raise ValueError(f"unknown action kind {kind!r}")
     return _BY_KIND[kind][0]
+
+
+def shown_as(action: Action, model: SessionModel) -> str:
+    """The kind whose transitions an action shows (Rule.shows_as)."""
+    return rule_of(action).shows_as(action, model)
 
 
 def effects(model: SessionModel) -> dict[str, tuple[str, ...]]:

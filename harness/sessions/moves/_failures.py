@@ -79,11 +79,12 @@ class FailureRule(Rule[F]):
     def follow_ups(self, action: F, model: SessionModel, draws: Draws, left_out: dict[str, str]) -> list[FollowUp]:
         return [FollowUp(action.user, "tell")]  # she goes on in the same page: a fact told there
 
-    def apply(self, model: SessionModel, action: F) -> None:
+    def apply(self, model: SessionModel, action: F) -> str | None:
         user = model.acting(action.user)
         if user.current is None:
             raise NotApplicable(f"{action.user} has no conversation open for a failure to happen in")
         self.keep(model, user, action)
+        return None
 
     def keep(self, model: SessionModel, user: UserState, action: F) -> None:
         """What the app keeps of the failure (nothing, unless the move says)."""

@@ -10,6 +10,7 @@ from harness.sessions.actions import Action
 from harness.sessions.rules import CHECKED, Difference, Rule
 
 if TYPE_CHECKING:
+    from harness.sessions.draws import Draws
     from harness.sessions.model import SessionModel, UserState
     from harness.sessions.runner import SessionRunner
     from harness.users.actor import Actor, Exchange
@@ -26,6 +27,13 @@ class Message(Action):
 
 
 T = TypeVar("T", bound=Message)
+
+
+def variant_fits(kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
+    """Whether a way of doing `kind` still to draw once may be drawn by `name` now (Kind.variant_of)."""
+    from harness.sessions.moves import rule_for  # (the package imports every move, this one's users among them)
+
+    return any(rule_for(way).precondition(way, model, name, draws) for way in draws.variants_of(kind))
 
 
 class TurnRule(Rule[T]):

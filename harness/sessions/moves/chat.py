@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from harness.sessions.actions import quoted
 from harness.sessions.draws import Draws
-from harness.sessions.moves._turns import Message, TurnRule
+from harness.sessions.moves._turns import Message, TurnRule, variant_fits
 from harness.sessions.reads import TALK
 from harness.sessions.rules import Kind
 from harness.sessions.text import CHAT_CLASSES
@@ -48,7 +48,7 @@ class ChatRule(TurnRule[Chat]):
     kinds = (Kind("chat", 8),)
 
     def to_cover(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
-        return bool(draws.long_chats or draws.variants_of(kind))
+        return bool(draws.long_chats) or variant_fits(kind, model, name, draws)
 
     def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
         return {"chat": TALK}

@@ -76,12 +76,13 @@ class TellRule(TurnRule[Tell]):
     """Facts told: each a statement of the conversation, and a memory while memory is on."""
 
     action = Tell
-    kinds = (Kind("tell", 20), Kind("tell several facts at once", 6, long_form_weight=12), Kind("correct", 10))
+    kinds: tuple[Kind, ...] = (Kind("tell", 20), Kind("tell several facts at once", 6, long_form_weight=12),
+                               Kind("correct", 10))
     writes = TurnRule.writes | {"memories"}
     acts_on = TurnRule.acts_on | {"memory_switch", "memories"}  # kept only with memory on; a correction replaces
 
     def to_cover(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
-        if kind == "tell":  # a value at the longest message, in a script still to cover
+        if kind == "tell":  # a value at the longest message, in a script still to cover; a way of telling
             return bool(draws.long_values)
         if kind == "tell several facts at once":
             return bool(draws.values)

@@ -57,7 +57,10 @@ PG_IMAGE_ENV = "MEMTEST_PG_IMAGE"
 REDIS_IMAGE_ENV = "MEMTEST_REDIS_IMAGE"
 
 MODES = ("auto", "dsn", "testcontainers", "embedded")
-DOCKER_PROBE_SECONDS = 2.0
+DOCKER_PROBE_SECONDS = 2.0  # an engine guessed at (the default socket) is pinged briefly
+# One DOCKER_HOST names is waited for longer: a podman API service on a loaded 2-core machine took over 2 s to answer
+# (a fresh clone's CI run, with four app stages beside it)
+NAMED_DOCKER_PROBE_SECONDS = 10.0
 PG_CONNECT_TIMEOUT = 5
 REDIS_TIMEOUT = 5.0
 REDIS_START_SECONDS = 10.0
@@ -449,8 +452,15 @@ def _docker_host_display() -> str:
     return _docker_host() or DEFAULT_DOCKER_HOST
 
 
+def _probe_seconds() -> float:
+    """How long the probe waits: longer for an engine DOCKER_HOST names than for one guessed at."""
+    return NAMED_DOCKER_PROBE_SECONDS if os.environ.get("DOCKER_HOST") else DOCKER_PROBE_SECONDS
+
+
 def _probe_docker() -> str | None:
-    """None when a Docker engine answers a ping within 2 s, else the reason in a few words."""
+    """None when a Docker engine answers a ping within the probe's deadline (2 s; 10 s for an engine DOCKER_HOST
+    names), else the reason in a few words."""
+    deadline = _probe_seconds()
     try:
         import docker
         import testcontainers  # noqa: F401  (no point pinging if the containers cannot be started)
@@ -466,7 +476,7 @@ def _probe_docker() -> str | None:
             environment["DOCKER_HOST"] = host
         try:
             client = docker.from_env(
-                timeout=int(DOCKER_PROBE_SECONDS),
+                timeout=int(deadline),
                 environment=environment,
                 use_ssh_client=bool(host and host.startswith("ssh://")),
             )
@@ -481,9 +491,9 @@ def _probe_docker() -> str | None:
     # The thread bounds the whole probe: docker-py's timeout is per request and it makes two (version, ping).
     thread = threading.Thread(target=ping, name="docker-probe", daemon=True)
     thread.start()
-    thread.join(DOCKER_PROBE_SECONDS)
+    thread.join(deadline)
     if "problem" not in outcome:
-        return f"no answer within {DOCKER_PROBE_SECONDS:g} s"
+        return f"no answer within {deadline:g} s"
     return outcome["problem"]
 
 

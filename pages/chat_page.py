@@ -284,11 +284,7 @@ class ChatPage(BasePage):
         """Send one turn and, while its answer is still on its way (held back, as a slow model holds it), `leave`:
         a click that moves the page elsewhere; then let the answer through. The caller waits for where it leads
         (a page may finish the turn before it moves)."""
-        def send() -> None:
-            self.el("message_input").fill(text)
-            self.el("send").click()
-
-        with held_back(self.page, self._chat_requests(), "POST", send):
+        with held_back(self.page, self._chat_requests(), "POST", lambda: self._type_and_send(text)):
             leave()
 
     def send_before_answer(self, first: str, second: str) -> list[tuple[str, list[RecalledMemory]]]:
@@ -298,13 +294,8 @@ class ChatPage(BasePage):
         replies = self._replies()
         before = replies.count()
 
-        def send() -> None:
-            self.el("message_input").fill(first)
-            self.el("send").click()
-
-        with held_back(self.page, self._chat_requests(), "POST", send):
-            self.el("message_input").fill(second)
-            self.el("send").click()
+        with held_back(self.page, self._chat_requests(), "POST", lambda: self._type_and_send(first)):
+            self._type_and_send(second)
         expect(replies).to_have_count(before + 2)
         return [self._read_reply(replies.nth(before)), self._read_reply(replies.nth(before + 1))]
 

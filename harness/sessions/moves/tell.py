@@ -82,7 +82,7 @@ class TellRule(TurnRule[Tell]):
     acts_on = TurnRule.acts_on | {"memory_switch", "memories"}  # kept only with memory on; a correction replaces
 
     def to_cover(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
-        if kind == "tell":  # a value at the longest message, in a script still to cover; a way of telling
+        if kind == "tell":  # a value at the longest message, in a script still to cover
             return bool(draws.long_values)
         if kind == "tell several facts at once":
             return bool(draws.values)

@@ -637,6 +637,7 @@ def test_a_search_is_given_the_time_a_listing_is_given_and_then_read_as_it_stand
     runner = SessionRunner.__new__(SessionRunner)
     runner.app = SimpleNamespace(offers=lambda capability: True, recall_k=5, name="app")  # type: ignore[assignment]
     runner._searched, runner.not_checked = {}, {}
+    runner.model = SessionModel(["Ana"])
     kept = Memory(id="m1", text="My locker code is 5150.")
     answers = iter([[], [Hit("m1", 0.9, kept.text)]])
     late = SimpleNamespace(search=lambda text, k: next(answers))
@@ -645,3 +646,4 @@ def test_a_search_is_given_the_time_a_listing_is_given_and_then_read_as_it_stand
     difference = runner._search(3, None, "Ana", never, [kept])  # type: ignore[arg-type]
     assert difference is not None and difference.what == "Ana's search for 'My locker code is 5150.'"
     assert difference.actual == ["My gate code is 7731."]
+    assert difference.expected == "only memories of theirs that are kept"  # she never told it

@@ -183,6 +183,19 @@ def test_a_memory_the_user_never_told_is_not_taken_over() -> None:
     assert model.memories("Ana") == [told.statements[0].sentence]
 
 
+def test_a_search_hit_is_hers_taken_back_only_when_she_alone_told_it() -> None:
+    """A search that finds memories no longer listed says whether they are her own, taken back (a known defect may
+    name that), or anything else: another user's, though she told the same, is an isolation breach it must not hide."""
+    model = SessionModel(["Ana", "Ben"])
+    dog, cat = tell("Ana", "dog", "Rex"), tell("Ben", "cat", "Tom")
+    model.apply(dog)
+    model.apply(cat)
+    assert model.taken_back("Ana", [dog.statements[0].sentence])
+    assert not model.taken_back("Ana", [cat.statements[0].sentence])
+    model.apply(tell("Ana", "cat", "Tom"))  # now told by both: it could be Ben's
+    assert not model.taken_back("Ana", [dog.statements[0].sentence, cat.statements[0].sentence])
+
+
 # -- against the reference app, with one of its faults on --------------------------------------------------------------
 def test_the_verdict_on_a_real_run_of_a_known_defect(tmp_path: Path) -> None:
     """memchat with its unload-write-lost fault fails the scenario at its memory step: declared so, it is expected;
@@ -241,3 +254,19 @@ def test_open_webuis_review_undoing_an_edit_in_the_search_is_declared_only_after
         assert re.fullmatch(defect.read, difference.category) and defect.matches(difference.describe())
     other = Difference(30, Chat("Brandon", "hi"), f"Brandon's search for {old!r}", "no memory that reads it", [old])
     assert not defect.matches(other.describe())
+
+
+def test_open_webuis_review_reviving_cleared_vectors_is_declared_only_for_her_own_memories() -> None:
+    """As CI's run at 3afd7f4 observed it (Open WebUI on PostgreSQL, seed 20261130, action 40): a clear while a review
+    embedded left its vectors, and the search found memories she took back; another user's in her search is not
+    declared."""
+    defect = next(d for name, d in load_target("open-webui-pgvector").known_defects.items()
+                  if name.startswith("generated_sessions.feature"))
+    sign = "Oh, and my signature is C:\\Users\\carmen\\hospital."
+    said = Chat("Sarah", f"Institution yet the project become: かばん 41. {sign}")
+    back = Difference(40, said, f"Sarah's search for {sign!r}",
+                      "only memories of theirs that are kept, not ones they took back", ["So my dentist is Marymouth."])
+    assert re.fullmatch(defect.read, back.category) and defect.matches(back.describe())
+    theirs = Difference(40, said, f"Sarah's search for {sign!r}", "only memories of theirs that are kept",
+                        ["So my dentist is Marymouth."])
+    assert not defect.matches(theirs.describe())

@@ -76,6 +76,13 @@ class SessionModel:
         user.remembered = adopted + [m for m in kept if not self._remembered(m)]  # expired ones stay unlisted
         return True
 
+    def taken_back(self, name: str, texts: list[str]) -> bool:
+        """Whether each text is one the user told on her account now and no other user told: a memory of hers the app
+        no longer lists (taken back, or replaced), never another's."""
+        own = {s.sentence for s in self.users[name].statements}
+        others = {s.sentence for n, u in self.users.items() if n != name for s in u.statements}
+        return all(t in own and t not in others for t in texts)
+
     def reading(self, user: UserState, name: str, text: str) -> Remembered:
         """The user's first memory (as listed) that reads `text`: the one the memories page acts on."""
         found = next((m for m in user.remembered if m.sentence == text and self._remembered(m)), None)

@@ -384,9 +384,10 @@ class SessionRunner:
         for memory in dict.fromkeys([memories[-1], *turn]):
             hits = self._searched_for(name, session, memory, listed)
             strangers = [h.text for h in hits if h.id not in listed]
-            if strangers:
+            if strangers:  # whose they are tells an isolation breach from a memory of hers that came back
+                whose = ", not ones they took back" if self.model.taken_back(name, strangers) else ""
                 return Difference(number, action, f"{name}'s search for {memory.text!r}",
-                                  "only memories of theirs that are kept", strangers)
+                                  "only memories of theirs that are kept" + whose, strangers)
             if not hits or (hits[0].id != memory.id and hits[0].text != memory.text):
                 return Difference(number, action, f"{name}'s search for {memory.text!r}", f"{memory.text!r} first",
                                   [h.text for h in hits])

@@ -126,6 +126,10 @@ CATALOG: dict[str, Fault] = {
         Fault("offline-send-kept-silently", "front end: a message sent while the browser is offline is kept to be "
               "sent once back online, nothing is said, and the page listens for no 'online' event", "a message "
               "typed on a flaky connection shows as sent but never reaches the app, and nobody says so"),
+        Fault("busy-store-write-dropped", "a memory write gives up after a second of waiting on a lock (a "
+              "lock_timeout, so that no request hangs behind maintenance) and is answered as stored", "a fact told "
+              "while the store is busy (an index build holding the memories) is never remembered, and nothing says "
+              "so"),
     )
 }
 

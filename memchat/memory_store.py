@@ -105,8 +105,19 @@ class MemoryStore:
 
     # -- writing ---------------------------------------------------------------------------------------------------
     def write(self, user_id: str, conversation_id: str | None, texts: list[str], now: datetime) -> list[str]:
+        if self.settings.has("busy-store-write-dropped"):  # the bug: a write that waits gives up, and says nothing
+            try:
+                return self._write(user_id, conversation_id, texts, now, lock_timeout="1s")
+            except psycopg.errors.LockNotAvailable:
+                return []
+        return self._write(user_id, conversation_id, texts, now)
+
+    def _write(self, user_id: str, conversation_id: str | None, texts: list[str], now: datetime,
+               lock_timeout: str | None = None) -> list[str]:
         ids = []
         with self.pool.transaction() as conn:
+            if lock_timeout:
+                conn.execute("SELECT set_config('lock_timeout', %s, true)", (lock_timeout,))
             for i, text in enumerate(texts):
                 fact = parse_fact(text)
                 mid = new_memory_id()

@@ -76,6 +76,9 @@ def left_out_kinds(world: World, through_api: bool = False) -> dict[str, str]:
     elif not world.app.started_by_suite or not world.app.offers(Capability.RESTART):
         left_out["restart the app"] = (world.app.why_not(Capability.RESTART) if world.app.started_by_suite else
                                        "needs an app the suite starts (not --base-url)")
+    busy_why_not = world.app.why_store_cannot_be_busy()
+    if busy_why_not:
+        left_out["tell while the store is busy"] = busy_why_not
     for capability, kinds in TAKING_BACK.items():
         if not world.app.offers(capability):
             for kind in kinds:

@@ -18,7 +18,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from harness.app import store_upgrade
 from harness.app.store_upgrade import dump_and_restore, pgvector_default_version
-from harness.services import databases
+from harness.services import busy_store, databases
 from harness.services.databases import (
     DatabaseServers,
     ProviderError,
@@ -143,6 +143,32 @@ def test_a_held_database_makes_every_reader_wait_and_counts_the_other_clients(em
             assert other.execute("SELECT count(*) FROM items").fetchone() == (0,)  # free again
     finally:
         drop_database(embedded.pg_admin_dsn, "test_held")
+
+
+def test_a_busy_table_lets_reads_go_on_and_holds_a_write_for_as_long_as_asked(
+        embedded: DatabaseServers, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As an index build holds a table: a read goes on, a write waits until it has waited the seconds asked, then is
+    kept; without a write the table is let go soon after the block; a table that is not there is said in one line."""
+    monkeypatch.setattr(busy_store, "WRITE_COMES_WITHIN_S", 0.3)
+    dsn = create_database(embedded.pg_admin_dsn, "test_busy")
+    try:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("CREATE TABLE items (id int PRIMARY KEY)")
+            with busy_store.table_busy(dsn, "items", 0.5) as busy:
+                assert conn.execute("SELECT count(*) FROM items").fetchone() == (0,)  # reads go on
+                started = time.monotonic()
+                conn.execute("INSERT INTO items VALUES (1)")  # waits for the hold
+                waited = time.monotonic() - started
+            assert busy.write_waited and waited >= 0.5
+            assert conn.execute("SELECT count(*) FROM items").fetchone() == (1,)  # kept
+            with busy_store.table_busy(dsn, "items", 5) as idle:
+                pass
+            assert not idle.write_waited and idle.held_s < 3
+        with pytest.raises(busy_store.StoreNotHeld, match="could not hold the table 'nothing'"):
+            with busy_store.table_busy(dsn, "nothing", 1):
+                pass
+    finally:
+        drop_database(embedded.pg_admin_dsn, "test_busy")
 
 
 @pytest.mark.parametrize("name", ["", "Upper", "with-dash", "x; DROP DATABASE postgres", "a" * 64, "postgres"])

@@ -507,7 +507,7 @@ def _explored(choices: str) -> tuple[frozenset[tuple[str, str]], dict[str, froze
     forgetting = _forgetting(choices)
     seen: set[tuple[str, str]] = set()
     written: dict[str, set[str]] = {}
-    for seeds, count in ((range(2), 110), (range(4), 99)):
+    for seeds, count in ((range(2), 110), (range(6), 99)):
         for seed in seeds:
             plan = generate(str(seed), count, 3, limits=MEMCHAT_LIMITS, forgetting=forgetting)
             model = SessionModel(plan.users, 365, EVERY_STATEMENT, 30, forgetting)

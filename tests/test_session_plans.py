@@ -16,13 +16,13 @@ from tools.session_plans import drawn, line
 # short form in browsers and through the API, targets that leave moves out (no page, no clock, no failures on the
 # way) and the long form.
 PINNED = {
-    ("memchat", False, 60, 3, "20261130"): "3f43382443e8a1b7cb333e9841905be1",
-    ("memchat", True, 60, 3, "7"): "f1555ac8c00b93c4936da5002db51aac",
-    ("khoj", True, 60, 3, "1"): "79a5fdb6c42097a6244b196119fdc090",
-    ("letta", True, 60, 3, "2"): "6d4e3c8018c2f86e27a019c34bd17261",
-    ("open-webui", False, 60, 3, "3"): "a96982feb547af90c6dc6efe41cf4209",
-    ("memchat", False, 300, 4, "3"): "3276d2fb79d80ddd7516f32400afd177",
-    ("khoj", True, 300, 4, "42"): "aee1c7833b5677cf936932ee92f17816",
+    ("memchat", False, 60, 3, "20261130"): "7c5b5b1a0e70413d3f08dc3689c73f29",
+    ("memchat", True, 60, 3, "7"): "d24e881cb6efeae376e7239e2fb10261",
+    ("khoj", True, 60, 3, "1"): "4b2556dd6586814f93eaac15f1307473",
+    ("letta", True, 60, 3, "2"): "edbd8cc76a98c1508d6580cd711ce4bf",
+    ("open-webui", False, 60, 3, "3"): "d13c26c2e236c15739386a6d4ab9693d",
+    ("memchat", False, 300, 4, "3"): "53c0cfbeac3ccd88cabc3e897ca14351",
+    ("khoj", True, 300, 4, "42"): "9faa648ccbc50d0d1a8c5f0ae9a1dc02",
 }
 
 

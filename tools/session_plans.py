@@ -19,8 +19,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from harness.app.app_handle import why_memories_cannot_be_busy
 from harness.app.target import Target, load_target
 from harness.drivers import load_driver
+from harness.drivers.base import Capability
 from harness.sessions.actions import Action
 from harness.sessions.generator import SHORT_FORM, Plan, generate
 from harness.sessions.model import NotApplicable, SessionModel
@@ -40,8 +42,12 @@ def left_out_and_unread(target: Target, through_api: bool) -> tuple[dict[str, st
     """What the steps leave out of the target's sessions, and the reads they cannot make, for an app the suite
     starts with its driver's capabilities."""
     driver = load_driver(target)
-    app = SimpleNamespace(offers=lambda capability: capability in driver.capabilities, name=driver.name,
-                          why_not=driver.why_not, started_by_suite=True, target=target)
+    def offers(capability: Capability) -> bool:
+        return capability in driver.capabilities
+
+    app = SimpleNamespace(offers=offers, name=driver.name, why_not=driver.why_not, started_by_suite=True,
+                          target=target, why_store_cannot_be_busy=lambda: why_memories_cannot_be_busy(
+                              target, offers, driver.why_not, has_database=True))
     left_out = left_out_kinds(SimpleNamespace(app=app), through_api)  # type: ignore[arg-type]
     unread = {} if target.limits.title_length is not None else {
         ENTRIES: f"{target.path.name} declares no conversation titles ([limits] title_length)"}

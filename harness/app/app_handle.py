@@ -9,7 +9,7 @@ those scenarios with one line.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar, cast
 
@@ -42,11 +42,25 @@ from harness.drivers.base import (
     UserSession,
 )
 from harness.drivers.base.parts import PARTS
+from harness.services.busy_store import BusyTable, table_busy
 from harness.services.databases import HeldDatabase, every_table_held
 from harness.suite import report
 from harness.suite.options import ROOT
 
 P = TypeVar("P")
+
+
+def why_memories_cannot_be_busy(target: Target, offers: Callable[[Capability], bool],
+                                why_not: Callable[[Capability], str], has_database: bool) -> str | None:
+    """Why the suite cannot hold an app's memories busy (the generated sessions' "tell while the store is busy"), in
+    one line; None when it can: the target names their table, and the suite reaches the app's PostgreSQL."""
+    if not target.app.get("memory_table"):
+        return f"{target.path.name} names no table of the app's memories ([app] memory_table)"
+    if not offers(Capability.DATABASE_ACCESS):
+        return why_not(Capability.DATABASE_ACCESS)
+    if not has_database:
+        return "needs the app's PostgreSQL database: let the suite start the app, or give --pg-dsn"
+    return None
 
 
 class AppHandle:
@@ -312,6 +326,28 @@ class AppHandle:
         with allure.step("hold every table of the app's database, as an operator's maintenance does"), \
                 every_table_held(self._database()) as held:
             yield held
+
+    @property
+    def memory_table(self) -> str | None:
+        """The table of the app's database its memories are written to ([app] memory_table), where the target names
+        it."""
+        table = self.target.app.get("memory_table")
+        return str(table) if table else None
+
+    def why_store_cannot_be_busy(self) -> str | None:
+        """Why the suite cannot hold the app's memories busy, in one line; None when it can."""
+        return why_memories_cannot_be_busy(self.target, self.offers, self.why_not, bool(self.running.pg_dsn))
+
+    @contextlib.contextmanager
+    def memories_busy(self, seconds: float) -> Iterator[BusyTable]:
+        """The table of the app's memories held as an index build holds it (reads go on, writes wait) while the block
+        acts, and until a write has waited `seconds` on it; free again when the block ends."""
+        table = self.memory_table
+        if table is None or self.why_store_cannot_be_busy():
+            raise ValueError(f"the app's memories cannot be held busy: {self.why_store_cannot_be_busy()}")
+        with allure.step(f"hold the app's table {table} as an index build does, until a write has waited "
+                         f"{seconds:g} s on it"), table_busy(self._database(), table, seconds) as busy:
+            yield busy
 
     # -- its own tools ---------------------------------------------------------------------------------------------
     def load_legacy_store(self, records: Iterable[str], embedder: str, what: str = "the records",

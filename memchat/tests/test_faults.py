@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -45,7 +47,7 @@ TESTED = {"recall-ignores-user", "history-idor", "session-not-persistent", "cont
           "migration-resurrects-deleted", "migration-local-times-as-utc", "writes-stall-after-error",
           "failed-send-resent", "memory-owner-from-body", "sign-in-matches-like", "lockout-never-expires",
           "lockout-matches-like", "message-kept-until-answered", "new-conversation-at-once",
-          "offline-send-kept-silently",
+          "offline-send-kept-silently", "busy-store-write-dropped",
           "conversation-list-by-creation", "title-follows-latest-message"}
 
 
@@ -439,6 +441,30 @@ def test_clear_all_users(db, make_store, faulty: bool) -> None:
     assert store.clear("u1", NOW) == (3 if faulty else 2)
     assert store.list("u1", NOW) == []
     assert [m["id"] for m in store.list("u2", NOW)] == ([] if faulty else [theirs])
+
+
+@pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
+def test_busy_store_write_dropped(db, make_store, faulty: bool) -> None:
+    """A write while the memories are held as an index build holds them waits, and is kept once they are free; with
+    the fault it gives up after a second and is answered as stored, with nothing kept."""
+    add_user(db, "u1", "x")
+    store = make_store(faults={"busy-store-write-dropped"} if faulty else set())
+    with psycopg.connect(db) as holder, psycopg.connect(db, autocommit=True) as watcher:
+        holder.execute("LOCK TABLE memories IN SHARE MODE")
+        with ThreadPoolExecutor(1) as pool:
+            written = pool.submit(store.write, "u1", None, ["My dog's name is Rex."], NOW)
+            waiting = "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation" \
+                      " WHERE NOT l.granted AND c.relname = 'memories'"
+            deadline = time.monotonic() + 10
+            while not watcher.execute(waiting).fetchone()[0]:  # until the write waits on the table
+                assert time.monotonic() < deadline, "the write never waited on the held table"
+                time.sleep(0.05)  # the interval between two looks
+            if faulty:
+                assert written.result(timeout=10) == []  # given up while the table is still held
+            holder.rollback()
+            ids = written.result(timeout=10)
+    assert [m["id"] for m in store.list("u1", NOW)] == ([] if faulty else ids)
+    assert len(ids) == (0 if faulty else 1)
 
 
 @pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])

@@ -6,12 +6,12 @@ the target names the table of its memories ([app] memory_table)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harness.sessions.actions import quoted
 from harness.sessions.draws import Draws
-from harness.sessions.moves.tell import Tell, TellRule, draw_tell
+from harness.sessions.moves.tell import Tell, WayOfTelling, WayOfTellingRule
 from harness.sessions.rules import Difference, Kind
 from harness.suite import report
 
@@ -24,36 +24,23 @@ BUSY_S = 3.0  # how long a write waits on the held table before it is let go (an
 
 
 @dataclass(frozen=True)
-class BusyTell(Tell):
-    @property
-    def kind(self) -> str:  # type: ignore[override]
-        return KIND
+class BusyTell(WayOfTelling):
+    way = KIND
 
     def gherkin(self) -> str:
         return (f"When {self.user} tells the assistant {quoted(self.message)} while the app's store is busy for a few "
                 "seconds")
 
 
-class BusyTellRule(TellRule):
+class BusyTellRule(WayOfTellingRule):
     """A fact told while the table of the app's memories is held: answered, and kept once it is free; everything of
     hers read right after."""
 
     action = BusyTell
     kinds = (Kind(KIND, variant_of="tell"),)
-    checked_after = True
 
     def precondition(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
         return model.memory_on(name)  # a memory to write while the store is busy
-
-    def to_cover(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
-        return False
-
-    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
-        return {KIND: ()}  # (what it shows is the tell's: Kind.variant_of)
-
-    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> Tell | None:
-        tell = draw_tell(name, model, draws, 1, False)
-        return None if tell is None else BusyTell(**{f.name: getattr(tell, f.name) for f in fields(tell)})
 
     def perform(self, runner: SessionRunner, number: int, action: Tell) -> Difference | None:
         """The turn told and answered while the table is held, which stays held until a write has waited BUSY_S on

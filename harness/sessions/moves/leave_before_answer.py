@@ -7,12 +7,12 @@ back."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harness.sessions.actions import quoted
 from harness.sessions.draws import Draws
-from harness.sessions.moves.tell import Tell, TellRule, draw_tell
+from harness.sessions.moves.tell import Tell, WayOfTelling, WayOfTellingRule
 from harness.sessions.rules import Difference, Kind
 
 if TYPE_CHECKING:
@@ -23,36 +23,23 @@ KIND = "tell, then start a new conversation before the answer shows"
 
 
 @dataclass(frozen=True)
-class TellThenLeave(Tell):
-    @property
-    def kind(self) -> str:  # type: ignore[override]
-        return KIND
+class TellThenLeave(WayOfTelling):
+    way = KIND
 
     def gherkin(self) -> str:
         return (f"When {self.user} tells the assistant {quoted(self.message)} and, before the answer shows, starts a "
                 "new conversation")
 
 
-class TellThenLeaveRule(TellRule):
+class TellThenLeaveRule(WayOfTellingRule):
     """A fact told in the conversation open, then a new one started before its answer: told, remembered, and the
     new conversation open; everything of hers read right after."""
 
     action = TellThenLeave
     kinds = (Kind(KIND, variant_of="tell"),)
-    checked_after = True
 
     def precondition(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
         return model.current(name) is not None  # a conversation to leave
-
-    def to_cover(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
-        return False
-
-    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
-        return {KIND: ()}  # (what it shows is the tell's: Kind.variant_of)
-
-    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> Tell | None:
-        tell = draw_tell(name, model, draws, 1, False)
-        return None if tell is None else TellThenLeave(**{f.name: getattr(tell, f.name) for f in fields(tell)})
 
     def apply(self, model: SessionModel, action: Tell) -> str:
         user = model.acting(action.user)

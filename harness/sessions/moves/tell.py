@@ -4,8 +4,8 @@ talk on the same line or the next."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, ClassVar
 
 from harness.sessions.actions import Said, quoted
 from harness.sessions.draws import CORRECT_WORDINGS, FACT_KEYS, TELL_WORDINGS, Draws, FollowUp
@@ -66,6 +66,18 @@ class Tell(Message):
 
     def gherkin(self) -> str:
         return f"When {self.user} tells the assistant {quoted(self.message)}"
+
+
+@dataclass(frozen=True)
+class WayOfTelling(Tell):
+    """One fact told in a way of its own (a kind that is a way of telling, Kind.variant_of "tell"): its kind is its
+    class's `way`."""
+
+    way: ClassVar[str] = ""
+
+    @property
+    def kind(self) -> str:  # type: ignore[override]
+        return self.way
 
 
 def reply_to(tell: Tell) -> str:
@@ -219,3 +231,21 @@ def draw_tell(name: str, model: SessionModel, draws: Draws, several: int, correc
     if len(tell.message) > draws.limits.longest_to_type:
         return None  # several long values: the message would be refused
     return tell
+
+
+class WayOfTellingRule(TellRule):
+    """A way of telling one fact (its action a WayOfTelling, its one kind a variant of "tell"): drawn once a session
+    in the place of a tell, where its precondition holds; it covers nothing of its own, and what it shows is the
+    tell's. Everything of the user's is read right after it."""
+
+    checked_after = True
+
+    def to_cover(self, kind: str, model: SessionModel, name: str, draws: Draws) -> bool:
+        return False
+
+    def effects(self, model: SessionModel) -> dict[str, tuple[str, ...]]:
+        return {kind.name: () for kind in self.kinds}  # (what it shows is the tell's: Kind.variant_of)
+
+    def draw(self, kind: str, name: str, model: SessionModel, draws: Draws) -> Tell | None:
+        tell = draw_tell(name, model, draws, 1, False)
+        return None if tell is None else self.action(**{f.name: getattr(tell, f.name) for f in fields(tell)})

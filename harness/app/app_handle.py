@@ -342,9 +342,9 @@ class AppHandle:
     def memories_busy(self, seconds: float) -> Iterator[BusyTable]:
         """The table of the app's memories held as an index build holds it (reads go on, writes wait) while the block
         acts, and until a write has waited `seconds` on it; free again when the block ends."""
-        table = self.memory_table
-        if table is None or self.why_store_cannot_be_busy():
-            raise ValueError(f"the app's memories cannot be held busy: {self.why_store_cannot_be_busy()}")
+        why_not, table = self.why_store_cannot_be_busy(), self.memory_table
+        if why_not or table is None:
+            raise ValueError(f"the app's memories cannot be held busy: {why_not}")
         with allure.step(f"hold the app's table {table} as an index build does, until a write has waited "
                          f"{seconds:g} s on it"), table_busy(self._database(), table, seconds) as busy:
             yield busy

@@ -18,8 +18,9 @@ from harness.services.databases import PG_CONNECT_TIMEOUT
 LOOK_EVERY_S = 0.1  # how often the holder looks for a write waiting on the table
 # How long the holder waits for a write to come once the block is done (a page writes a turn's memories after its
 # reply), before it lets go without one; and the most it holds at all, whatever happens.
-WRITE_COMES_WITHIN_S = 5.0
+WRITE_COMES_WITHIN_S = 10.0  # (as long as the generated sessions wait for a memory to be listed)
 MOST_HELD_S = 60.0
+LOCK_WITHIN_S = 10  # how long the holder may wait for the table itself (another client's long transaction)
 
 
 class StoreNotHeld(RuntimeError):
@@ -51,6 +52,7 @@ def _hold(dsn: str, table: str, seconds: float, busy: BusyTable, ready: threadin
     try:
         with psycopg.connect(dsn, connect_timeout=PG_CONNECT_TIMEOUT) as conn, \
                 psycopg.connect(dsn, connect_timeout=PG_CONNECT_TIMEOUT, autocommit=True) as watcher:
+            conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{LOCK_WITHIN_S}s",))  # never hang here
             conn.execute(sql.SQL("LOCK TABLE {} IN SHARE MODE").format(sql.Identifier(table)))
             ready.set()
             give_up = started + MOST_HELD_S
@@ -77,7 +79,9 @@ def table_busy(dsn: str, table: str, seconds: float) -> Iterator[BusyTable]:
     holder = threading.Thread(target=_hold, args=(dsn, table, seconds, busy, ready, failed), daemon=True,
                               name=f"holding {table}")
     holder.start()
-    ready.wait(PG_CONNECT_TIMEOUT * 2 + 5)
+    if not ready.wait(PG_CONNECT_TIMEOUT * 2 + LOCK_WITHIN_S + 5) and not failed:
+        raise StoreNotHeld(f"the table {table!r} of the app's database was not held within "
+                           f"{PG_CONNECT_TIMEOUT * 2 + LOCK_WITHIN_S + 5} s")
     if failed:
         raise StoreNotHeld(f"could not hold the table {table!r} of the app's database: {failed[0]}") from failed[0]
     try:

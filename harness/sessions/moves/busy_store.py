@@ -50,7 +50,11 @@ class BusyTellRule(WayOfTellingRule):
         report.attach_text(f"the store busy, action {number}",
                            f"the table {busy.table} held {busy.held_s:.1f} s; " + (
                                f"a write waited on it, then went on after {BUSY_S:g} s" if busy.write_waited else
-                               "no write waited on it (the app wrote none there while it was held)"))
+                               "no write waited on it"))
+        if difference is None and not busy.write_waited:  # else the move decided nothing: the memory went elsewhere
+            return Difference(number, action, f"{action.user}'s memory write while the store was busy",
+                              f"a write to the table {busy.table} ([app] memory_table), waiting on it",
+                              f"none within {busy.held_s:.1f} s")
         return difference or runner.check_user(number, action, action.user)
 
 

@@ -636,7 +636,7 @@ def test_a_search_is_given_the_time_a_listing_is_given_and_then_read_as_it_stand
     monkeypatch.setattr(runner_module.report, "attach_text", lambda *a: None)
     runner = SessionRunner.__new__(SessionRunner)
     runner.app = SimpleNamespace(offers=lambda capability: True, recall_k=5, name="app")  # type: ignore[assignment]
-    runner._searched, runner.not_checked = {}, {}
+    runner._searched, runner.not_checked, runner.found_unlisted = {}, {}, {}
     runner.model = SessionModel(["Ana"])
     kept = Memory(id="m1", text="My locker code is 5150.")
     answers = iter([[], [Hit("m1", 0.9, kept.text)]])

@@ -7,7 +7,7 @@ the runner ask the move of an action or of a kind, and know none by its type."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from harness.sessions.actions import Action
@@ -48,6 +48,7 @@ class Difference:
     what: str  # what was compared, e.g. "Ana's answer", "Ben's memories"
     expected: Any
     actual: Any
+    ids: tuple[str, ...] = field(default=(), compare=False)  # the app's ids of what `actual` lists, where read
 
     @property
     def category(self) -> str:

@@ -42,6 +42,7 @@ from harness.vocabulary.turn import Turn
 MEMORY_WAIT_S = 10  # how long the app may take to list a memory once the turn that told it is answered
 # The read whose app side a declared difference hands to the model: a user's memories, as listed.
 ADOPTABLE = "memories"
+SEARCH = "search for "  # a read of the user's search, for one memory's text: its app side is what it found
 PAGE_WAIT_S = 10  # how long a page may take to show a conversation it opened
 SEARCHES_PER_CHECK = 6  # memories searched by their own text at each check of a user, newest first, then in turn
 
@@ -96,6 +97,9 @@ class SessionRunner:
         # it is recorded, the app's side of that read becomes the model's, and the session goes on to its end.
         self.declared = declared
         self.shown: list[Difference] = []  # the declared differences that showed, in order
+        # user -> the ids of memories no longer listed that her search may find: a declared difference's (the app's
+        # side of the search taken as the model's), which would otherwise show again at every check after it
+        self.found_unlisted: dict[str, set[str]] = {}
         # Each check the session could not make, with why (the report and the session's JSON list them).
         self.not_checked: dict[str, str] = {}
         self.pairs = PairTracker(plan.users)  # the pairs of actions this run covered, so far
@@ -125,7 +129,7 @@ class SessionRunner:
         self.previous = None
         self._action_started, self._first_listed, self.failed, self.acted = {}, {}, {}, set()
         self.to_sign_in = set()
-        self.shown = []
+        self.shown, self.found_unlisted = [], {}
         self.pairs = PairTracker(self.plan.users)
         self.tag = self.new_tag()
         self.members = {name: self.new_member(name) for name in self.plan.users}
@@ -161,8 +165,11 @@ class SessionRunner:
         if (declared is None or not re.fullmatch(declared.read, difference.category)
                 or not declared.matches(difference.describe())):
             return False
+        name = difference.what.partition("'s ")[0]
         if difference.category == ADOPTABLE:  # only memories the user told can be taken over
-            return self.model.adopt_memories(difference.what.partition("'s ")[0], list(difference.actual))
+            return self.model.adopt_memories(name, list(difference.actual))
+        if difference.category.startswith(SEARCH) and difference.ids:  # what it found, found again from now on
+            self.found_unlisted.setdefault(name, set()).update(difference.ids)
         return True
 
     def note_not_checked(self, check: str, why: str) -> None:
@@ -377,17 +384,19 @@ class SessionRunner:
             return None
         if not memories:
             return None
-        listed = {m.id for m in memories}
+        listed = {m.id for m in memories} | self.found_unlisted.get(name, set())
         start = self._searched.get(name, 0)
         turn = [memories[(start + i) % len(memories)] for i in range(min(SEARCHES_PER_CHECK - 1, len(memories)))]
         self._searched[name] = start + len(turn)
         for memory in dict.fromkeys([memories[-1], *turn]):
             hits = self._searched_for(name, session, memory, listed)
-            strangers = [h.text for h in hits if h.id not in listed]
+            strangers = [h for h in hits if h.id not in listed]
             if strangers:  # whose they are tells an isolation breach from a memory of hers that came back
-                whose = ", not ones they took back" if self.model.taken_back(name, strangers) else ""
-                return Difference(number, action, f"{name}'s search for {memory.text!r}",
-                                  "only memories of theirs that are kept" + whose, strangers)
+                texts = [h.text for h in strangers]
+                whose = ", not ones they took back" if self.model.taken_back(name, texts) else ""
+                return Difference(number, action, f"{name}'s {SEARCH}{memory.text!r}",
+                                  "only memories of theirs that are kept" + whose, texts,
+                                  ids=tuple(h.id for h in strangers))
             if not hits or (hits[0].id != memory.id and hits[0].text != memory.text):
                 return Difference(number, action, f"{name}'s search for {memory.text!r}", f"{memory.text!r} first",
                                   [h.text for h in hits])

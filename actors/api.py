@@ -219,6 +219,9 @@ class ApiActor(ActorBase):
     def conversation_titles_shown(self) -> dict[str, str]:
         return self.session.conversation_titles()
 
+    def conversation_previews_shown(self) -> dict[str, str]:
+        return self.session.conversation_previews()
+
     def conversations_marked_open(self) -> list[str] | None:
         return None  # no page
 

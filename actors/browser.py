@@ -364,6 +364,10 @@ class BrowserActor(ActorBase):
         self._chat_open()
         return self.sidebar.titles()
 
+    def conversation_previews_shown(self) -> dict[str, str]:
+        self._chat_open()
+        return self.sidebar.previews()
+
     def conversations_marked_open(self) -> list[str] | None:
         return self.sidebar.marked_open()
 

@@ -31,7 +31,8 @@ class AppState:
         self.conversations = Conversations(self.pool, check_owner=not settings.has("history-idor"),
                                            soft_delete=settings.has("conversation-delete-keeps-messages"),
                                            by_creation=settings.has("conversation-list-by-creation"),
-                                           retitle=settings.has("title-follows-latest-message"))
+                                           retitle=settings.has("title-follows-latest-message"),
+                                           own_preview=settings.has("preview-shows-own-message"))
         self.memories = MemoryStore(self.pool, settings)
         self.memories.ensure_index()
         self.redis = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=5)

@@ -31,24 +31,30 @@ class Conversation:
     title: str
     created_at: datetime
     updated_at: datetime
+    preview: str = ""  # its last message, cut to PREVIEW_LENGTH characters: the list shows it under the title
 
     def as_json(self) -> dict:
         return {"id": self.id, "title": self.title, "created_at": self.created_at.isoformat(),
-                "updated_at": self.updated_at.isoformat()}
+                "updated_at": self.updated_at.isoformat(), "preview": self.preview}
 
 
 _COLUMNS = "id, user_id, title, created_at, updated_at"
+PREVIEW_LENGTH = 100
+# The newest message of each listed conversation, whoever said it (the fault preview-shows-own-message: the user's).
+_PREVIEW = ("coalesce((SELECT left(m.text, %s) FROM messages m WHERE m.conversation_id = conversations.id{whose}"
+            " ORDER BY m.id DESC LIMIT 1), '')")
 
 
 class Conversations:
     def __init__(self, pool: Pool, check_owner: bool = True, soft_delete: bool = False, by_creation: bool = False,
-                 retitle: bool = False) -> None:
+                 retitle: bool = False, own_preview: bool = False) -> None:
         self.pool = pool
         self.check_owner = check_owner
         # The fault conversation-delete-keeps-messages: a delete marks the row, which only the list leaves out.
         self.soft_delete = soft_delete
         self.order = "created_at" if by_creation else "updated_at"  # the fault conversation-list-by-creation
         self.retitle = retitle  # the fault title-follows-latest-message
+        self.preview = _PREVIEW.format(whose=" AND m.role = 'user'" if own_preview else "")
 
     def create(self, user_id: str, title: str, now: datetime) -> Conversation:
         cid = "c_" + uuid.uuid4().hex[:16]
@@ -59,8 +65,9 @@ class Conversations:
 
     def list(self, user_id: str) -> list[Conversation]:
         with self.pool.connection() as conn:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM conversations WHERE user_id = %s AND deleted_at IS NULL"
-                                f" ORDER BY {self.order} DESC, id DESC", (user_id,)).fetchall()
+            rows = conn.execute(f"SELECT {_COLUMNS}, {self.preview} FROM conversations WHERE user_id = %s"
+                                f" AND deleted_at IS NULL ORDER BY {self.order} DESC, id DESC",
+                                (PREVIEW_LENGTH, user_id)).fetchall()
         return [Conversation(*r) for r in rows]
 
     def get(self, user_id: str, conversation_id: str) -> Conversation | None:

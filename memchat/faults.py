@@ -98,6 +98,12 @@ CATALOG: dict[str, Fault] = {
               "below newer ones instead of moving to the top"),
         Fault("title-follows-latest-message", "the title's \"set once\" guard dropped from the message insert",
               "each conversation in the list is titled with the user's latest message instead of their first"),
+        Fault("preview-shows-own-message", "the conversation list's preview query filtered to the user's own "
+              "messages (\"what you last said\")", "each conversation in the list previews the user's last message "
+              "instead of the conversation's last one, the assistant's reply"),
+        Fault("preview-set-on-load-only", "front end: the list entry's preview is rendered with the page and never "
+              "updated when a reply comes", "the conversation the user is talking in previews an older message, or "
+              "nothing in a new conversation, until the page is loaded again"),
         Fault("writes-stall-after-error", "front end: a failed send pauses the page's memory writes \"until the "
               "connection is back\", and nothing ever resumes them", "after one message the app could not answer, "
               "nothing the user tells in that page is remembered, and nobody says so"),

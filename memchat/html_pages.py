@@ -50,6 +50,7 @@ def chat_page(user: User, conversations: list[Conversation], current: Conversati
         here = ' aria-current="page"' if current and c.id == current.id else ""
         return (f'<li><a href="/c/{escape(c.id)}" data-testid="conversation-item"'
                 f' data-conversation-id="{escape(c.id)}"{here}>{escape(c.title or "New conversation")}</a>'
+                f'<p class="preview" data-testid="conversation-preview">{escape(c.preview)}</p>'
                 '<button type="button" class="delete" data-testid="delete-conversation"'
                 ' aria-label="Delete conversation">Delete</button></li>')
 

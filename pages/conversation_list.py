@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Locator, expect
 
-from pages.base import BasePage
+from pages.base import BasePage, css_of
 from pages.impatient import click_twice
 
 
@@ -23,6 +23,19 @@ class ConversationList(BasePage):
         self.reveal("conversation_list")
         shown = self._items().evaluate_all(
             "links => links.map(a => [a.getAttribute('href') || '', a.textContent || ''])")
+        return {href.rstrip("/").rsplit("/", 1)[-1]: text for href, text in shown}
+
+    def previews(self) -> dict[str, str]:
+        """Each listed conversation's preview as the page shows it (the text of its `conversation_preview`, found in
+        the item's list entry), by id; "" for an entry that shows none."""
+        self.reveal("conversation_list")
+        css = css_of(self.spec("conversation_preview"))
+        if css is None:
+            raise ValueError("the target's conversation_preview locator must be a testid or css: it is read inside "
+                             "each list entry")
+        shown = self._items().evaluate_all(
+            "(links, css) => links.map(a => [a.getAttribute('href') || '',"
+            " (a.closest('li') || a.parentElement).querySelector(css)?.textContent ?? ''])", css)
         return {href.rstrip("/").rsplit("/", 1)[-1]: text for href, text in shown}
 
     def marked_open(self) -> list[str] | None:

@@ -16,7 +16,7 @@ from harness.drivers.base import Capability
 from harness.sessions.actions import script
 from harness.sessions.generator import generate
 from harness.sessions.moves import NEEDS_A_PAGE
-from harness.sessions.reads import ENTRIES
+from harness.sessions.reads import unread as unread_reads
 from harness.sessions.runner import GeneratedSession, SessionOutcome, SessionRunner
 from harness.sessions.seeds import load_seeds
 from harness.suite import report
@@ -140,8 +140,7 @@ def listed_sessions(world: World, answers: AnswerCheck, which: str, count: int, 
     elif "let time pass" not in left_out:
         world.use_app(world.app.with_settings(Capability.MOVABLE_CLOCK, clock="settable"))
     target = world.app.target
-    unread = {} if target.limits.title_length is not None else {
-        ENTRIES: f"{target.path.name} declares no conversation titles ([limits] title_length)"}
+    unread = unread_reads(target)
 
     def join(app: AppHandle, name: str, email_local: str, tag: str, domain: str) -> Actor:
         """A user's account on the app as the session's runner has it now (after a restart, the restarted one)."""

@@ -17,7 +17,7 @@ from harness.suite.scenarios import FEATURES, ScenarioRef, UnknownScenario, chec
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize(("target", "size"), [("memchat", 44), ("open-webui", 6), ("open-webui-pgvector", 6)])
+@pytest.mark.parametrize(("target", "size"), [("memchat", 46), ("open-webui", 6), ("open-webui-pgvector", 6)])
 def test_every_shipped_catalogue_names_existing_scenarios_for_every_fault(target: str, size: int) -> None:
     faults = fault_catalogue(load_driver(load_target(target)))
     assert len(faults) == size

@@ -647,3 +647,42 @@ def test_a_search_is_given_the_time_a_listing_is_given_and_then_read_as_it_stand
     assert difference is not None and difference.what == "Ana's search for 'My locker code is 5150.'"
     assert difference.actual == ["My gate code is 7731."]
     assert difference.expected == "only memories of theirs that are kept"  # she never told it
+
+
+def test_each_entry_previews_the_conversations_last_message_wherever_the_user_sees_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A target that declares previews has each list entry compared with the conversation's last message, whoever
+    said it, cut to its length: through the API at a check, and the open conversation's entry on her screen right
+    after its reply; one that declares none says so once in the session's not-checked list."""
+    from types import SimpleNamespace
+
+    from harness.app.target import Limits as TargetLimits
+    from harness.sessions import runner as runner_module
+    from harness.sessions.runner import Member
+
+    monkeypatch.setattr(runner_module.report, "attach_text", lambda *a: None)
+    model = SessionModel(["Ana"])
+    said = Chat("Ana", "Hello there, how are you today?")
+    model.apply(said)
+    last = model.conversations("Ana")[0][-1].text
+    shown = {"c1": last[:10]}
+    actor = SimpleNamespace(conversation_titles_shown=lambda: {"c1": said.typed[:8]},
+                            conversation_previews_shown=lambda: dict(shown))
+    runner = SessionRunner.__new__(SessionRunner)
+    runner.model, runner.not_checked = model, {}
+    runner.members = {"Ana": Member(actor, ["c1"])}  # type: ignore[arg-type]
+    runner.app = SimpleNamespace(target=SimpleNamespace(  # type: ignore[assignment]
+        limits=TargetLimits(title_length=8, preview_length=10), path=Path("app.toml")))
+    assert runner.open_entry(2, said, runner.members["Ana"]) is None
+    assert runner._previews(2, said, "Ana", actor.conversation_previews_shown, "through the API") is None
+    shown["c1"] = said.typed[:10]  # the user's own turn, not the reply
+    wrong = runner.open_entry(2, said, runner.members["Ana"])
+    assert wrong is not None and wrong.what == "Ana's entry of conversation 1 in her list"
+    assert wrong.expected == {"title": said.typed[:8], "preview": last[:10]}
+    assert wrong.actual == {"title": said.typed[:8], "preview": said.typed[:10]}
+    listed = runner._previews(2, said, "Ana", actor.conversation_previews_shown, "through the API")
+    assert listed is not None and listed.what == "Ana's conversation previews through the API"
+    runner.app.target.limits = TargetLimits(title_length=8)
+    assert runner._previews(3, said, "Ana", actor.conversation_previews_shown, "on the page") is None
+    assert runner.not_checked == {"what each list entry previews": "app.toml declares no conversation previews "
+                                                                    "([limits] preview_length)"}

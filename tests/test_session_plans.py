@@ -18,11 +18,11 @@ from tools.session_plans import drawn, line
 PINNED = {
     ("memchat", False, 60, 3, "20261130"): "7c5b5b1a0e70413d3f08dc3689c73f29",
     ("memchat", True, 60, 3, "7"): "d24e881cb6efeae376e7239e2fb10261",
-    ("khoj", True, 60, 3, "1"): "4b2556dd6586814f93eaac15f1307473",
-    ("letta", True, 60, 3, "2"): "edbd8cc76a98c1508d6580cd711ce4bf",
-    ("open-webui", False, 60, 3, "3"): "d13c26c2e236c15739386a6d4ab9693d",
+    ("khoj", True, 60, 3, "1"): "a8e6bd389a527410c4e3d8cc46143053",
+    ("letta", True, 60, 3, "2"): "df77e030b98ba9aece50e499d6c681e4",
+    ("open-webui", False, 60, 3, "3"): "9efc2f7fae64b22affd9a55cf0e3424d",
     ("memchat", False, 300, 4, "3"): "53c0cfbeac3ccd88cabc3e897ca14351",
-    ("khoj", True, 300, 4, "42"): "9faa648ccbc50d0d1a8c5f0ae9a1dc02",
+    ("khoj", True, 300, 4, "42"): "b6d938ad83bc1524747c59b0372d52a8",
 }
 
 

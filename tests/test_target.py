@@ -46,6 +46,7 @@ def test_shipped_target_loads() -> None:
     assert target.driver == "memchat"
     assert target.recall == Recall(top_k=5, threshold=0.25, memory_listing="every statement")
     assert target.limits == Limits(retention_days=365, session_days=30, longest_message=4000, title_length=80,
+                                   preview_length=100,
                                    sign_in_failures=5, sign_in_failures_per="account and address",
                                    sign_in_failures_forgotten_after="a right password", sign_in_lockout_minutes=15,
                                    search_results=100, database_connections=8)

@@ -26,7 +26,8 @@ from harness.drivers.base import Capability
 from harness.sessions.actions import Action
 from harness.sessions.generator import SHORT_FORM, Plan, generate
 from harness.sessions.model import NotApplicable, SessionModel
-from harness.sessions.reads import ENTRIES, observe
+from harness.sessions.reads import observe
+from harness.sessions.reads import unread as unread_reads
 from harness.sessions.seeds import load_seeds
 from steps.generated_session_steps import left_out_kinds
 
@@ -49,8 +50,7 @@ def left_out_and_unread(target: Target, through_api: bool) -> tuple[dict[str, st
                           target=target, why_store_cannot_be_busy=lambda: why_memories_cannot_be_busy(
                               target, offers, driver.why_not, has_database=True))
     left_out = left_out_kinds(SimpleNamespace(app=app), through_api)  # type: ignore[arg-type]
-    unread = {} if target.limits.title_length is not None else {
-        ENTRIES: f"{target.path.name} declares no conversation titles ([limits] title_length)"}
+    unread = unread_reads(target)
     return left_out, unread
 
 

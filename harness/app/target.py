@@ -51,6 +51,8 @@ class Limits:
     conversation_page: int | None = _limit("conversations the app lists per page (0 or absent: all at once)")
     title_length: int | None = _limit("the conversation list shows each conversation's first message, cut to this "
                                       "many characters, as its title (absent: titles are not compared)")
+    preview_length: int | None = _limit("the conversation list shows each conversation's last message, cut to this "
+                                        "many characters, under its title (absent: previews are not compared)")
     memory_page: int | None = _limit("memories the app lists per page (0 or absent: all at once)")
     clock_resolution_s: float = _limit("the resolution of the app's timestamps: items made within it may be listed "
                                        "either way", 0.0)

@@ -188,6 +188,11 @@ class SessionModel:
         turns = self.users[name].conversations[conversation]
         return turns[0].text[:length] if turns else ""
 
+    def preview(self, name: str, conversation: int, length: int) -> str:
+        """The conversation's preview in the list: its last message, whoever said it, cut to `length` characters."""
+        turns = self.users[name].conversations[conversation]
+        return turns[-1].text[:length] if turns else ""
+
     def listed(self, name: str) -> list[int]:
         """The user's conversations (indexes) as the list shows them: the most recently active first, none deleted."""
         user = self.users[name]

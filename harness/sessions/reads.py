@@ -14,6 +14,7 @@ from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:  # (the model finds its moves, which name these reads)
+    from harness.app.target import Target
     from harness.sessions.model import SessionModel
 
 Value = Hashable
@@ -82,6 +83,14 @@ READ_AFTER = ("the order of the conversation list", "what each list entry shows"
 # Reads of items that stay in place (a conversation's entry and turns): changed when an item there before changes (an
 # item that comes or goes is the list's order's business).
 PER_ITEM = ("what each list entry shows", "the turns of each conversation")
+
+
+def unread(target: Target) -> dict[str, str]:
+    """The reads the target's declarations leave the runner unable to make, each with why."""
+    if target.limits.title_length is not None or target.limits.preview_length is not None:
+        return {}
+    return {ENTRIES: f"{target.path.name} declares neither conversation titles nor previews ([limits] title_length, "
+                     "preview_length)"}
 
 
 def observe(model: SessionModel, names: list[str]) -> Observation:

@@ -260,19 +260,60 @@ class SessionRunner:
         listed = actor.conversations_listed(len(expected_list))
         if listed != expected_list:
             return Difference(number, action, f"{action.user}'s conversation list on the page", expected_list, listed)
-        return self._titles(number, action, action.user, actor.conversation_titles_shown(), "on the page")
+        return (self._titles(number, action, action.user, actor.conversation_titles_shown(), "on the page")
+                or self._previews(number, action, action.user, actor.conversation_previews_shown, "on the page"))
+
+    def open_entry(self, number: int, action: Action, member: Member) -> Difference | None:
+        """The entry of the conversation the user just talked in, as her screen shows it once the reply is there (a
+        page updates it in place): its title and preview, where the target declares them."""
+        name, limits = action.user, self.app.target.limits
+        index = self.model.current(name)
+        if index is None or (limits.title_length is None and limits.preview_length is None):
+            return None
+        cid, actor = member.ids[index], member.actor
+        expected: dict[str, str] = {}
+        shown: dict[str, str | None] = {}
+        if limits.title_length is not None:
+            expected["title"] = self.model.title(name, index, limits.title_length)
+            shown["title"] = actor.conversation_titles_shown().get(cid)
+        if limits.preview_length is not None:
+            expected["preview"] = self.model.preview(name, index, limits.preview_length)
+            shown["preview"] = actor.conversation_previews_shown().get(cid)
+        if shown != expected:
+            return Difference(number, action, f"{name}'s entry of conversation {index + 1} in her list", expected,
+                              shown)
+        return None
 
     def _titles(self, number: int, action: Action | None, name: str, shown: dict[str, str],
                 where: str) -> Difference | None:
-        """What each entry of the user's conversation list shows, where the target declares its titles."""
+        """What each entry of the user's conversation list shows as its title, where the target declares them."""
         length = self.app.target.limits.title_length
         if length is None:
             return None
+        return self._entries(number, action, name, "titles", where, shown,
+                             lambda i: self.model.title(name, i, length))
+
+    def _previews(self, number: int, action: Action | None, name: str, read: Callable[[], dict[str, str]],
+                  where: str) -> Difference | None:
+        """Each entry's preview (the conversation's last message, cut), where the target declares previews."""
+        length = self.app.target.limits.preview_length
+        if length is None:
+            if self.app.target.limits.title_length is None:  # the entries are not read at all: said once, as such
+                return None
+            self.note_not_checked("what each list entry previews",
+                                  f"{self.app.target.path.name} declares no conversation previews "
+                                  "([limits] preview_length)")
+            return None
+        return self._entries(number, action, name, "previews", where, read(),
+                             lambda i: self.model.preview(name, i, length))
+
+    def _entries(self, number: int, action: Action | None, name: str, what: str, where: str,
+                 shown: dict[str, str], expect: Callable[[int], str]) -> Difference | None:
         ids = self.members[name].ids
-        expected = {ids[i]: self.model.title(name, i, length) for i in self.model.listed(name)}
+        expected = {ids[i]: expect(i) for i in self.model.listed(name)}
         wrong = [cid for cid in {**expected, **shown} if expected.get(cid) != shown.get(cid)]
         if wrong:  # only the entries that differ, each on both sides
-            return Difference(number, action, f"{name}'s conversation titles {where}",
+            return Difference(number, action, f"{name}'s conversation {what} {where}",
                               {cid: expected.get(cid) for cid in wrong}, {cid: shown.get(cid) for cid in wrong})
         return None
 
@@ -332,7 +373,8 @@ class SessionRunner:
         listed = list(titles) if titles is not None else session.conversation_ids()
         if listed != expected_ids:
             return Difference(number, action, f"{name}'s conversations", expected_ids, listed)
-        difference = self._titles(number, action, name, titles or {}, "through the API")
+        difference = (self._titles(number, action, name, titles or {}, "through the API")
+                      or self._previews(number, action, name, session.conversation_previews, "through the API"))
         if difference:
             return difference
         for index in sorted(self.model.listed(name)):

@@ -255,6 +255,11 @@ class Actor(Protocol):
         """Each listed conversation's title as shown to the user (the page's list, else the API's), by id."""
         ...
 
+    def conversation_previews_shown(self) -> dict[str, str]:
+        """Each listed conversation's preview (its last message, cut) as shown to the user (the page's list, else the
+        API's), by id."""
+        ...
+
     def conversations_marked_open(self) -> list[str] | None:
         """The ids of the conversations the page's list marks as the one open (to a screen reader too); None without
         a page, or where the target declares no such marking."""

@@ -125,8 +125,20 @@
     remove.dataset.testid = "delete-conversation";
     remove.setAttribute("aria-label", "Delete conversation");
     remove.textContent = "Delete";
-    li.append(a, remove);
+    const preview = document.createElement("p");
+    preview.className = "preview";
+    preview.dataset.testid = "conversation-preview";
+    preview.textContent = conversation.preview || "";
+    li.append(a, preview, remove);
     return li;
+  }
+
+  // The open conversation's entry previews its newest message, as the server's list will after a reload: the first
+  // previewLength characters, never half of one.
+  function showPreview(text) {
+    const link = list.querySelector(`a[data-conversation-id="${CSS.escape(conversationId)}"]`);
+    const preview = link && link.parentElement.querySelector('[data-testid="conversation-preview"]');
+    if (preview) preview.textContent = Array.from(text).slice(0, cfg.previewLength).join("");
   }
 
   async function ensureConversation(firstText) {
@@ -142,6 +154,7 @@
   async function sendTurn(text) {
     const data = await api(`/api/conversations/${conversationId}/messages`, { text });
     append("assistant", data.reply.text, data.recalled);
+    if (cfg.updatePreview) showPreview(data.reply.text);
     queueMemories(data.remember || [], data.message.id);
   }
 

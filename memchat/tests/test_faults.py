@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -48,7 +49,8 @@ TESTED = {"recall-ignores-user", "history-idor", "session-not-persistent", "cont
           "failed-send-resent", "memory-owner-from-body", "sign-in-matches-like", "lockout-never-expires",
           "lockout-matches-like", "message-kept-until-answered", "new-conversation-at-once",
           "offline-send-kept-silently", "busy-store-write-dropped",
-          "conversation-list-by-creation", "title-follows-latest-message"}
+          "conversation-list-by-creation", "title-follows-latest-message", "preview-shows-own-message",
+          "preview-set-on-load-only"}
 
 
 def test_every_fault_in_the_catalogue_has_a_test_here() -> None:
@@ -297,6 +299,7 @@ def test_common_word_key_forgotten(db, make_store, faulty: bool) -> None:
     ("/", "message-kept-until-answered", "keepInputUntilAnswered", False, True),
     ("/", "new-conversation-at-once", "newConversationAtOnce", False, True),
     ("/", "offline-send-kept-silently", "keepOfflineSends", False, True),
+    ("/", "preview-set-on-load-only", "updatePreview", True, False),
     ("/memories", "deleted-memory-returns", "deleteOptimistically", False, True),
     ("/memories", "memory-setting-not-saved", "saveMemorySetting", True, False),
 ])
@@ -385,6 +388,22 @@ def test_title_follows_latest_message(make_app, faulty: bool) -> None:
     say(cid, "And one more thing")
     titles = {c["id"]: c["title"] for c in client.get("/api/conversations").json()["conversations"]}
     assert titles[cid] == ("And one more thing" if faulty else "Plans for the weekend")
+
+
+@pytest.mark.parametrize("faulty", [False, True], ids=["clean", "fault"])
+def test_preview_shows_own_message(make_app, faulty: bool) -> None:
+    """Each conversation in the list previews its last message, the assistant's reply, cut to 100 characters; an
+    empty one previews nothing."""
+    app = make_app(faults={"preview-shows-own-message"} if faulty else set())
+    client = app.user("ana")[1]
+    conversation, say = chat_as(client)
+    cid, empty = conversation(), conversation()
+    told = "My locker code is 5150. " + "é" * 120
+    reply = say(cid, told)
+    previews = {c["id"]: c["preview"] for c in client.get("/api/conversations").json()["conversations"]}
+    assert previews == {cid: (told if faulty else reply)[:100], empty: ""}
+    page = client.get(f"/c/{cid}").text
+    assert f'data-testid="conversation-preview">{html.escape(previews[cid])}</p>' in page
 
 
 # -- what users take back ---------------------------------------------------------------------------------------------

@@ -368,7 +368,8 @@ def test_the_chat_page_carries_the_front_end_configuration(make_app, faults, flu
                                       "titleByCharacters": True, "writeBatch": 50,
                                       "enterSendsWhileComposing": False, "pauseWritesAfterError": False,
                                       "resendFailedSends": False, "keepInputUntilAnswered": False,
-                                      "newConversationAtOnce": False, "keepOfflineSends": False}
+                                      "newConversationAtOnce": False, "keepOfflineSends": False,
+                                      "previewLength": 100, "updatePreview": True}
     page = client.get(f"/c/{cid}")
     assert page_config(page.text)["conversationId"] == cid and page_config(page.text)["flushOn"] == flush_on
     assert "<b>bold</b>" not in page.text and "&lt;b&gt;bold&lt;/b&gt;" in page.text

@@ -9,6 +9,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import BaseRoute, Route
 
 from memchat import __version__, assistant, html_pages
+from memchat.conversations import PREVIEW_LENGTH
 from memchat.sign_ins import LOCKED_OUT
 from memchat.web.http import COOKIE, MAX_WRITE_ITEMS, Web
 
@@ -60,7 +61,9 @@ def routes(web: Web) -> list[BaseRoute]:
                 "resendFailedSends": settings.has("failed-send-resent"),
                 "keepInputUntilAnswered": settings.has("message-kept-until-answered"),
                 "newConversationAtOnce": settings.has("new-conversation-at-once"),
-                "keepOfflineSends": settings.has("offline-send-kept-silently")}
+                "keepOfflineSends": settings.has("offline-send-kept-silently"),
+                "previewLength": PREVIEW_LENGTH,
+                "updatePreview": not settings.has("preview-set-on-load-only")}
 
     def memories_front_end() -> dict:
         return {"deleteOptimistically": settings.has("deleted-memory-returns"),

@@ -30,6 +30,12 @@ class UserSession(ABC):
         raise NotImplementedError(f"the {type(self).__name__} reads no conversation titles; remove [limits] "
                                   "title_length from the target or teach its driver to read them")
 
+    def conversation_previews(self) -> dict[str, str]:
+        """Each of the user's conversations' preview (its last message, cut) as the API lists it, by id (for a
+        target that declares its previews: [limits] preview_length)."""
+        raise NotImplementedError(f"the {type(self).__name__} reads no conversation previews; remove [limits] "
+                                  "preview_length from the target or teach its driver to read them")
+
     @abstractmethod
     def turns(self, conversation_id: str) -> list[Turn]:
         """Every turn of one of the user's conversations, oldest first, text exactly as stored."""

@@ -44,6 +44,10 @@ class MemchatSession(UserSession):
         data = check(self.http.get(self.target.api["conversations"]), "listing conversations")
         return {c["id"]: c["title"] for c in data["conversations"]}
 
+    def conversation_previews(self) -> dict[str, str]:
+        data = check(self.http.get(self.target.api["conversations"]), "listing conversations")
+        return {c["id"]: c["preview"] for c in data["conversations"]}
+
     def ask_for_conversation(self, conversation_id: str) -> ApiAnswer:
         resp = self.http.get(self.target.path_of("messages", conversation_id=conversation_id))
         return ApiAnswer(resp.status_code, resp.text)

@@ -74,6 +74,9 @@ class TurnRule(Rule[T]):
         if foreign:
             return Difference(number, action, f"{action.user}'s recalled memories", sorted(own),
                               list(exchange.recalled))
+        difference = runner.open_entry(number, action, member)
+        if difference:
+            return difference
         if runner.full_check_due(number):
             return runner.check_everyone(number, action)
         # The first turn that changed a read (the order of the list, a conversation's entry, ...): read it now.

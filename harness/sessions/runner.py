@@ -440,7 +440,7 @@ class SessionRunner:
                                   "only memories of theirs that are kept" + whose, texts,
                                   ids=tuple(h.id for h in strangers))
             if not hits or (hits[0].id != memory.id and hits[0].text != memory.text):
-                return Difference(number, action, f"{name}'s search for {memory.text!r}", f"{memory.text!r} first",
+                return Difference(number, action, f"{name}'s {SEARCH}{memory.text!r}", f"{memory.text!r} first",
                                   [h.text for h in hits])
         return None
 

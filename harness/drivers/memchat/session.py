@@ -40,13 +40,16 @@ class MemchatSession(UserSession):
     def conversation_ids(self) -> list[str]:
         return list(self.conversation_titles())
 
-    def conversation_titles(self) -> dict[str, str]:
+    def _listed(self, field: str) -> dict[str, str]:
+        """One field of each listed conversation, by id, newest first."""
         data = check(self.http.get(self.target.api["conversations"]), "listing conversations")
-        return {c["id"]: c["title"] for c in data["conversations"]}
+        return {c["id"]: c[field] for c in data["conversations"]}
+
+    def conversation_titles(self) -> dict[str, str]:
+        return self._listed("title")
 
     def conversation_previews(self) -> dict[str, str]:
-        data = check(self.http.get(self.target.api["conversations"]), "listing conversations")
-        return {c["id"]: c["preview"] for c in data["conversations"]}
+        return self._listed("preview")
 
     def ask_for_conversation(self, conversation_id: str) -> ApiAnswer:
         resp = self.http.get(self.target.path_of("messages", conversation_id=conversation_id))

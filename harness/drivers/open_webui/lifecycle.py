@@ -95,8 +95,9 @@ class OpenWebUILifecycle(OpenWebUIParts):
                 env=self._env(port, model, data_dir, admin["secret"], pg_dsn, redis_url, settings),
                 health_url=f"http://127.0.0.1:{port}{self.target.health_path}",
                 healthy=lambda h: h.get("status") is True,
-                # the preload is the target's release's; an older release a change starts loads as a new process
-                warm=None if RELEASE_COMMAND in settings else self.target.warm_start)
+                # an older release a change starts forks from a warm interpreter of its own (its environment's
+                # libraries): started cold, its imports went past the start timeout in CI under load
+                warm=self.target.warm_start)
         except BaseException:
             model.stop()
             raise

@@ -31,7 +31,8 @@ What differs from a chat app with a page, and why (Letta 0.16.8, docs.letta.com 
   (their rows stay, hidden from every read) and leaves the agent's archival memory as it was. Letta has no route that
   edits a passage and no switch that turns an agent's memory off.
 - Letta's wheel ships no migrations and creates no tables: tools/letta_schema.py creates them with Letta's own ORM,
-  in Letta's own environment, before the first start on a fresh database.
+  in Letta's own environment, once per database server into a template database (`memtest_letta_<hash of the pins
+  and the script>`); a fresh database is a copy of it.
 - Letta rebuilds LETTA_PG_URI from its parsed parts (letta/database_utils.py): a Unix-socket DSN such as the
   embedded provider's (`postgresql://postgres:@/db?host=/dir`) would lose its user (parsed as the host, and asyncpg
   connects as the OS user). The driver hands Letta `postgresql://postgres@localhost/db?host=/dir`, which survives

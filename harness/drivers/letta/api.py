@@ -22,6 +22,7 @@ PAGE = 100  # Letta's default page of messages and memories
 CONVERSATION_PAGE = 50  # Letta's default page of conversations
 LISTING = 1000  # one big page, where a read only has to show whether another user's data is in it
 SCHEMA_TIMEOUT = 300.0
+TEMPLATE_LOCK = 0x6C657474  # "lett": one worker builds the template of Letta's tables while the others wait
 SEND_TIMEOUT = 900.0  # a turn of 60 facts is 61 model calls and 60 embeddings; minutes on a loaded machine
 HTTP_TIMEOUT = 120.0
 READERS = 8

@@ -67,13 +67,18 @@ def stale_killed(entries: Iterable[Killed], root: Path) -> list[Killed]:
 def named_mutants(entries: Iterable[Killed], mutants: list[Mutant], root: Path,
                   exactly: Callable[[list[Mutant]], list[Mutant]]) -> list[Mutant]:
     """The mutant each entry names, of `mutants`: of those on a line reading its source, with its operator and
-    column (`exactly` fills in their replacements and sources), the one of its replacement nearest its line."""
-    found: list[Mutant] = []
+    column (`exactly` fills in their replacements and sources, once for all the entries: each call starts a tool),
+    the one of its replacement nearest its line."""
+    candidates = []
     for entry in entries:
         lines = source_lines(root, entry)
-        near = [m for m in mutants if m.module == entry.module and m.line in lines
-                and (m.operator, m.column) == (entry.operator, entry.column)]
-        same = sorted((m for m in exactly(near) if entry.same_change(m)), key=lambda m: abs(m.line - entry.line))
+        candidates.append((entry, [(m.module, m.ref) for m in mutants if m.module == entry.module
+                                   and m.line in lines and (m.operator, m.column) == (entry.operator, entry.column)]))
+    wanted = {key for _, keys in candidates for key in keys}  # (StrykerJS numbers each script's mutants anew)
+    named = {(m.module, m.ref): m for m in exactly([m for m in mutants if (m.module, m.ref) in wanted])}
+    found: list[Mutant] = []
+    for entry, keys in candidates:
+        same = sorted((named[k] for k in keys if entry.same_change(named[k])), key=lambda m: abs(m.line - entry.line))
         if same and same[0] not in found:
             found.append(same[0])
     return found

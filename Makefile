@@ -241,7 +241,8 @@ test-open-webui: setup $(OWUI_STAMP) $(OWUI_OLD_STAMP)
 # Mutation testing of the reference app (docs/mutation.md): SAMPLE mutants drawn with SEED from cosmic-ray's (Python,
 # in .tools/cosmic-ray with the suite's operators) and StrykerJS's (the page's scripts, in .tools/stryker), each run
 # against the scenarios that reach it. Writes reports/mutation.json and .md; fails under MIN_SCORE % killed.
-# FROM=mutation-killed.toml draws only from the mutants the last scored draw killed (CI's sample).
+# FROM=mutation-killed.toml draws only from the mutants the last scored draw killed (CI's sample); TIMEOUT: seconds
+# per mutant's run (420 by default).
 SAMPLE ?= 100
 SEED ?= 20261204
 MIN_SCORE ?= 90
@@ -264,7 +265,8 @@ $(STRYKER):
 mutation-tools: $(COSMIC_RAY_STAMP) $(STRYKER)
 
 mutation: setup mutation-tools
-	$(BIN)/memtest-mutation --sample $(SAMPLE) --seed $(SEED) --min-score $(MIN_SCORE) $(if $(FROM),--from $(FROM))
+	$(BIN)/memtest-mutation --sample $(SAMPLE) --seed $(SEED) --min-score $(MIN_SCORE) $(if $(FROM),--from $(FROM)) \
+	  $(if $(TIMEOUT),--timeout $(TIMEOUT))
 
 # One table of every scenario against every target in targets/ (docs/conformance.md): each target's latest full run
 # (a target without one is run first), with its kill matrix; reports/conformance/{index.html,conformance.md,.json}.

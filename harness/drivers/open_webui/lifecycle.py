@@ -62,7 +62,11 @@ MISCONFIGURATIONS: dict[str, dict[str, str]] = {
 class OpenWebUILifecycle(OpenWebUIParts):
     def _env(self, app_port: int, model: ModelServer, data_dir: Path, secret: str, pg_dsn: str, redis_url: str,
              settings: dict[str, str]) -> dict[str, str]:
-        env = {**self.target.env, "DATA_DIR": str(data_dir), "WEBUI_SECRET_KEY": secret, "PORT": str(app_port),
+        # STATIC_DIR in the data folder: each start empties its static folder and copies the page's assets back, and
+        # the default one is inside the installed package, shared by every app running at once (two configurations'
+        # starts overlapping served a 500 for /static/loader.js, and a sign-in page that never came).
+        env = {**self.target.env, "DATA_DIR": str(data_dir), "STATIC_DIR": str(data_dir / "static"),
+               "WEBUI_SECRET_KEY": secret, "PORT": str(app_port),
                "OPENAI_API_BASE_URL": model.base_url, "RAG_OPENAI_API_BASE_URL": model.base_url,
                "REDIS_URL": redis_url}
         if self.postgresql:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import stat
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from harness.services.databases import (
     DatabaseServers,
     ProviderError,
     check_reachable,
+    copy_of_template,
     create_database,
     drop_database,
     provide_databases,
@@ -105,6 +107,45 @@ def test_create_database_replaces_existing_even_with_open_connections(embedded: 
     finally:
         leftover.close()
         drop_database(embedded.pg_admin_dsn, "test_recreate")
+
+
+def test_copies_of_a_template_are_built_once_and_a_failed_build_leaves_no_template(
+        embedded: DatabaseServers) -> None:
+    admin = embedded.pg_admin_dsn
+    builds: list[str] = []
+
+    def build(dsn: str) -> None:
+        builds.append(dsn)
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("CREATE TABLE migrated (x int)")
+            conn.execute("INSERT INTO migrated VALUES (42)")
+
+    def broken(dsn: str) -> None:
+        raise RuntimeError("the migrations failed")
+
+    copies = [create_database(admin, f"test_copy_{i}") for i in range(3)]
+    try:
+        # three workers at once, as pytest-xdist's would start their apps: one builds, the others wait and copy
+        workers = [threading.Thread(target=copy_of_template, args=(dsn, "test_tpl", 0x74657374, build))
+                   for dsn in copies]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(timeout=60)
+        assert len(builds) == 1 and builds[0].split("?")[0].endswith("/test_tpl_building")
+        for dsn in copies:
+            with psycopg.connect(dsn) as conn:
+                assert conn.execute("SELECT x FROM migrated").fetchall() == [(42,)]
+        with pytest.raises(RuntimeError, match="the migrations failed"):
+            copy_of_template(copies[0], "test_tpl_broken", 0x74657374, broken)
+        with psycopg.connect(admin, autocommit=True) as conn:
+            assert conn.execute("SELECT count(*) FROM pg_database WHERE datname = 'test_tpl_broken'").fetchone() == (0,)
+            # the lock was let go: another worker can take it at once
+            assert conn.execute("SELECT pg_try_advisory_lock(%s)", [0x74657374]).fetchone() == (True,)
+    finally:
+        for name in ("test_copy_0", "test_copy_1", "test_copy_2", "test_tpl", "test_tpl_building",
+                     "test_tpl_broken_building"):
+            drop_database(admin, name)
 
 
 def test_vector_indexes_are_read_with_their_options_condition_and_validity(embedded: DatabaseServers) -> None:

@@ -23,7 +23,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -187,6 +187,28 @@ def create_database(admin_dsn: str, name: str, template: str | None = None) -> s
     with _pg_connect(dsn, PG_HINT_DSN) as conn:
         _pg_execute(conn, dsn, "CREATE EXTENSION vector", "CREATE EXTENSION IF NOT EXISTS vector")
     return dsn
+
+
+def copy_of_template(dsn: str, template: str, lock: int, build: Callable[[str], None]) -> None:
+    """The database of `dsn` made again as a copy of `template`, an app's prepared schema (its migrations took
+    seconds to minutes a start). The server's first caller builds the template: `build` fills a database of another
+    name (its DSN given), renamed to `template` once complete, so that a build that fails leaves no template. An
+    advisory lock (`lock`, one number per app) lets one process build while the others wait, then copy."""
+    admin = _dsn_with_dbname(dsn, "postgres")
+    name = _dbname_of(dsn)
+    if name is None:
+        raise ProviderError(f"the DSN {_redact_dsn(dsn)} names no database to make a copy of {template}")
+    with _pg_connect(admin, PG_HINT_DSN) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", [lock])
+        try:
+            if not scalar(conn, "SELECT count(*) FROM pg_database WHERE datname = %s", [template]):
+                building = f"{template}_building"
+                build(create_database(admin, building))
+                conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(sql.Identifier(building),
+                                                                              sql.Identifier(template)))
+            create_database(admin, name, template=template)
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", [lock])
 
 
 def drop_database(admin_dsn: str, name: str) -> None:

@@ -10,8 +10,6 @@ import tempfile
 from pathlib import Path
 
 import psycopg
-from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict
 
 from harness.app.app_launcher import ROOT, AppLaunchError, RunningApp, free_port
 from harness.drivers.base import (
@@ -33,7 +31,7 @@ from harness.drivers.khoj.api import (
     TEMPLATE_LOCK,
     postgres_env,
 )
-from harness.services.databases import create_database, dsn_with_dbname, scalar
+from harness.services.databases import copy_of_template, scalar
 from model_server.client import start_model_server
 
 
@@ -71,15 +69,8 @@ class KhojLifecycle(AppDriver):
         with psycopg.connect(pg_dsn, connect_timeout=10, autocommit=True) as conn:
             migrated = scalar(conn, "SELECT to_regclass('public.database_khojuser') IS NOT NULL")
         if not migrated:
-            admin = dsn_with_dbname(pg_dsn, "postgres")
-            template = self._template_name()
-            with psycopg.connect(admin, connect_timeout=10, autocommit=True) as lock:
-                lock.execute("SELECT pg_advisory_lock(%s)", [TEMPLATE_LOCK])
-                exists = scalar(lock, "SELECT count(*) FROM pg_database WHERE datname = %s", [template])
-                if not exists:
-                    self._build_template(admin, template, env, model_url, log)
-                create_database(admin, str(conninfo_to_dict(pg_dsn)["dbname"]), template=template)
-                lock.execute("SELECT pg_advisory_unlock(%s)", [TEMPLATE_LOCK])
+            copy_of_template(pg_dsn, self._template_name(), TEMPLATE_LOCK,
+                             lambda building: self._build_template(building, env, model_url, log))
         if not (self._cross_encoder / "config.json").exists():  # Khoj's environment made again since the template
             self._run([str(SEED), model_url, str(self._cross_encoder)], env, log, "seeding Khoj's offline model rows")
         with psycopg.connect(pg_dsn, connect_timeout=10, autocommit=True) as conn:
@@ -91,18 +82,12 @@ class KhojLifecycle(AppDriver):
         """The local folder Khoj's rows name as its cross-encoder and tokenizer (made by tools/khoj_seed.py)."""
         return self._python.parent.parent / "memtest-cross-encoder"
 
-    def _build_template(self, admin: str, template: str, env: dict[str, str], model_url: str, log: Path) -> None:
-        """Khoj's migrations, its offline rows and its static files, into a database built under another name and
-        renamed once complete (a build that fails leaves no template)."""
-        building = f"{template}_building"
-        dsn = create_database(admin, building)
+    def _build_template(self, dsn: str, env: dict[str, str], model_url: str, log: Path) -> None:
+        """Khoj's migrations, its offline rows and its static files (the template's build)."""
         env = {**env, **postgres_env(dsn)}
         self._run(["-m", "django", "migrate", "--noinput"], env, log, "Khoj's migrations")
         self._run([str(SEED), model_url, str(self._cross_encoder)], env, log, "seeding Khoj's offline model rows")
         self._run(["-m", "django", "collectstatic", "--noinput"], env, log, "collecting Khoj's static files")
-        with psycopg.connect(admin, connect_timeout=10, autocommit=True) as conn:
-            conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(sql.Identifier(building),
-                                                                          sql.Identifier(template)))
 
     @staticmethod
     def _set_faults_in_rows(pg_dsn: str, faults: list[str]) -> None:

@@ -10,8 +10,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import psycopg
-from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict
 
 from harness.app.app_launcher import ROOT, AppLaunchError, RunningApp, free_port
 from harness.drivers.base import (
@@ -24,7 +22,7 @@ from harness.drivers.base import (
 )
 from harness.drivers.letta.api import EMBEDDER, SCHEMA_TIMEOUT, TEMPLATE_LOCK, letta_pg_uri
 from harness.drivers.letta.common import LettaBase
-from harness.services.databases import create_database, dsn_with_dbname, scalar
+from harness.services.databases import copy_of_template, scalar
 from model_server.client import start_model_server
 
 SCHEMA_SCRIPT = ROOT / "tools" / "letta_schema.py"
@@ -62,27 +60,16 @@ class LettaLifecycle(LettaBase):
         with psycopg.connect(pg_dsn, connect_timeout=10) as conn:
             if scalar(conn, "SELECT to_regclass('public.organizations') IS NOT NULL"):
                 return
-        admin = dsn_with_dbname(pg_dsn, "postgres")
-        template = self._template_name()
-        with psycopg.connect(admin, connect_timeout=10, autocommit=True) as lock:
-            lock.execute("SELECT pg_advisory_lock(%s)", [TEMPLATE_LOCK])  # one worker builds it, the others wait
-            try:
-                if not scalar(lock, "SELECT count(*) FROM pg_database WHERE datname = %s", [template]):
-                    self._build_template(admin, template, env, log_path)
-                create_database(admin, str(conninfo_to_dict(pg_dsn)["dbname"]), template=template)
-            finally:
-                lock.execute("SELECT pg_advisory_unlock(%s)", [TEMPLATE_LOCK])
+        copy_of_template(pg_dsn, self._template_name(), TEMPLATE_LOCK,
+                         lambda building: self._create_tables(building, env, log_path))
 
     @staticmethod
     def _template_name() -> str:
         made_of = (ROOT / "targets" / "letta.pins.txt").read_bytes() + SCHEMA_SCRIPT.read_bytes()
         return f"memtest_letta_{hashlib.sha1(made_of).hexdigest()[:10]}"
 
-    def _build_template(self, admin: str, template: str, env: dict[str, str], log_path: Path) -> None:
-        """Letta's tables, created with Letta's own ORM in a database built under another name and renamed once
-        complete (a build that fails leaves no template)."""
-        building = f"{template}_building"
-        dsn = create_database(admin, building)
+    def _create_tables(self, dsn: str, env: dict[str, str], log_path: Path) -> None:
+        """Letta's tables, created with Letta's own ORM (the template's build)."""
         python = ROOT / str(self.target.app.get("python", ".tools/letta/bin/python"))
         log = log_path.with_suffix(".schema.log")
         try:
@@ -96,9 +83,6 @@ class LettaLifecycle(LettaBase):
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
             raise AppLaunchError(f"Letta's tables could not be created: {last} (log: {log})")
-        with psycopg.connect(admin, connect_timeout=10, autocommit=True) as conn:
-            conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(sql.Identifier(building),
-                                                                          sql.Identifier(template)))
 
     def start(self, *, pg_dsn: str, redis_url: str, settings: dict[str, str], log_path: Path,
               data_dir: Path | None = None, port: int | None = None) -> RunningApp:

@@ -25,6 +25,9 @@ BROWSER_STAMP := .tools/browser-with-headless-shell.ok
 N ?= 2
 # pytest processes per Open WebUI configuration in make test-open-webui (the two configurations run at once).
 OWUI_N ?= 1
+# pytest-playwright's --tracing for the real apps' runs (test-open-webui, test-letta, test-khoj); empty: pytest.ini's
+# retain-on-failure. .ci/run passes off (a trace costs a fifth of an Open WebUI run's CPU; screenshots stay).
+TRACING ?=
 RUNS ?= 10
 SEEDS ?= 20
 SHARDS ?= 3
@@ -229,7 +232,7 @@ test-open-webui: setup $(OWUI_STAMP) $(OWUI_OLD_STAMP)
 	@mkdir -p reports/open-webui; pids=""; \
 	for t in open-webui open-webui-pgvector; do \
 	  $(PYTEST) features --target $$t -m "not more_seeds" $(if $(filter-out 1,$(OWUI_N)),-n $(OWUI_N)) \
-	    -p no:cacheprovider \
+	    -p no:cacheprovider $(if $(TRACING),--tracing $(TRACING)) \
 	    --junitxml=reports/open-webui/junit$${t#open-webui}.xml \
 	    --alluredir=reports/open-webui/allure-results$${t#open-webui} --clean-alluredir \
 	    --output=reports/open-webui/playwright$${t#open-webui} > reports/open-webui/pytest$${t#open-webui}.log 2>&1 & \
@@ -302,6 +305,7 @@ khoj: $(KHOJ_STAMP)
 test-letta: setup $(LETTA_STAMP)
 	@mkdir -p reports/letta
 	$(PYTEST) features --target letta -m "not more_seeds" -n $(N) -p no:cacheprovider \
+	  $(if $(TRACING),--tracing $(TRACING)) \
 	  --junitxml=reports/letta/junit.xml \
 	  --alluredir=reports/letta/allure-results --clean-alluredir --output=reports/letta/playwright
 
@@ -311,5 +315,6 @@ test-letta: setup $(LETTA_STAMP)
 test-khoj: setup $(KHOJ_STAMP)
 	@mkdir -p reports/khoj
 	$(PYTEST) features --target khoj -m "not more_seeds" -n $(N) -p no:cacheprovider \
+	  $(if $(TRACING),--tracing $(TRACING)) \
 	  --junitxml=reports/khoj/junit.xml \
 	  --alluredir=reports/khoj/allure-results --clean-alluredir --output=reports/khoj/playwright

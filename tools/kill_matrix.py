@@ -189,10 +189,12 @@ class Job:
 
 def suite_run(label: str, selection: Sequence[str], places: Places) -> SuiteRun:
     out = places.out
-    # No shrinking of a failing generated session: the matrix asks whether a scenario fails, and a shorter
-    # reproduction (up to two minutes a session) is for someone reading a failure.
-    args = [*selection, "--target", places.target, "-q", "--tb=short", "--shrink-seconds", "0", "--alluredir",
-            str(out / "allure" / label), "--clean-alluredir", "--output", str(out / "playwright" / label)]
+    # No shrinking of a failing generated session and no browser traces: the matrix asks whether a scenario fails,
+    # and a shorter reproduction (up to two minutes a session) or a trace (a tenth to a fifth of a run's CPU, kept
+    # for every failure a fault causes) is for someone reading a failure.
+    args = [*selection, "--target", places.target, "-q", "--tb=short", "--shrink-seconds", "0", "--tracing", "off",
+            "--alluredir", str(out / "allure" / label), "--clean-alluredir",
+            "--output", str(out / "playwright" / label)]
     return SuiteRun(label, args, results_file=out / "results" / f"{label}.jsonl",
                     log_file=out / "logs" / f"{label}.log", junit_file=out / "junit" / f"{label}.xml")
 

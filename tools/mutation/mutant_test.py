@@ -220,8 +220,9 @@ def _suite_run(label: str, args: list[str]) -> SuiteRun:
     from tools.suite_runs import SuiteRun  # (pytest's import is slow: not for the mutants this run skips)
 
     env = {"PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": ""}
-    # No shrinking of a failing generated session: killed is any failure, and a shorter reproduction takes minutes.
-    return SuiteRun(label, [*args, "-q", "--shrink-seconds", "0",
+    # No shrinking of a failing generated session and no browser traces: killed is any failure, and a shorter
+    # reproduction takes minutes, a trace a tenth of the run's CPU.
+    return SuiteRun(label, [*args, "-q", "--shrink-seconds", "0", "--tracing", "off",
                             "-n", os.environ.get("MEMTEST_MUTANT_WORKERS", "2"),
                             "--alluredir", str(WORK / "allure" / label), "--output", str(WORK / "playwright" / label)],
                     results_file=WORK / "results" / f"{label}.jsonl", log_file=WORK / "logs" / f"{label}.log",

@@ -263,11 +263,11 @@ def test_workdir_too_long_for_sockets_is_refused() -> None:
 # ------------------------------------------------------------------------------------------ auto / docker
 
 
-@pytest.mark.usefixtures("no_engine")
-def test_auto_picks_embedded_fast_and_stops_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without an engine, auto asks once, within the probe's deadline, and starts the embedded servers: the time it
-    spends deciding, not the servers' start (a loaded machine's initdb; the benchmarks measure that)."""
-    probes: list[float] = []
+@pytest.fixture
+def probes(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """How long each probe for a Docker engine took: the time auto spends deciding, not the servers' start after it
+    (a loaded machine's initdb; the benchmarks measure that)."""
+    took: list[float] = []
     probe = databases._probe_docker
 
     def timed_probe() -> str | None:
@@ -275,9 +275,15 @@ def test_auto_picks_embedded_fast_and_stops_it(monkeypatch: pytest.MonkeyPatch) 
         try:
             return probe()
         finally:
-            probes.append(time.monotonic() - started)
+            took.append(time.monotonic() - started)
 
     monkeypatch.setattr(databases, "_probe_docker", timed_probe)
+    return took
+
+
+@pytest.mark.usefixtures("no_engine")
+def test_auto_picks_embedded_fast_and_stops_it(probes: list[float]) -> None:
+    """Without an engine, auto asks once, within the probe's deadline, and starts the embedded servers."""
     with provide_databases("auto") as servers:
         assert len(probes) == 1 and probes[0] < databases._probe_seconds() + 1, probes
         assert servers.provider == "embedded"
@@ -497,22 +503,14 @@ def test_a_dsn_beats_a_docker_engine_that_answers(embedded: DatabaseServers) -> 
         assert _our_containers() == before  # nothing was started
 
 
-def test_auto_falls_back_to_embedded_when_the_docker_host_does_not_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_falls_back_to_embedded_when_the_docker_host_does_not_answer(monkeypatch: pytest.MonkeyPatch,
+                                                                         probes: list[float]) -> None:
     _engine_or_skip()  # the engine runs, but this run is pointed at a loopback socket that never answers
+    asked = len(probes)
     # The probe's wait for a named engine, as short as a guessed one's. The probe alone is timed: the embedded start
     # after it took over 15 s beside CI's other stages (the whole took 17.7 s in a fresh-clone run), and its time is
     # not what this bounds.
     monkeypatch.setattr(databases, "NAMED_DOCKER_PROBE_SECONDS", databases.DOCKER_PROBE_SECONDS)
-    probe, took = databases._probe_docker, []
-
-    def timed_probe() -> str | None:
-        started = time.monotonic()
-        try:
-            return probe()
-        finally:
-            took.append(time.monotonic() - started)
-
-    monkeypatch.setattr(databases, "_probe_docker", timed_probe)
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
@@ -520,7 +518,7 @@ def test_auto_falls_back_to_embedded_when_the_docker_host_does_not_answer(monkey
         with provide_databases("auto") as servers:
             assert servers.provider == "embedded"
     # Its deadline, plus the import of docker-py and testcontainers before it starts on a loaded machine.
-    assert len(took) == 1 and took[0] < databases.DOCKER_PROBE_SECONDS + 5, took
+    assert len(probes) == asked + 1 and probes[-1] < databases.DOCKER_PROBE_SECONDS + 5, probes
 
 
 def test_a_database_dumped_and_restored_keeps_every_row_vector_and_index(embedded: DatabaseServers) -> None:

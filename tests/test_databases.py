@@ -148,6 +148,13 @@ def test_copies_of_a_template_are_built_once_and_a_failed_build_leaves_no_templa
             drop_database(admin, name)
 
 
+@pytest.mark.parametrize("dsn", ["postgresql://u@localhost:5432", "postgresql://u@localhost:5432/postgres",
+                                 "postgresql://u@localhost:5432/test_tpl"])
+def test_a_copy_of_a_template_is_never_made_into_the_servers_own_database(dsn: str) -> None:
+    with pytest.raises(ProviderError, match="names no app database"):
+        copy_of_template(dsn, "test_tpl", 0x74657374, lambda building: None)
+
+
 def test_vector_indexes_are_read_with_their_options_condition_and_validity(embedded: DatabaseServers) -> None:
     dsn = create_database(embedded.pg_admin_dsn, "test_vector_indexes")
     try:

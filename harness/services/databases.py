@@ -195,9 +195,9 @@ def copy_of_template(dsn: str, template: str, lock: int, build: Callable[[str], 
     name (its DSN given), renamed to `template` once complete, so that a build that fails leaves no template. An
     advisory lock (`lock`, one number per app) lets one process build while the others wait, then copy."""
     admin = _dsn_with_dbname(dsn, "postgres")
-    name = _dbname_of(dsn)
-    if name is None:
-        raise ProviderError(f"the DSN {_redact_dsn(dsn)} names no database to make a copy of {template}")
+    name = str(conninfo_to_dict(dsn).get("dbname") or "")
+    if name in ("", "postgres", template):  # made again means dropped first: never the server's own or the template
+        raise ProviderError(f"the DSN {_redact_dsn(dsn)} names no app database to make a copy of {template} into")
     with _pg_connect(admin, PG_HINT_DSN) as conn:
         conn.execute("SELECT pg_advisory_lock(%s)", [lock])
         try:

@@ -198,17 +198,14 @@ def copy_of_template(dsn: str, template: str, lock: int, build: Callable[[str], 
     name = str(conninfo_to_dict(dsn).get("dbname") or "")
     if name in ("", "postgres", template):  # made again means dropped first: never the server's own or the template
         raise ProviderError(f"the DSN {_redact_dsn(dsn)} names no app database to make a copy of {template} into")
-    with _pg_connect(admin, PG_HINT_DSN) as conn:
+    with _pg_connect(admin, PG_HINT_DSN) as conn:  # the lock is this connection's: let go as it closes, even on a raise
         conn.execute("SELECT pg_advisory_lock(%s)", [lock])
-        try:
-            if not scalar(conn, "SELECT count(*) FROM pg_database WHERE datname = %s", [template]):
-                building = f"{template}_building"
-                build(create_database(admin, building))
-                conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(sql.Identifier(building),
-                                                                              sql.Identifier(template)))
-            create_database(admin, name, template=template)
-        finally:
-            conn.execute("SELECT pg_advisory_unlock(%s)", [lock])
+        if not scalar(conn, "SELECT count(*) FROM pg_database WHERE datname = %s", [template]):
+            building = f"{template}_building"
+            build(create_database(admin, building))
+            conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(sql.Identifier(building),
+                                                                          sql.Identifier(template)))
+        create_database(admin, name, template=template)
 
 
 def drop_database(admin_dsn: str, name: str) -> None:

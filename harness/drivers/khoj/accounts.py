@@ -13,6 +13,7 @@ from harness.drivers.khoj.api import HTTP_TIMEOUT, _check, session_cookie
 from harness.drivers.khoj.common import KhojCommon
 from harness.drivers.khoj.session import KhojSession
 from harness.services.databases import scalar
+from harness.services.http_clients import client
 
 
 class KhojAccounts(KhojCommon):
@@ -25,14 +26,14 @@ class KhojAccounts(KhojCommon):
     def _sign_in(self, app: RunningApp, email: str) -> str:
         """The code sign-in: the address given, the code read from where Khoj keeps it, the link followed; the
         session cookie."""
-        with httpx.Client(base_url=app.base_url, timeout=HTTP_TIMEOUT) as client:
-            _check(client.post("/auth/magic", json={"email": email}), f"asking Khoj for a sign-in code for {email}")
+        with client(base_url=app.base_url, timeout=HTTP_TIMEOUT) as http:
+            _check(http.post("/auth/magic", json={"email": email}), f"asking Khoj for a sign-in code for {email}")
             with self._store(app) as conn:
                 code = scalar(conn, "SELECT email_verification_code FROM database_khojuser WHERE lower(email) = "
                                     "lower(%s)", [email])
             if not code:
                 raise DriverError(f"Khoj issued no sign-in code for {email}")
-            resp = client.get("/auth/magic", params={"code": code, "email": email}, follow_redirects=False)
+            resp = http.get("/auth/magic", params={"code": code, "email": email}, follow_redirects=False)
             cookie = resp.cookies.get("session")
             if resp.status_code not in (302, 303, 307) or not cookie:
                 raise DriverError(f"Khoj refused the code it issued for {email}: HTTP {resp.status_code} "
@@ -49,17 +50,17 @@ class KhojAccounts(KhojCommon):
         row = self._user_row(app, email)
         if row is None:
             raise DriverError(f"Khoj signed {email} in and keeps no account of that address")
-        with httpx.Client(base_url=app.base_url, timeout=HTTP_TIMEOUT, cookies={"session": cookie}) as client:
-            _check(client.patch("/api/user/name", params={"name": name.split(" ")[0]}), f"naming {email}")
+        with client(base_url=app.base_url, timeout=HTTP_TIMEOUT, cookies={"session": cookie}) as http:
+            _check(http.patch("/api/user/name", params={"name": name.split(" ")[0]}), f"naming {email}")
         return Account(str(row[0]), row[1], "", name)
 
     def delete_user(self, app: RunningApp, account: Account) -> None:
         """`DELETE /api/self`, as the user's settings page does (an account already gone is fine)."""
         if self._user_row(app, account.email) is None:
             return
-        with httpx.Client(base_url=app.base_url, timeout=HTTP_TIMEOUT,
-                          cookies={"session": self._sign_in(app, account.email)}) as client:
-            _check(client.delete("/api/self"), f"deleting {account.label}'s account")
+        with client(base_url=app.base_url, timeout=HTTP_TIMEOUT,
+                    cookies={"session": self._sign_in(app, account.email)}) as http:
+            _check(http.delete("/api/self"), f"deleting {account.label}'s account")
 
     def session(self, app: RunningApp, account: Account) -> KhojSession:
         return KhojSession(app, account, self._sign_in(app, account.email), self)

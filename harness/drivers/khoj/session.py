@@ -10,11 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
 from harness.app.app_launcher import RunningApp
 from harness.drivers.base import Account, ApiAnswer, DriverError, Hit, Memory, Reply, UserSession
 from harness.drivers.khoj.api import HTTP_TIMEOUT, SEND_TIMEOUT, _check
+from harness.services.http_clients import client
 from harness.vocabulary.turn import Turn
 
 if TYPE_CHECKING:
@@ -66,7 +65,7 @@ class KhojSession(UserSession):
         self.account = account
         self._app = app
         self._driver = driver
-        self.http = httpx.Client(base_url=app.base_url, timeout=HTTP_TIMEOUT, cookies={"session": cookie})
+        self.http = client(base_url=app.base_url, timeout=HTTP_TIMEOUT, cookies={"session": cookie})
 
     # -- reads -----------------------------------------------------------------------------------------------------
     def conversation_ids(self) -> list[str]:

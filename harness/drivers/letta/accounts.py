@@ -12,7 +12,7 @@ from harness.drivers.base import Account, DriverError, UserSession, faults_of
 from harness.drivers.letta.api import ARCHIVAL_TOOLS, HTTP_TIMEOUT, SHARED_ORGANIZATION, _check
 from harness.drivers.letta.common import LettaBase
 from harness.drivers.letta.session import LettaSession
-from harness.services.http_clients import tls
+from harness.services.http_clients import client, tls
 
 
 class LettaAccounts(LettaBase):
@@ -23,7 +23,7 @@ class LettaAccounts(LettaBase):
         if user_id is not None:
             raise DriverError("Letta chooses its users' ids itself (user-<uuid4>)")
         faults = faults_of(app.settings)
-        admin = httpx.Client(verify=tls(), base_url=app.base_url, timeout=HTTP_TIMEOUT)
+        admin = client(base_url=app.base_url, timeout=HTTP_TIMEOUT)
         with admin:
             org = (self._shared_organization(admin) if "one-organization" in faults else
                    _check(admin.post("/v1/admin/orgs/", json={"name": email}), f"creating {email}'s organization"))
@@ -53,7 +53,7 @@ class LettaAccounts(LettaBase):
         if account.id in self._orgs:
             return self._orgs[account.id]
         after = None
-        with httpx.Client(verify=tls(), base_url=app.base_url, timeout=HTTP_TIMEOUT) as admin:
+        with client(base_url=app.base_url, timeout=HTTP_TIMEOUT) as admin:
             while True:
                 users = _check(admin.get("/v1/admin/users/", params={"limit": 100, **({"after": after} if after
                                                                                     else {})}), "listing users")

@@ -26,7 +26,7 @@ from harness.drivers.letta.api import (
     _done,
     _is_turn,
 )
-from harness.services.http_clients import tls
+from harness.services.http_clients import client
 from harness.vocabulary.turn import Turn
 from model_server.agent import found_memories
 
@@ -39,8 +39,8 @@ class LettaSession(UserSession):
         self.account = account
         self.agent_id = agent_id
         self._peer = peer  # another user's own session, to learn the ids of their data as they would see them
-        self.http = httpx.Client(verify=tls(), base_url=app.base_url, timeout=HTTP_TIMEOUT,
-                                 headers={"user_id": account.id})
+        self.http = client(base_url=app.base_url, timeout=HTTP_TIMEOUT,
+                           headers={"user_id": account.id})
 
     # -- lists, every page ---------------------------------------------------------------------------------------
     def _pages(self, path: str, params: dict[str, Any], page: int, what: str) -> Iterator[dict]:

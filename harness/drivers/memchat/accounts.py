@@ -25,7 +25,7 @@ from harness.drivers.memchat.api import (
     check_refusal,
 )
 from harness.drivers.memchat.session import MemchatSession
-from harness.services.http_clients import tls
+from harness.services.http_clients import KEEP_ALIVE, client, tls
 
 
 class MemchatAccounts(AppDriver):
@@ -72,8 +72,9 @@ class MemchatAccounts(AppDriver):
         return MemchatSession(self.target, app.base_url, account)
 
     def try_sign_in(self, app: RunningApp, email: str, password: str, from_address: str | None = None) -> str:
-        transport = httpx.HTTPTransport(verify=tls(), local_address=from_address) if from_address else None
-        with httpx.Client(verify=tls(), base_url=app.base_url, timeout=30, transport=transport) as http:
+        transport = (httpx.HTTPTransport(verify=tls(), limits=KEEP_ALIVE, local_address=from_address)
+                     if from_address else None)
+        with client(base_url=app.base_url, timeout=30, transport=transport) as http:
             resp = http.post(self.target.api["login"], json={"email": email, "password": password})
         if resp.status_code == 200:
             return ""
@@ -98,7 +99,7 @@ class MemchatAccounts(AppDriver):
 
     def accepts(self, app: RunningApp, browser_state: dict) -> bool:
         cookies = {c["name"]: c["value"] for c in browser_state.get("cookies", [])}
-        with httpx.Client(verify=tls(), base_url=app.base_url, timeout=30, cookies=cookies) as http:
+        with client(base_url=app.base_url, timeout=30, cookies=cookies) as http:
             return http.get(self.target.api["me"]).status_code == 200
 
     def import_users(self, app: RunningApp, users: list[NewUser]) -> dict[str, str]:

@@ -15,7 +15,7 @@ from harness.app.app_tools import ToolRun
 from harness.drivers.base import (
     DriverError,
 )
-from harness.services.http_clients import tls
+from harness.services.http_clients import client
 
 
 def check(resp: httpx.Response, what: str, promised: int = 200) -> dict:
@@ -84,6 +84,6 @@ def check_refusal(name: str, run: ToolRun) -> ToolRun:
 
 def admin_client(app: RunningApp) -> httpx.Client:
     """A client of memchat's admin API, with the token handed to the app at its start."""
-    return httpx.Client(verify=tls(), base_url=app.base_url, timeout=30,
-                        headers={"Authorization": f"Bearer {app.admin_token}"} if app.admin_token else {})
+    return client(base_url=app.base_url, timeout=30,
+                  headers={"Authorization": f"Bearer {app.admin_token}"} if app.admin_token else {})
 

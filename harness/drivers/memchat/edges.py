@@ -19,7 +19,7 @@ from harness.drivers.base import (
 )
 from harness.drivers.memchat.api import TITLE_TAKEN, admin_client, check
 from harness.drivers.memchat.session import MemchatSession
-from harness.services.http_clients import tls
+from harness.services.http_clients import client
 
 
 class MemchatEdges(AppDriver):
@@ -171,13 +171,13 @@ class MemchatEdges(AppDriver):
                    body={"items": ["My unwanted note is here."]}),
             answer(http, "her memory turned on again", 200, "PUT", api["settings"], body={"memory": True}),
         ]
-        with httpx.Client(verify=tls(), base_url=app.base_url, timeout=30) as stranger:
+        with client(base_url=app.base_url, timeout=30) as stranger:
             answers.append(answer(stranger, "a memory write signed in as nobody", 401, "POST", api["memories"],
                                   body={"items": ["My stray note is here."]}))
             answers.append(answer(stranger, f"a sign-in as {mine.email} with no password", 400, "POST", api["login"],
                                   body={"email": mine.email}))
-        with httpx.Client(verify=tls(), base_url=app.base_url, timeout=30,
-                          headers={"Authorization": "Bearer not-the-admin-token"}) as impostor:
+        with client(base_url=app.base_url, timeout=30,
+                    headers={"Authorization": "Bearer not-the-admin-token"}) as impostor:
             answers.append(answer(impostor, "a user created with a wrong admin token", 401, "POST", api["admin_users"],
                                   body={"email": newcomer["email"], "password": newcomer["password"]}))
         with admin_client(app) as admin:

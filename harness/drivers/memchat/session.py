@@ -3,8 +3,6 @@ as the page's own calls make them."""
 
 from __future__ import annotations
 
-import httpx
-
 from harness.app.target import Target
 from harness.drivers.base import (
     Account,
@@ -19,7 +17,7 @@ from harness.drivers.memchat.api import (
     ANSWERED,
     check,
 )
-from harness.services.http_clients import tls
+from harness.services.http_clients import client
 from harness.vocabulary.turn import Turn
 
 
@@ -27,7 +25,7 @@ class MemchatSession(UserSession):
     def __init__(self, target: Target, base_url: str, account: Account) -> None:
         self.target = target
         self.account = account
-        self.http = httpx.Client(verify=tls(), base_url=base_url, timeout=30)
+        self.http = client(base_url=base_url, timeout=30)
         check(self.http.post(target.api["login"], json={"email": account.email, "password": account.password}),
                f"signing in {account.email}")
 

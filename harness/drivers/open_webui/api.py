@@ -13,7 +13,7 @@ import httpx
 from harness.app.app_launcher import RunningApp
 from harness.app.target import Target
 from harness.drivers.base import AppDriver, DriverError, Hit
-from harness.services.http_clients import tls
+from harness.services.http_clients import KEEP_ALIVE, tls
 
 ADMIN_FILE = "memtest-admin.json"  # beside the app's data: the admin's credentials and the secret key
 # a setting of the upgraded app under the fault upgrade-leaves-vector-store-behind (PostgreSQL: no VECTOR_DB)
@@ -56,7 +56,8 @@ class AdminClient(httpx.Client):
     admin signs in again and the request is sent once more: the suite's session never decides a verdict."""
 
     def __init__(self, app: RunningApp) -> None:
-        super().__init__(base_url=app.base_url, timeout=60, headers={"Authorization": f"Bearer {app.admin_token}"})
+        super().__init__(verify=tls(), limits=KEEP_ALIVE, base_url=app.base_url, timeout=60,
+                         headers={"Authorization": f"Bearer {app.admin_token}"})
         self.app = app
 
     def send(self, request: httpx.Request, **kwargs) -> httpx.Response:  # noqa: ANN003 - httpx's own options

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import uuid
 
-import httpx
-
 from harness.app.app_launcher import RunningApp
 from harness.drivers.base import (
     Account,
@@ -17,7 +15,7 @@ from harness.drivers.base import (
     UserSession,
 )
 from harness.drivers.open_webui.api import Reviews, check, search_memories
-from harness.services.http_clients import tls
+from harness.services.http_clients import client
 from harness.vocabulary.turn import Turn
 from model_server.client import ModelServer
 
@@ -43,8 +41,8 @@ class OpenWebUISession(UserSession):
         self.model = model
         self.base_url = app.base_url
         self.token = token
-        self.http = httpx.Client(verify=tls(), base_url=app.base_url, timeout=60,
-                                 headers={"Authorization": f"Bearer {self.token}"})
+        self.http = client(base_url=app.base_url, timeout=60,
+                           headers={"Authorization": f"Bearer {self.token}"})
 
     def conversation_ids(self) -> list[str]:
         return [c["id"] for c in check(self.http.get("/api/v1/chats/"), "listing chats")]

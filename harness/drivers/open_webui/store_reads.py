@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from concurrent.futures import ThreadPoolExecutor
 
-import httpx
 import numpy as np
 
 from harness.app.app_launcher import RunningApp
@@ -22,7 +21,7 @@ from harness.drivers.open_webui.store import (
     vectors_left_in_chroma,
     vectors_left_in_pgvector,
 )
-from harness.services.http_clients import tls
+from harness.services.http_clients import client
 from harness.vocabulary.recall import SCORE_TOLERANCE
 
 
@@ -86,6 +85,6 @@ class OpenWebUIStoreReads(OpenWebUIParts):
         token = self._tokens.get((app.base_url, user_id))
         if token is None:
             raise DriverError(f"no session of user {user_id} to search their memories with: import the owners first")
-        with httpx.Client(verify=tls(), base_url=app.base_url, timeout=60,
-                          headers={"Authorization": f"Bearer {token}"}) as http:
+        with client(base_url=app.base_url, timeout=60,
+                    headers={"Authorization": f"Bearer {token}"}) as http:
             return search_memories(http, text, k)

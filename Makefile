@@ -25,6 +25,7 @@ BROWSER_STAMP := .tools/browser-with-headless-shell.ok
 N ?= 2
 # pytest processes per Open WebUI configuration in make test-open-webui (the two configurations run at once).
 OWUI_N ?= 1
+OWUI_SPLIT ?=
 # pytest-playwright's --tracing for the real apps' runs (test-open-webui, test-letta, test-khoj); empty: pytest.ini's
 # retain-on-failure. .ci/run passes off (a trace costs a fifth of an Open WebUI run's CPU; screenshots stay).
 TRACING ?=
@@ -227,11 +228,15 @@ open-webui: $(OWUI_STAMP) $(OWUI_OLD_STAMP)
 # PostgreSQL + pgvector from the suite's database providers, the two runs at once (each waits mostly on its own app:
 # one after the other they took 18 minutes here), the first listed seed's generated session only (each takes minutes
 # there; the reference app acts the others out). Their output follows, one run after the other, from
-# reports/open-webui/pytest*.log; JUnit files in reports/open-webui/.
+# reports/open-webui/pytest*.log; JUnit files in reports/open-webui/. OWUI_SPLIT=1 runs each scenario against one of
+# the two configurations instead of both (pytest-split's two halves by ci/durations.json: the first half on SQLite +
+# Chroma, the second on PostgreSQL + pgvector): half the CPU, each store still behind every feature's scenarios
+# (.ci/run's choice, docs/ci.md).
 test-open-webui: setup $(OWUI_STAMP) $(OWUI_OLD_STAMP)
-	@mkdir -p reports/open-webui; pids=""; \
-	for t in open-webui open-webui-pgvector; do \
+	@mkdir -p reports/open-webui; pids=""; half=0; \
+	for t in open-webui open-webui-pgvector; do half=$$((half + 1)); \
 	  $(PYTEST) features --target $$t -m "not more_seeds" $(if $(filter-out 1,$(OWUI_N)),-n $(OWUI_N)) \
+	    $(if $(OWUI_SPLIT),--splits 2 --group $$half) \
 	    -p no:cacheprovider $(if $(TRACING),--tracing $(TRACING)) \
 	    --junitxml=reports/open-webui/junit$${t#open-webui}.xml \
 	    --alluredir=reports/open-webui/allure-results$${t#open-webui} --clean-alluredir \

@@ -26,6 +26,7 @@ N ?= 2
 # pytest processes per Open WebUI configuration in make test-open-webui (the two configurations run at once).
 OWUI_N ?= 1
 OWUI_SPLIT ?=
+OWUI_SEEDS ?= 20261130 7
 # pytest-playwright's --tracing for the real apps' runs (test-open-webui, test-letta, test-khoj); empty: pytest.ini's
 # retain-on-failure. .ci/run passes off (a trace costs a fifth of an Open WebUI run's CPU; screenshots stay).
 TRACING ?=
@@ -229,14 +230,15 @@ open-webui: $(OWUI_STAMP) $(OWUI_OLD_STAMP)
 # one after the other they took 18 minutes here), the first listed seed's generated session only (each takes minutes
 # there; the reference app acts the others out). Their output follows, one run after the other, from
 # reports/open-webui/pytest*.log; JUnit files in reports/open-webui/. OWUI_SPLIT=1 runs each scenario against one of
-# the two configurations instead of both (pytest-split's two halves by ci/durations.json: the first half on SQLite +
-# Chroma, the second on PostgreSQL + pgvector): half the CPU, each store still behind every feature's scenarios
-# (.ci/run's choice, docs/ci.md).
+# the two configurations instead of both (--share: two shares balanced by ci/durations.json, the first on SQLite +
+# Chroma, the second on PostgreSQL + pgvector), except the generated session, which each acts out in browsers with a
+# seed of its own (OWUI_SEEDS, in order): half the CPU, each store behind a share of every feature's scenarios, and
+# two seeds acted out (.ci/run's choice, docs/ci.md).
 test-open-webui: setup $(OWUI_STAMP) $(OWUI_OLD_STAMP)
 	@mkdir -p reports/open-webui; pids=""; half=0; \
 	for t in open-webui open-webui-pgvector; do half=$$((half + 1)); \
 	  $(PYTEST) features --target $$t -m "not more_seeds" $(if $(filter-out 1,$(OWUI_N)),-n $(OWUI_N)) \
-	    $(if $(OWUI_SPLIT),--splits 2 --group $$half) \
+	    $(if $(OWUI_SPLIT),--share $$half/2 --seed $$(echo $(OWUI_SEEDS) | cut -d' ' -f$$half)) \
 	    -p no:cacheprovider $(if $(TRACING),--tracing $(TRACING)) \
 	    --junitxml=reports/open-webui/junit$${t#open-webui}.xml \
 	    --alluredir=reports/open-webui/allure-results$${t#open-webui} --clean-alluredir \
@@ -305,21 +307,22 @@ $(KHOJ_STAMP): targets/khoj.pins.txt | $(STAMP)
 khoj: $(KHOJ_STAMP)
 
 # The same features against Letta, started by the suite on PostgreSQL + pgvector from its database providers, with
-# the suite's model server as its chat and embedding model (the first listed seed's generated session only, as for
-# Open WebUI). JUnit in reports/letta/.
+# the suite's model server as its chat and embedding model: every listed seed's generated session (the others than
+# the first about 2.5 minutes more here). JUnit in reports/letta/.
 test-letta: setup $(LETTA_STAMP)
 	@mkdir -p reports/letta
-	$(PYTEST) features --target letta -m "not more_seeds" -n $(N) -p no:cacheprovider \
+	$(PYTEST) features --target letta -n $(N) -p no:cacheprovider \
 	  $(if $(TRACING),--tracing $(TRACING)) \
 	  --junitxml=reports/letta/junit.xml \
 	  --alluredir=reports/letta/allure-results --clean-alluredir --output=reports/letta/playwright
 
 # The same features against Khoj, started by the suite on PostgreSQL + pgvector from its database providers (each
 # app's database a copy of one migrated template), with the suite's model server as its chat model, embedder and
-# memory manager. JUnit in reports/khoj/.
+# memory manager: every listed seed's generated session, the first in browsers, the others through its API (about 3.5
+# minutes more here). JUnit in reports/khoj/.
 test-khoj: setup $(KHOJ_STAMP)
 	@mkdir -p reports/khoj
-	$(PYTEST) features --target khoj -m "not more_seeds" -n $(N) -p no:cacheprovider \
+	$(PYTEST) features --target khoj -n $(N) -p no:cacheprovider \
 	  $(if $(TRACING),--tracing $(TRACING)) \
 	  --junitxml=reports/khoj/junit.xml \
 	  --alluredir=reports/khoj/allure-results --clean-alluredir --output=reports/khoj/playwright

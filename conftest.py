@@ -22,6 +22,7 @@ pytest_plugins = [
     "harness.suite.known_defects",
     "harness.suite.failure_text",  # after known_defects: reads the report once it is judged
     "harness.suite.run",
+    "harness.suite.shares",
     "harness.suite.evidence",
     "harness.suite.fixtures",
     "steps.records",

@@ -161,16 +161,17 @@ Feature: In-session memory
   Scenario: What Ana types comes back exactly, whatever its characters
     When Ana tells the assistant these facts:
       | fact        | value                  |
+      | signature   | <b>Ana</b> & co        |
       | nickname    | "Bo" O'Neil            |
       | home folder | C:\Users\ana\Documents |
       | dog         | 🐕 Rex the 2nd         |
       | home city   | 東京 (Tōkyō)            |
       | greeting    | שלום עולם              |
-      | signature   | <b>Ana</b> & co        |
     Then the assistant answers each of her questions about them correctly
     And her long-term memory holds exactly these facts, in the order she told them
     When Ana opens the conversation again from its address
     Then the history shows every turn of the conversation in order
+    And her conversation is listed first, under the start of her first message
 
   Scenario: A first message with an emoji across its 80th character starts its conversation, listed first
     Given Ana tells the assistant "My gym is Iron Works."

@@ -74,6 +74,18 @@ Feature: What users take back
     When Ana asks "What is my locker?"
     Then the assistant answers "I don't remember your locker."
 
+  Scenario: A memory Ana changes opens for her as it reads, whatever its characters
+    Given Ana is signed in
+    And Ana's long-term memory holds:
+      | memory                            |
+      | My signature is <b>Ana</b> & co.  |
+      | My gate code is 7731.             |
+    When Ana changes her memory "My signature is <b>Ana</b> & co." to "My signature is <i>Ana</i> & co."
+    Then Ana's memories are exactly, on her screen and through the app's API:
+      | memory                            |
+      | My signature is <i>Ana</i> & co.  |
+      | My gate code is 7731.             |
+
   Scenario: Clearing all her memories empties Ana's memory, and only hers
     Given Ana is signed in
     And Ana's long-term memory holds:

@@ -76,9 +76,12 @@ class MemoriesPage(BasePage):
         return self.error() if self.has("memories_error") else ""
 
     def edit(self, text: str, new_text: str) -> None:
-        """Edit, the new text typed over the old, Save; returns once the item shows what the server stored."""
+        """Edit, which opens on the memory as it reads, the new text typed over the old, Save; returns once the item
+        shows what the server stored."""
         item = self._pinned(self._item(text))
         self.el("edit_memory", within=item).click()
+        expect(self.el("memory_edit_input", within=item), f"the editor of the memory {text!r} opened on other text"
+               ).to_have_value(text)
         self.el("memory_edit_input", within=item).fill(new_text)
         self.el("save_memory", within=item).click()
         expect(self.el("memory_text", within=item)).to_have_text(new_text)

@@ -307,8 +307,8 @@ $(KHOJ_STAMP): targets/khoj.pins.txt | $(STAMP)
 khoj: $(KHOJ_STAMP)
 
 # The same features against Letta, started by the suite on PostgreSQL + pgvector from its database providers, with
-# the suite's model server as its chat and embedding model: every listed seed's generated session (the others than
-# the first about 2.5 minutes more here). JUnit in reports/letta/.
+# the suite's model server as its chat and embedding model: every listed seed's generated session, the others after
+# the first through its API (about 2.5 minutes more here). JUnit in reports/letta/.
 test-letta: setup $(LETTA_STAMP)
 	@mkdir -p reports/letta
 	$(PYTEST) features --target letta -n $(N) -p no:cacheprovider \

@@ -54,8 +54,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     durations = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     dealt = [item.nodeid for item in items if not item.get_closest_marker(EVERY_SHARE)]
     mine = set(shares(dealt, durations, count)[index - 1])
-    kept = [item for item in items if item.nodeid in mine or item.get_closest_marker(EVERY_SHARE)]
-    deselected = [item for item in items if item not in kept]
+    keep = [item.nodeid in mine or item.get_closest_marker(EVERY_SHARE) is not None for item in items]
+    kept = [item for item, kept_here in zip(items, keep, strict=True) if kept_here]
+    deselected = [item for item, kept_here in zip(items, keep, strict=True) if not kept_here]
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = kept
